@@ -1,0 +1,1 @@
+"""Studies, sampling, assignment, questions, agreement and adjudication (no Streamlit)."""

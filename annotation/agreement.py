@@ -1,0 +1,199 @@
+"""Agreement report of one question: the single entry point used by ``ifjudge agreement``, the
+monitoring page and the exports (SPEC.md, "Agreement statistics"; InstructIR Table 7).
+
+>>> import pandas as pd
+>>> df = pd.DataFrame({"item": ["i1"] * 3 + ["i2"] * 3, "annotator": ["a", "b", "c"] * 2,
+...                    "label": ["Yes", "Yes", "Yes", "Yes", "No", "Yes"]})
+>>> r = agreement_report(df, ["Yes", "No"])
+>>> round(r["randolph_kappa"], 4), r["majority_shares"]["Yes"]   # P_o = (1 + 1/3) / 2
+(0.3333, 1.0)
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from annotation.agreement_bootstrap import bootstrap_statistics, percentile_interval
+from annotation.agreement_data import EncodedLabels, encode_labels
+from annotation.agreement_stats import (
+    Undefined,
+    check_categories,
+    cohen_kappa_table,
+    fleiss_kappa,
+    gwet_ac1,
+    interval_values,
+    is_defined,
+    krippendorff_alpha,
+    pattern_sums,
+    landis_koch_band,
+    pairable_reason,
+    randolph_kappa,
+)
+
+__all__ = ["agreement_report", "landis_koch_band", "Undefined", "KAPPA_KEYS"]
+
+#: statistics that carry a Landis & Koch band and a bootstrap interval
+KAPPA_KEYS = (
+    "randolph_kappa", "fleiss_kappa", "gwet_ac1", "krippendorff_alpha_nominal", "krippendorff_alpha_ordinal",
+    "krippendorff_alpha_interval", "cohen_kappa_mean_pairwise", "cohen_kappa_linear", "cohen_kappa_quadratic",
+    "cohen_kappa_majority_vs_gold_excluding_ties",
+)
+_PAIR_KEYS = {"cohen_kappa": "cohen_kappa_pairwise", "cohen_kappa_linear_pairwise": "cohen_kappa_linear_pairwise",
+              "cohen_kappa_quadratic_pairwise": "cohen_kappa_quadratic_pairwise"}
+_INTERVAL_KEYS = KAPPA_KEYS + ("percent_agreement_pairwise", "percent_agreement_unanimous",
+                               "top1_accuracy_ties_count_as_wrong", "top1_accuracy_excluding_ties")
+
+
+def _value(v, name: str, reasons: dict):
+    if isinstance(v, Undefined):
+        reasons[name] = v.reason
+        return None
+    return float(v)
+
+
+def _pairwise_cohen(enc: EncodedLabels, tables: np.ndarray, weights, reasons: dict, key: str) -> dict:
+    out, why = {}, {}
+    for name, table in zip(enc.pair_names, tables):
+        v = cohen_kappa_table(table, enc.categories, weights=weights, who=f"annotators {name!r}")
+        out[name] = _value(v, name, why)
+    if why:
+        reasons[key] = why
+    return out
+
+
+def _mean_of_pairs(per_pair: dict, name: str, reasons: dict, notes: list):
+    vals = [v for v in per_pair.values() if v is not None]
+    if not per_pair:
+        reasons[name] = "no two annotators labelled the same item"
+        return None
+    if not vals:
+        reasons[name] = "Cohen's kappa is undefined for every annotator pair"
+        return None
+    if len(vals) < len(per_pair):
+        notes.append(f"{name}: mean over the {len(vals)} of {len(per_pair)} annotator pairs whose kappa is defined")
+    return float(np.mean(vals))
+
+
+def agreement_report(labels, categories: Sequence[str], *, gold=None, ordinal: bool = False,
+                     n_boot: int = 0, seed: int = 0) -> dict:
+    """Agreement statistics of one question, as a JSON-ready dict.
+
+    Parameters
+    ----------
+    labels : DataFrame with columns ``item, annotator, label`` (or a sequence of such triples);
+        one current label per (item, annotator).
+    categories : the question's declared categories (never inferred); for ``ordinal`` their order.
+    gold : DataFrame ``item, label`` or mapping item -> label (the dataset's answer), optional.
+    ordinal : also Krippendorff ordinal / interval alpha and linear / quadratic weighted Cohen.
+    n_boot, seed : bootstrap replicates (items resampled) for 95% percentile intervals.
+
+    Returns
+    -------
+    dict with ``n_items``, ``n_items_pairable``, ``percent_agreement_pairwise`` (mean over items with
+    >= 2 labels of the share of agreeing label pairs), ``percent_agreement_unanimous``,
+    ``randolph_kappa`` (P_e = 1/q), ``fleiss_kappa`` (Gwet's generalisation when label counts vary),
+    ``gwet_ac1``, ``krippendorff_alpha_*``, ``cohen_kappa`` ("a|b" -> kappa), ``cohen_kappa_mean_pairwise``,
+    with gold ``top1_accuracy_ties_count_as_wrong``, ``top1_accuracy_excluding_ties``, ``n_majority_ties``,
+    ``cohen_kappa_majority_vs_gold_excluding_ties``; ``label_shares`` and ``majority_shares`` (share of
+    items whose strict-plurality label is each category: InstructIR's "proportion of Yes");
+    ``bands`` (Landis & Koch), ``intervals`` (when ``n_boot`` > 0), ``undefined_reasons`` (statistic ->
+    why it is null). Undefined statistics are None, never 0 or 1.
+
+    References
+    ----------
+    Oh, H. et al. (2024). INSTRUCTIR, Appendix B, Table 7. See the functions of
+    ``annotation.agreement_stats`` for each coefficient's formula and source.
+    """
+    cats = check_categories(categories)
+    q = len(cats)
+    values = interval_values(cats) if ordinal else np.arange(q, dtype=float)
+    enc = encode_labels(labels, cats, gold=gold)
+    counts = enc.counts
+    reasons: dict = {}
+    notes: list[str] = []
+
+    S, cols, _, _ = pattern_sums(counts, enc.gold)
+    n_pairable = int(S[0, cols["pairable"]][0])
+    n_items = len(counts)
+
+    report: dict = {
+        "categories": list(cats), "ordinal": bool(ordinal), "n_labels": enc.n_labels,
+        "n_annotators": len(enc.annotators), "n_items": n_items, "n_items_pairable": n_pairable,
+    }
+    for name, col in (("percent_agreement_pairwise", "agree"), ("percent_agreement_unanimous", "unanimous")):
+        report[name] = _value(float(S[0, cols[col]][0] / n_pairable) if n_pairable else Undefined(pairable_reason(0)),
+                              name, reasons)
+    report["randolph_kappa"] = _value(randolph_kappa(counts, categories=cats), "randolph_kappa", reasons)
+    report["fleiss_kappa"] = _value(fleiss_kappa(counts, categories=cats), "fleiss_kappa", reasons)
+    report["gwet_ac1"] = _value(gwet_ac1(counts), "gwet_ac1", reasons)
+    report["krippendorff_alpha_nominal"] = _value(
+        krippendorff_alpha(counts, level="nominal", categories=cats), "krippendorff_alpha_nominal", reasons)
+    if ordinal:
+        for level in ("ordinal", "interval"):
+            report[f"krippendorff_alpha_{level}"] = _value(
+                krippendorff_alpha(counts, level=level, values=values, categories=cats),
+                f"krippendorff_alpha_{level}", reasons)
+
+    tables = enc.pair_tables()
+    report["cohen_kappa"] = _pairwise_cohen(enc, tables, None, reasons, "cohen_kappa")
+    report["cohen_kappa_mean_pairwise"] = _mean_of_pairs(report["cohen_kappa"], "cohen_kappa_mean_pairwise", reasons, notes)
+    report["cohen_kappa_n_items"] = dict(zip(enc.pair_names, tables.sum((1, 2)).tolist()))
+    if ordinal:
+        for w in ("linear", "quadratic"):
+            per_pair = _pairwise_cohen(enc, tables, w, reasons, f"cohen_kappa_{w}_pairwise")
+            report[f"cohen_kappa_{w}"] = _mean_of_pairs(per_pair, f"cohen_kappa_{w}", reasons, notes)
+            report[f"cohen_kappa_{w}_pairwise"] = per_pair
+
+    n_labels_per_cat = S[0, cols["labels"]]
+    report["label_shares"] = dict(zip(cats, (n_labels_per_cat / n_labels_per_cat.sum()).tolist()))
+    n_major = S[0, cols["major"]]
+    report["majority_shares"] = dict(zip(cats, (n_major / n_items).tolist()))
+    report["n_items_no_majority"] = int(n_items - n_major.sum())
+
+    if enc.gold is not None:
+        _gold_statistics(report, enc, S, cols, reasons)
+
+    report["bands"] = {k: landis_koch_band(report[k]) for k in KAPPA_KEYS if k in report}
+    report["bands"]["cohen_kappa"] = {k: landis_koch_band(v) for k, v in report["cohen_kappa"].items()}
+
+    if n_boot > 0:
+        report["intervals"] = _intervals(report, enc, ordinal=ordinal, values=values, n_boot=n_boot, seed=seed)
+    report["undefined_reasons"] = reasons
+    report["notes"] = notes
+    return report
+
+
+def _gold_statistics(report: dict, enc: EncodedLabels, S: np.ndarray, cols: dict, reasons: dict) -> None:
+    n_gold = int(S[0, cols["gold"]][0])
+    n_ties = int(S[0, cols["tie"]][0])
+    correct = int(S[0, cols["correct"]][0])
+    report["n_items_with_gold"] = n_gold
+    report["n_items_without_gold"] = report["n_items"] - n_gold
+    report["n_gold_items_without_labels"] = enc.n_gold_without_labels
+    none = Undefined("no labelled item has a gold label")
+    report["top1_accuracy_ties_count_as_wrong"] = _value(
+        correct / n_gold if n_gold else none, "top1_accuracy_ties_count_as_wrong", reasons)
+    report["top1_accuracy_excluding_ties"] = _value(
+        correct / (n_gold - n_ties) if n_gold - n_ties else Undefined("no item with a gold label has a majority"),
+        "top1_accuracy_excluding_ties", reasons)
+    report["n_majority_ties"] = n_ties
+    q = len(enc.categories)
+    table = S[0, cols["major_gold"]].reshape(q, q)
+    report["cohen_kappa_majority_vs_gold_excluding_ties"] = _value(
+        cohen_kappa_table(table, enc.categories, who="the majority vote and the gold label"),
+        "cohen_kappa_majority_vs_gold_excluding_ties", reasons)
+
+
+def _intervals(report: dict, enc: EncodedLabels, *, ordinal, values, n_boot, seed) -> dict:
+    reps = bootstrap_statistics(enc, ordinal=ordinal, values=values, n_boot=n_boot, seed=seed)
+    out: dict = {}
+    for key in _INTERVAL_KEYS:
+        if key in report and key in reps:
+            out[key] = percentile_interval(reps[key]) if is_defined(report[key]) else None
+    for key, rep_key in _PAIR_KEYS.items():
+        if key in report and rep_key in reps:
+            out[key] = {name: percentile_interval(reps[rep_key][:, p]) if report[key][name] is not None else None
+                        for p, name in enumerate(enc.pair_names)}
+    return out
+

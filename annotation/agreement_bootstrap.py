@@ -1,0 +1,125 @@
+"""Bootstrap percentile intervals for the agreement statistics (items resampled with replacement,
+seeded).
+
+Each replicate draws n_items item indices; every statistic is then recomputed from sums: items are
+grouped by signature (who gave which label, and the gold label), so a replicate only counts its
+draws per signature (one numpy ``bincount``) and multiplies the counts by per-signature item
+features and pair-table cells (sparse matrices). No pandas work happens per replicate.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy import sparse
+
+from annotation.agreement_data import EncodedLabels
+from annotation.agreement_stats import (
+    MIN_PAIRABLE,
+    alpha_from_coincidences,
+    cohen_from_tables,
+    distinct_patterns,
+    distinct_rows,
+    item_features,
+    kappa_from_sums,
+)
+
+LEVEL = 0.95
+
+
+def statistics_from_sums(S: np.ndarray, cols: dict, q: int, *, tables: np.ndarray | None,
+                         ordinal: bool, values: np.ndarray) -> dict[str, np.ndarray]:
+    """Every bootstrapped statistic, one value per row of ``S`` (NaN = undefined)."""
+    out = kappa_from_sums(S, cols, q)
+    n_pair = S[:, cols["pairable"]][:, 0]
+    few = n_pair < MIN_PAIRABLE - 1e-9
+    out["percent_agreement_pairwise"] = np.where(n_pair > 0, S[:, cols["agree"]][:, 0] / np.maximum(n_pair, 1), np.nan)
+    out["percent_agreement_unanimous"] = np.where(n_pair > 0, S[:, cols["unanimous"]][:, 0] / np.maximum(n_pair, 1), np.nan)
+    o = S[:, cols["coinc"]]
+    levels = [("nominal", None)] + ([("ordinal", None), ("interval", values)] if ordinal else [])
+    for level, vals in levels:
+        a = alpha_from_coincidences(o.reshape(len(S), q, q), level=level, values=vals)
+        a[few] = np.nan
+        out[f"krippendorff_alpha_{level}"] = a
+    if "gold" in cols:
+        n_gold = S[:, cols["gold"]][:, 0]
+        correct = S[:, cols["correct"]][:, 0]
+        n_major = n_gold - S[:, cols["tie"]][:, 0]
+        out["top1_accuracy_ties_count_as_wrong"] = np.where(n_gold > 0, correct / np.maximum(n_gold, 1), np.nan)
+        out["top1_accuracy_excluding_ties"] = np.where(n_major > 0, correct / np.maximum(n_major, 1), np.nan)
+        out["cohen_kappa_majority_vs_gold_excluding_ties"] = cohen_from_tables(S[:, cols["major_gold"]].reshape(-1, q, q))
+    if tables is not None and tables.shape[1] > 0:
+        for name, weights in [("", None)] + ([("_linear", "linear"), ("_quadratic", "quadratic")] if ordinal else []):
+            per_pair = cohen_from_tables(tables, weights)
+            out[f"cohen_kappa{name}_pairwise"] = per_pair
+            defined = ~np.isnan(per_pair)
+            total = np.where(defined, per_pair, 0.0).sum(1)
+            k = defined.sum(1)
+            out["cohen_kappa_mean_pairwise" if not name else f"cohen_kappa{name}"] = np.where(k > 0, total / np.maximum(k, 1), np.nan)
+    return out
+
+
+def item_signatures(enc: EncodedLabels) -> tuple[np.ndarray, np.ndarray]:
+    """Items grouped by everything the statistics see: (annotator, label) of each label, and gold.
+    Returns ``(first, signature_of_item)``: the first item of each signature, and the signature
+    index of every item."""
+    n_per = enc.counts.sum(1)
+    m = int(n_per.max())
+    start = np.concatenate([[0], np.cumsum(n_per)[:-1]])
+    pos = np.arange(len(enc.sorted_item)) - start[enc.sorted_item]
+    mat = np.zeros((len(n_per), m + 1), np.int64)
+    mat[enc.sorted_item, pos] = enc.sorted_code + 1
+    if enc.gold is not None:
+        mat[:, m] = enc.gold + 1
+    return distinct_rows(mat)
+
+
+def bootstrap_statistics(enc: EncodedLabels, *, ordinal: bool, values: np.ndarray, n_boot: int, seed: int,
+                         batch: int | None = None) -> dict[str, np.ndarray]:
+    """Replicate values of every statistic: arrays of shape (n_boot,) or (n_boot, n_pairs).
+
+    A replicate draws n_items items with replacement (``numpy.random.default_rng(seed)``), counts
+    the draws per item signature (:func:`item_signatures`), and sums per-signature quantities:
+    item features (:func:`item_features`) and cells of the annotator-pair contingency tables.
+    """
+    q = len(enc.categories)
+    n_items = len(enc.counts)
+    first, sig = item_signatures(enc)
+    n_sig = len(first)
+    counts = enc.counts[first]
+    gold = None if enc.gold is None else enc.gold[first]
+    p_first, pattern_of_sig = distinct_patterns(counts, gold)
+    F, cols = item_features(counts[p_first], None if gold is None else gold[p_first])
+    to_pattern = sparse.csr_matrix((np.ones(n_sig), (pattern_of_sig, np.arange(n_sig))), shape=(len(p_first), n_sig))
+    n_pairs = len(enc.pair_names)
+    n_cells = n_pairs * q * q
+    is_first = np.zeros(n_items, bool)
+    is_first[first] = True
+    sel = is_first[enc.pair_item]
+    to_cells = sparse.csr_matrix((np.ones(int(sel.sum())), (enc.pair_cell[sel], sig[enc.pair_item[sel]])),
+                                 shape=(n_cells, n_sig))
+    rng = np.random.default_rng(seed)
+    if batch is None:
+        batch = max(1, min(n_boot, 4_000_000 // n_items, 20_000_000 // n_sig))
+    sums, tables = [], []
+    for start in range(0, n_boot, batch):
+        b = min(batch, n_boot - start)
+        idx = rng.integers(0, n_items, size=(b, n_items))
+        drawn = np.bincount((sig[idx] + np.arange(b)[:, None] * n_sig).ravel(), minlength=b * n_sig)
+        drawn_t = drawn.reshape(b, n_sig).T.astype(float)
+        sums.append((to_pattern @ drawn_t).T @ F)
+        if n_pairs:
+            tables.append((to_cells @ drawn_t).T.reshape(b, n_pairs, q, q))
+    S = np.vstack(sums)
+    T = np.concatenate(tables) if n_pairs else None
+    return statistics_from_sums(S, cols, q, tables=T, ordinal=ordinal, values=values)
+
+
+def percentile_interval(replicates: np.ndarray, *, level: float = LEVEL) -> dict:
+    """Percentile interval of the defined replicates (NaN replicates are counted, not used)."""
+    r = np.asarray(replicates, float)
+    ok = r[~np.isnan(r)]
+    out = {"low": None, "high": None, "level": level, "method": "percentile",
+           "n_boot": int(len(r)), "n_undefined": int(len(r) - len(ok))}
+    if len(ok):
+        lo, hi = np.percentile(ok, [100 * (1 - level) / 2, 100 * (1 + level) / 2])
+        out["low"], out["high"] = float(lo), float(hi)
+    return out

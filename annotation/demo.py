@@ -1,0 +1,61 @@
+"""The bundled demo project ``demo``: hand-written query groups, a FollowIR-style query with an
+original and a modified narrative, demo users, and a ready study for the three demo annotators."""
+from __future__ import annotations
+
+import json
+from importlib import resources
+
+import sqlite_utils
+
+from annotation import auth
+from annotation.studies import StudySettings, create_study
+from storage import projects, users
+from storage.bundle import Bundle, Document, Instance, Narrative, Qrel, Query
+
+DEMO_PROJECT = "demo"
+DEMO_QUESTIONS = ["validity", "naturalness", "best_passage"]
+
+
+def demo_data() -> dict:
+    return json.loads(resources.files("storage").joinpath("demo/demo.json").read_text(encoding="utf-8"))
+
+
+def demo_bundle(data: dict | None = None) -> Bundle:
+    data = data or demo_data()
+    b = Bundle()
+    b.documents = [Document(d["_id"], d["text"], d.get("title", "")) for d in data["documents"]]
+    b.queries = [Query(q["_id"], q["text"]) for q in data["queries"]]
+    for inst in data["instances"]:
+        b.instances.append(Instance(inst["_id"], inst["query"], inst["_id"].split("_")[0], inst["instruction"], "og"))
+        b.qrels.append(Qrel(inst["_id"], inst["target"], 1, "original"))
+    f = data["followir"]
+    qid = f["query"]
+    b.instances.append(Instance(f"{qid}-og", qid, qid, f["narrative_og"], "og"))
+    b.instances.append(Instance(f"{qid}-changed", qid, qid, f["narrative_changed"], "changed"))
+    b.narratives += [Narrative(qid, f["narrative_og"], "og"), Narrative(qid, f["narrative_changed"], "changed")]
+    b.qrels += [Qrel(qid, d, r, "original") for d, r in f["qrels_og"].items()]
+    b.qrels += [Qrel(qid, d, r, "changed") for d, r in f["qrels_changed"].items()]
+    return b
+
+
+def load_demo(db: sqlite_utils.Database) -> dict:
+    """Create the demo project, users and study if the database has no ``demo`` project yet.
+
+    Returns {"created": bool, "users": [(name, role, password)], "study_id": int | None}.
+    """
+    data = demo_data()
+    creds = [(u["name"], u["role"], u["password"]) for u in data["users"]]
+    if any(p["name"] == DEMO_PROJECT for p in projects.list_projects(db)):
+        return {"created": False, "users": creds, "study_id": None}
+    projects.import_bundle(db, DEMO_PROJECT, demo_bundle(data), fmt="demo", kind="generic")
+    for name, role, password in creds:
+        if users.get_user(db, name) is None:
+            auth.add_user(db, name, role, password)
+    annotators = [n for n, r, _ in creds if r == "annotator"]
+    study = create_study(
+        db, project=DEMO_PROJECT, questions=DEMO_QUESTIONS, annotators=annotators, created_by="demo",
+        name="demo: InstructIR validation",
+        settings=StudySettings(group_fraction=1.0, per_group=2, overlap=3, passages=3, seed=0),
+        groups=sorted({i["query"] for i in data["instances"]}),
+    )
+    return {"created": True, "users": creds, "study_id": study["study_id"], "study": study}

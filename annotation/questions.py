@@ -1,0 +1,93 @@
+"""The question types annotators answer (SPEC.md, "Questions"), with their wording, declared
+categories, keyboard keys, and the default guidelines from the InstructIR annotator
+instructions (Oh et al., 2024, Appendix B, Figure 9a).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from storage.errors import IFJudgeError, InvalidAnswer
+
+YES_NO = ("Yes", "No")
+LIKERT = ("1", "2", "3", "4", "5")
+RELEVANCE_BINARY = ("relevant", "not relevant")
+RELEVANCE_GRADED = ("0", "1", "2")
+
+GUIDELINES = {
+    "validity": (
+        "Q1 asks whether the instruction is suitable for the search user scenario.\n"
+        "- VALID: providing information about the search user, such as the user's job, background, situation, "
+        "location, occupation, hobbies, interests, goals or preferred targets.\n"
+        "- INVALID: providing little to no connection to the user's job, background, situation, location, "
+        "occupation, hobbies, interests, or goals. It fails to consider preferences and context, resulting in an "
+        "overall inadequate fit."
+    ),
+    "naturalness": (
+        "Q2 asks whether the given instruction aligns naturally with the provided query.\n"
+        "- NATURAL: the scenario reflects a very specific scenario in which a user interacts with a search engine "
+        "using the given query; it is instance-specific and not universally applicable to other queries.\n"
+        "- UNNATURAL: the scenario does not provide any additional information that is not processed in the query. "
+        "Throughout, redundant information and overly general scenarios are provided."
+    ),
+    "best_passage": (
+        "Q3 asks you to identify the passage that best fits the given instruction and query, considering specific "
+        "conditions such as occupation, age, situation, and preferences. Pay careful attention to detail when "
+        "selecting the most appropriate target from the provided options.\n"
+        "- NOT RELEVANT: the passage lacks relevance to the user's instruction, providing little to no connection "
+        "to the user's job, background, situation, location, occupation, hobbies, interests, or goals.\n"
+        "- RELEVANT: the passage is mostly relevant, precisely addressing all aspects of the user's instruction, "
+        "query, and preferences."
+    ),
+    "passage_match": (
+        "Rate how well the passage matches the query together with its instruction, from 1 (does not match: "
+        "ignores or contradicts the instruction) to 5 (matches every condition the instruction sets)."
+    ),
+    "relevance": (
+        "Judge the document against the narrative shown, not against what you remember of earlier versions. "
+        "A document is relevant only if it satisfies every condition of the narrative, including any exclusion."
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    prompt: str
+    categories: tuple[str, ...]
+    reason_required_for: tuple[str, ...] = ()
+    keys: tuple[str, ...] = field(default=())
+
+    def check(self, value: str, reason: str, *, categories: tuple[str, ...] | None = None) -> None:
+        """Refuse a value outside the declared categories, or a missing reason where one is required."""
+        allowed = categories or self.categories
+        if value not in allowed:
+            raise InvalidAnswer(
+                f"{self.id}: answer {value!r} is not one of {', '.join(allowed)}"
+            )
+        if value in self.reason_required_for and not (reason or "").strip():
+            raise InvalidAnswer(f"{self.id}: a reason is required when the answer is {value}")
+
+
+def question(qid: str, *, naturalness: str = "yesno", relevance: str = "binary") -> Question:
+    """The question ``qid`` as configured by a study (``naturalness``: yesno | likert;
+    ``relevance``: binary | graded)."""
+    if qid == "validity":
+        return Question(qid, "Is the instruction valid for the search user?", YES_NO, ("No",), ("1", "2"))
+    if qid == "naturalness":
+        if naturalness == "likert":
+            return Question(qid, "How natural is the instruction for the given query? (1-5)", LIKERT, (), LIKERT)
+        if naturalness != "yesno":
+            raise IFJudgeError(f"naturalness must be 'yesno' or 'likert', got {naturalness!r}")
+        return Question(qid, "Is the instruction natural for the given query?", YES_NO, ("No",), ("3", "4"))
+    if qid == "best_passage":
+        return Question(qid, "Which passage is the most natural for the given instruction and query?", (), (), ("5", "6", "7"))
+    if qid == "passage_match":
+        return Question(qid, "How well does the passage match the instruction and query? (1-5)", LIKERT, (), LIKERT)
+    if qid == "relevance":
+        if relevance == "graded":
+            return Question(qid, "How relevant is the document under this narrative? (0-2)", RELEVANCE_GRADED, (), ("1", "2", "3"))
+        return Question(qid, "Is the document relevant under this narrative?", RELEVANCE_BINARY, (), ("1", "2"))
+    raise IFJudgeError(f"unknown question {qid!r}; expected one of {', '.join(INSTANCE_QUESTIONS + ('relevance',))}")
+
+
+INSTANCE_QUESTIONS = ("validity", "naturalness", "best_passage", "passage_match")

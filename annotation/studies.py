@@ -1,0 +1,188 @@
+"""Setting up a study: sampling instances, building items, and the balanced assignment plan.
+
+Defaults follow InstructIR's human verification (Oh et al., 2024, §3 and Appendix B): 8% of the
+query groups, 2 instances per group, 3 annotators per item, seeded. The same seed gives the same
+sample and the same assignment.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import asdict, dataclass, field
+
+import sqlite_utils
+
+from annotation.questions import GUIDELINES, INSTANCE_QUESTIONS, question
+from storage import projects, studies, users
+from storage.errors import IFJudgeError
+
+
+@dataclass
+class StudySettings:
+    group_fraction: float = 0.08
+    per_group: int = 2
+    overlap: int = 3
+    passages: int = 3
+    naturalness: str = "yesno"
+    relevance: str = "binary"
+    seed: int = 0
+    claim_timeout_s: float = 1800.0
+    guidelines: dict[str, str] = field(default_factory=dict)
+
+    def validate(self) -> None:
+        if not 0 < self.group_fraction <= 1:
+            raise IFJudgeError(f"group fraction must be in (0, 1], got {self.group_fraction}")
+        if self.per_group < 1:
+            raise IFJudgeError(f"instances per group must be at least 1, got {self.per_group}")
+        if self.overlap < 1:
+            raise IFJudgeError(f"annotators per item must be at least 1, got {self.overlap}")
+        if self.passages < 2:
+            raise IFJudgeError(f"best_passage needs at least 2 passages, got {self.passages}")
+        question("naturalness", naturalness=self.naturalness)
+        question("relevance", relevance=self.relevance)
+
+
+def sample_instances(instances: list[dict], *, group_fraction: float, per_group: int, seed: int) -> list[dict]:
+    """Seeded sample: ``round(group_fraction * n_groups)`` groups (at least one), then up to
+    ``per_group`` instances of each. Input order does not matter."""
+    groups: dict[str, list[dict]] = {}
+    for inst in sorted(instances, key=lambda i: (i["group_id"], i["instance_id"])):
+        groups.setdefault(inst["group_id"], []).append(inst)
+    rng = random.Random(seed)
+    names = sorted(groups)
+    n = max(1, round(group_fraction * len(names))) if names else 0
+    chosen = sorted(rng.sample(names, n))
+    out = []
+    for g in chosen:
+        members = groups[g]
+        out.extend(sorted(rng.sample(members, min(per_group, len(members))), key=lambda i: i["instance_id"]))
+    return out
+
+
+def balanced_plan(screens: list[str], annotator_ids: list[int], overlap: int, *, seed: int) -> dict[str, list[int]]:
+    """Give each screen ``overlap`` distinct annotators so that loads differ by at most one.
+
+    Greedy: each screen goes to the least-loaded annotators (ties broken by a seeded order).
+    """
+    if overlap > len(annotator_ids):
+        raise IFJudgeError(f"{overlap} annotators per item were asked for but only {len(annotator_ids)} annotators were given")
+    rng = random.Random(seed)
+    tiebreak = {u: rng.random() for u in annotator_ids}
+    load = {u: 0 for u in annotator_ids}
+    plan = {}
+    for s in screens:
+        chosen = sorted(annotator_ids, key=lambda u: (load[u], tiebreak[u]))[:overlap]
+        for u in chosen:
+            load[u] += 1
+        plan[s] = sorted(chosen)
+    return plan
+
+
+def _target(qrels: dict[str, dict[str, int]], inst: dict) -> str | None:
+    rel = qrels.get(inst["instance_id"]) or {}
+    positives = sorted(d for d, r in rel.items() if r > 0)
+    return positives[0] if positives else None
+
+
+def build_instance_items(
+    db: sqlite_utils.Database, project_id: int, sample: list[dict], question_ids: list[str], settings: StudySettings
+) -> tuple[list[dict], list[str]]:
+    """Items for the instance questions; returns (items, notes about what could not be built)."""
+    qrels = projects.qrels(db, project_id, "original")
+    corpus_ids = {r for r in projects.documents(db, project_id)}
+    all_instances = projects.instances(db, project_id)
+    group_targets: dict[str, list[str]] = {}
+    for inst in all_instances:
+        t = _target(qrels, inst)
+        if t is not None and t in corpus_ids:
+            group_targets.setdefault(inst["group_id"], []).append(t)
+    rng = random.Random(settings.seed)
+    items, notes, position = [], [], 0
+    for inst in sample:
+        screen_items = []
+        target = _target(qrels, inst)
+        for q in question_ids:
+            base = {"instance_id": inst["instance_id"], "question": q, "cap": settings.overlap}
+            if q in ("validity", "naturalness"):
+                screen_items.append({**base, "screen": inst["instance_id"]})
+            elif q == "best_passage":
+                others = sorted(set(group_targets.get(inst["group_id"], [])) - {target})
+                if target is None or target not in corpus_ids or len(others) < settings.passages - 1:
+                    notes.append(f"{inst['instance_id']}: no best_passage item (needs its target and "
+                                 f"{settings.passages - 1} other passages of its group in the corpus)")
+                    continue
+                candidates = sorted([target, *rng.sample(others, settings.passages - 1)])
+                screen_items.append({**base, "screen": inst["instance_id"], "payload": {"candidates": candidates, "gold": target}})
+            elif q == "passage_match":
+                gold = sorted(d for d, r in (qrels.get(inst["instance_id"]) or {}).items() if r > 0 and d in corpus_ids)
+                for d in gold:
+                    items.append({**base, "screen": f"{inst['instance_id']}|{d}", "doc_id": d, "position": position})
+                    position += 1
+        for it in screen_items:
+            it["position"] = position
+        items.extend(screen_items)
+        position += 1
+    return items, notes
+
+
+def create_study(
+    db: sqlite_utils.Database,
+    *,
+    project: str,
+    questions: list[str],
+    annotators: list[str],
+    created_by: str = "cli",
+    name: str | None = None,
+    settings: StudySettings | None = None,
+    groups: list[str] | None = None,
+) -> dict:
+    """Sample instances of ``project``, create the items of ``questions`` and assign them.
+
+    ``groups`` restricts the sample to those query groups.
+    Returns ``{"study_id", "instances", "screens", "items", "assignments", "per_annotator", "notes"}``.
+    """
+    settings = settings or StudySettings()
+    settings.validate()
+    unknown = [q for q in questions if q not in INSTANCE_QUESTIONS]
+    if not questions or unknown:
+        raise IFJudgeError(
+            f"unknown question(s) {', '.join(unknown) or '(none given)'}; a study asks some of {', '.join(INSTANCE_QUESTIONS)}"
+        )
+    questions = [q for q in INSTANCE_QUESTIONS if q in questions]
+    proj = projects.get_project(db, project)
+    people = users.users_by_name(db, annotators)
+    if len({p["id"] for p in people}) != len(people):
+        raise IFJudgeError("an annotator is listed twice")
+    pool = projects.instances(db, proj["id"])
+    if groups is not None:
+        unknown_groups = sorted(set(groups) - {i["group_id"] for i in pool})
+        if unknown_groups:
+            raise IFJudgeError(f"project {project!r} has no group(s) {', '.join(unknown_groups)}")
+        pool = [i for i in pool if i["group_id"] in set(groups)]
+    sample = sample_instances(
+        pool,
+        group_fraction=settings.group_fraction, per_group=settings.per_group, seed=settings.seed,
+    )
+    if not sample:
+        raise IFJudgeError(f"project {project!r} has no instances to sample")
+    items, notes = build_instance_items(db, proj["id"], sample, questions, settings)
+    if not items:
+        raise IFJudgeError("no item could be built: " + "; ".join(notes[:3]))
+    screens = list(dict.fromkeys(it["screen"] for it in items))
+    plan = balanced_plan(screens, [p["id"] for p in people], settings.overlap, seed=settings.seed)
+    stored = asdict(settings)
+    stored["guidelines"] = {q: settings.guidelines.get(q, GUIDELINES[q]) for q in questions}
+    study_id = studies.insert_study(
+        db, project_id=proj["id"], name=name or f"{project} study", questions=questions, settings=stored,
+        created_by=created_by, annotator_ids=[p["id"] for p in people], items=items, plan=plan,
+    )
+    per = {p["name"]: sum(p["id"] in v for v in plan.values()) for p in people}
+    return {
+        "study_id": study_id,
+        "instances": len(sample),
+        "screens": len(screens),
+        "items": len(items),
+        "items_by_question": {q: sum(it["question"] == q for it in items) for q in questions},
+        "assignments": sum(len(plan[it["screen"]]) for it in items),
+        "per_annotator_screens": per,
+        "notes": notes,
+    }

@@ -1,0 +1,174 @@
+"""What the annotate and re-judge pages call: open the next screen, submit it, skip it, go back.
+
+No Streamlit here: pages are thin shells over these functions, and so are the tests.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import random
+from dataclasses import dataclass, field
+
+import sqlite_utils
+
+from annotation.questions import Question, question
+from storage import projects, studies
+from storage.errors import IFJudgeError, InvalidAnswer, PermissionDenied
+
+
+@dataclass
+class ScreenItem:
+    item_id: int
+    question: Question
+    doc_id: str | None
+    passages: list[dict] = field(default_factory=list)  # best_passage: in the order shown to this user
+    current: dict | None = None  # the user's newest label, when going back
+
+
+@dataclass
+class Screen:
+    study_id: int
+    screen: str
+    instance_id: str
+    instruction: str
+    query: str
+    items: list[ScreenItem]
+    document: dict | None = None  # passage_match / relevance: the one document
+    narrative: str | None = None
+    guidelines: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def based_on(self) -> dict[int, int | None]:
+        return {it.item_id: (it.current or {}).get("id") for it in self.items}
+
+
+def shown_order(candidates: list[str], *, seed: int, item_id: int, user_id: int) -> list[str]:
+    """Passage order for one (item, annotator): a seeded shuffle, the same on every reload."""
+    order = list(candidates)
+    random.Random(f"{seed}:{item_id}:{user_id}").shuffle(order)
+    return order
+
+
+def _check_member(db: sqlite_utils.Database, study: dict, user: dict) -> None:
+    if user["role"] != "lead" and user["name"] not in study["annotators"]:
+        raise PermissionDenied(f"{user['name']} is not an annotator of study {study['id']}")
+
+
+def open_screen(db: sqlite_utils.Database, study_id: int, user: dict, screen: str | None = None) -> Screen | None:
+    """The screen to show: ``screen`` when given (going back to a submitted one), else the user's
+    next screen (claimed in the same transaction that hands it out). None when the queue is empty."""
+    study = studies.get_study(db, study_id)
+    _check_member(db, study, user)
+    settings = study["settings"]
+    if screen is None:
+        screen = studies.claim_next(db, study_id, user["id"], timeout_s=settings.get("claim_timeout_s", 1800.0))
+        if screen is None:
+            return None
+    rows = studies.screen_items(db, study_id, screen)
+    current = studies.newest_labels(db, [r["id"] for r in rows], user["id"])
+    pid = study["project_id"]
+    inst = next((i for i in projects.instances(db, pid) if i["instance_id"] == rows[0]["instance_id"]), None)
+    if inst is None:
+        raise IFJudgeError(f"instance {rows[0]['instance_id']!r} is no longer in the project")
+    docs_needed = {d for r in rows for d in r["payload"].get("candidates", [])} | {r["doc_id"] for r in rows if r["doc_id"]}
+    docs = _documents(db, pid, docs_needed)
+    items, document, narrative = [], None, None
+    for r in rows:
+        q = question(r["question"], naturalness=settings.get("naturalness", "yesno"), relevance=settings.get("relevance", "binary"))
+        passages = []
+        if r["question"] == "best_passage":
+            order = (current.get(r["id"]) or {}).get("shown_order") or shown_order(
+                r["payload"]["candidates"], seed=settings.get("seed", 0), item_id=r["id"], user_id=user["id"]
+            )
+            passages = [{"doc_id": d, **docs[d]} for d in order]
+        if r["doc_id"]:
+            document = {"doc_id": r["doc_id"], **docs[r["doc_id"]]}
+        if r["narrative_version_id"]:
+            narrative = studies_narrative_text(db, r["narrative_version_id"])
+        items.append(ScreenItem(r["id"], q, r["doc_id"], passages, current.get(r["id"])))
+    return Screen(
+        study_id, screen, inst["instance_id"], inst["instruction"], inst["query"], items, document, narrative,
+        {q: settings.get("guidelines", {}).get(q, "") for q in study["questions"]},
+    )
+
+
+def studies_narrative_text(db: sqlite_utils.Database, version_id: int) -> str:
+    row = db.execute("SELECT text FROM narrative_versions WHERE id = ?", [version_id]).fetchone()
+    return row[0] if row else ""
+
+
+def _documents(db: sqlite_utils.Database, project_id: int, doc_ids: set[str]) -> dict[str, dict]:
+    if not doc_ids:
+        return {}
+    all_docs = projects.documents(db, project_id)
+    missing = doc_ids - set(all_docs)
+    if missing:
+        raise IFJudgeError(f"documents missing from the project: {', '.join(sorted(missing))}")
+    return {d: all_docs[d] for d in doc_ids}
+
+
+def submit_screen(
+    db: sqlite_utils.Database,
+    screen: Screen,
+    user: dict,
+    answers: dict[str, dict],
+    *,
+    started_at: float | None,
+    now: float | None = None,
+) -> list[int]:
+    """Validate and store the answers of one screen (question id -> {"value", "reason"}).
+
+    Refused with :class:`storage.errors.InvalidAnswer` when a question is unanswered, a value is
+    outside its categories, or a "No" has no reason; with ``StaleSubmission`` when the screen was
+    already submitted from another tab. Nothing is written unless everything is accepted.
+    """
+    study = studies.get_study(db, screen.study_id)
+    _check_member(db, study, user)
+    payload: dict[int, dict] = {}
+    for it in screen.items:
+        a = answers.get(it.question.id) or {}
+        value = a.get("value")
+        if value is None or value == "":
+            raise InvalidAnswer(f"{it.question.id}: please answer “{it.question.prompt}”")
+        categories = tuple(p["doc_id"] for p in it.passages) if it.question.id == "best_passage" else None
+        reason = (a.get("reason") or "").strip()
+        it.question.check(str(value), reason, categories=categories)
+        payload[it.item_id] = {
+            "value": str(value),
+            "reason": reason,
+            "shown_order": [p["doc_id"] for p in it.passages] if it.passages else None,
+        }
+    return studies.submit(
+        db, study_id=screen.study_id, user_id=user["id"], screen=screen.screen, answers=payload,
+        based_on=screen.based_on, started_at=started_at, now=now,
+    )
+
+
+def progress(db: sqlite_utils.Database, study_id: int, user: dict) -> tuple[int, int]:
+    return studies.progress(db, study_id, user["id"])
+
+
+def history(db: sqlite_utils.Database, study_id: int, user: dict) -> list[str]:
+    return studies.done_screens(db, study_id, user["id"])
+
+
+def skip(db: sqlite_utils.Database, screen: Screen, user: dict) -> None:
+    studies.skip(db, screen.study_id, user["id"], screen.screen)
+
+
+LABELS_CSV_COLUMNS = ("item", "instance", "question", "annotator", "value", "reason", "shown_order", "submitted_at")
+
+
+def labels_csv(db: sqlite_utils.Database, study_id: int) -> str:
+    """The current labels of a study as CSV (``ifjudge labels``)."""
+    studies.get_study(db, study_id)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(LABELS_CSV_COLUMNS)
+    for r in studies.current_labels(db, study_id):
+        w.writerow([
+            r["item"], r["instance"], r["question"], r["annotator"], r["value"], r["reason"],
+            r["shown_order"] or "",
+            f"{r['submitted_at']:.3f}",
+        ])
+    return buf.getvalue()

@@ -1,0 +1,55 @@
+"""IFJudge: the router. Sign-in gate, then st.navigation over pages/ by role."""
+from __future__ import annotations
+
+import os
+
+import streamlit as st
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from annotation import auth  # noqa: E402
+from ui.session import current_user, db  # noqa: E402
+
+st.set_page_config(page_title="IFJudge", layout="wide")
+
+PAGES = {
+    "annotator": [
+        st.Page("pages/annotate.py", title="Annotate", url_path="annotate", default=True),
+    ],
+    "expert": [
+        st.Page("pages/annotate.py", title="Annotate", url_path="annotate", default=True),
+    ],
+    "lead": [
+        st.Page("pages/home.py", title="Projects", url_path="projects", default=True),
+        st.Page("pages/study_setup.py", title="Set up a study", url_path="study-setup"),
+        st.Page("pages/annotate.py", title="Annotate", url_path="annotate"),
+    ],
+}
+
+
+def sign_in_page() -> None:
+    st.title("IFJudge")
+    st.caption("Human validation of instruction-following retrieval benchmarks")
+    with st.form("sign_in"):
+        name = st.text_input("Username", key="sign_in_name")
+        password = st.text_input("Password", type="password", key="sign_in_password")
+        submitted = st.form_submit_button("Sign in")
+    if submitted:
+        try:
+            st.session_state["user"] = auth.sign_in(db(), name, password)
+        except auth.SignInFailed as exc:
+            st.error(str(exc))
+        else:
+            st.rerun()
+
+
+user = current_user()
+if user is None:
+    st.navigation([st.Page(sign_in_page, title="Sign in", url_path="sign-in")], position="hidden").run()
+else:
+    with st.sidebar:
+        st.text(f"Signed in as {user['name']} ({user['role']})")
+        if st.button("Sign out", key="sign_out"):
+            st.session_state.clear()
+            st.rerun()
+    st.navigation(PAGES[user["role"]]).run()

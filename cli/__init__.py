@@ -1,0 +1,1 @@
+"""The ``ifjudge`` command line: thin shells over the same library calls as the pages."""

@@ -1,0 +1,150 @@
+"""``ifjudge agreement``: agreement statistics of one question from a labels CSV (item,annotator,label).
+
+The report comes from :func:`annotation.agreement.agreement_report`; :func:`report_from_frame` is
+the one place that builds it from a DataFrame, so other label sources (the database form
+``--db PATH --study ID --question Q``, which joins the ``source`` group) only need to produce the
+DataFrame and the categories.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+
+import pandas as pd
+
+from annotation.agreement import agreement_report
+from annotation.agreement_data import DuplicateLabel, MissingValue, UnknownLabel
+from storage.errors import IFJudgeError, ImportFailure
+
+LABEL_COLUMNS = ("item", "annotator", "label")
+GOLD_COLUMNS = ("item", "label")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("agreement", help="agreement statistics of one question (InstructIR Table 7 style)")
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--labels", metavar="FILE.csv", help="CSV with header item,annotator,label")
+    p.add_argument("--categories", required=True,
+                   help="declared categories, comma-separated (for --ordinal, in scale order)")
+    p.add_argument("--gold", metavar="FILE.csv", help="CSV with header item,label: the dataset's answer")
+    p.add_argument("--ordinal", action="store_true",
+                   help="ordinal scale: also Krippendorff ordinal/interval alpha and weighted Cohen kappa")
+    p.add_argument("--bootstrap", type=int, default=0, metavar="N", help="bootstrap replicates for 95%% intervals")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=run)
+
+
+def parse_categories(text: str) -> list[str]:
+    cats = [c.strip() for c in text.split(",")]
+    if any(c == "" for c in cats):
+        raise IFJudgeError(f"--categories {text!r}: empty category name")
+    return cats
+
+
+def read_csv_table(path: str, columns: tuple[str, ...]) -> tuple[pd.DataFrame, list[int]]:
+    """Rows of a CSV with (at least) the header ``columns``, values stripped, and the file line of
+    every row. Refuses an empty file, a missing column and rows with the wrong number of fields."""
+    data: dict[str, list[str]] = {c: [] for c in columns}
+    lines: list[int] = []
+    with open(path, newline="", encoding="utf-8-sig") as fh:
+        reader = csv.reader(fh)
+        header = next(reader, None)
+        while header is not None and not any(h.strip() for h in header):
+            header = next(reader, None)
+        if header is None:
+            raise ImportFailure(path, 1, None, f"empty file: expected a header line {','.join(columns)}")
+        header = [h.strip() for h in header]
+        header_line = reader.line_num
+        for c in columns:
+            if c not in header:
+                raise ImportFailure(path, header_line, c,
+                                    f"missing header column {c!r} (header is {','.join(header)}; "
+                                    f"expected {','.join(columns)})")
+        pos = [header.index(c) for c in columns]
+        for row in reader:
+            if not any(v.strip() for v in row):
+                continue
+            if len(row) != len(header):
+                raise ImportFailure(path, reader.line_num, None,
+                                    f"expected {len(header)} fields ({','.join(header)}), got {len(row)}")
+            for c, i in zip(columns, pos):
+                data[c].append(row[i].strip())
+            lines.append(reader.line_num)
+    if not lines:
+        raise ImportFailure(path, header_line, None, "no rows after the header")
+    return pd.DataFrame(data), lines
+
+
+def report_from_frame(labels: pd.DataFrame, categories: list[str], *, gold: pd.DataFrame | None, args,
+                      labels_name: str = "labels", label_lines: list[int] | None = None,
+                      gold_name: str = "gold", gold_lines: list[int] | None = None) -> dict:
+    """The agreement report of a label DataFrame; errors about a row are re-raised naming the
+    source (file) and its line when ``*_lines`` map rows to lines."""
+    try:
+        return agreement_report(labels, categories, gold=gold, ordinal=args.ordinal,
+                                n_boot=args.bootstrap, seed=args.seed)
+    except (UnknownLabel, DuplicateLabel, MissingValue) as exc:
+        name, lines = (gold_name, gold_lines) if exc.table == "gold" else (labels_name, label_lines)
+        line = (lambda r: lines[r] if lines else r + 1)
+        if isinstance(exc, UnknownLabel):
+            raise ImportFailure(name, line(exc.row), "label",
+                                f"label {exc.label!r} is not one of the declared categories: "
+                                f"{', '.join(categories)}") from None
+        if isinstance(exc, MissingValue):
+            raise ImportFailure(name, line(exc.row), exc.field, f"empty {exc.field}") from None
+        raise ImportFailure(name, line(exc.rows[1]), "annotator" if exc.table != "gold" else "item",
+                            f"duplicate {exc.key}: already given on line {line(exc.rows[0])}") from None
+
+
+def run(args) -> int:
+    if args.bootstrap < 0:
+        raise IFJudgeError(f"--bootstrap must be >= 0, got {args.bootstrap}")
+    categories = parse_categories(args.categories)
+    labels, label_lines = read_csv_table(args.labels, LABEL_COLUMNS)
+    gold, gold_lines = read_csv_table(args.gold, GOLD_COLUMNS) if args.gold else (None, None)
+    report = report_from_frame(labels, categories, gold=gold, args=args, labels_name=args.labels,
+                               label_lines=label_lines, gold_name=args.gold or "gold", gold_lines=gold_lines)
+    print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else format_report(report))
+    return 0
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "undefined"
+    if isinstance(v, float):
+        return f"{v:.4f}" if math.isfinite(v) else str(v)
+    return str(v)
+
+
+def format_report(report: dict) -> str:
+    """A readable table: statistic, value, Landis & Koch band, 95% interval."""
+    intervals = report.get("intervals", {})
+    bands = report.get("bands", {})
+    reasons = report.get("undefined_reasons", {})
+    rows = [("statistic", "value", "band", "95% interval")]
+
+    def add(name, value, band=None, iv=None):
+        ci = f"[{_fmt(iv['low'])}, {_fmt(iv['high'])}]" if iv and iv.get("low") is not None else ""
+        rows.append((name, _fmt(value), band or "", ci))
+
+    for key, value in report.items():
+        if key in ("categories", "ordinal", "bands", "intervals", "undefined_reasons", "notes") or isinstance(value, dict):
+            continue
+        add(key, value, bands.get(key), intervals.get(key))
+    for key in ("cohen_kappa", "cohen_kappa_linear_pairwise", "cohen_kappa_quadratic_pairwise"):
+        for pair, value in report.get(key, {}).items():
+            band = bands.get(key, {}).get(pair) if isinstance(bands.get(key), dict) else None
+            add(f"{key} {pair}", value, band, intervals.get(key, {}).get(pair))
+    for key in ("label_shares", "majority_shares"):
+        for cat, value in report.get(key, {}).items():
+            add(f"{key} {cat}", value)
+    width = [max(len(r[i]) for r in rows) for i in range(4)]
+    out = [f"categories: {', '.join(report['categories'])}"]
+    out += ["  ".join(cell.ljust(width[i]) for i, cell in enumerate(r)).rstrip() for r in rows]
+    for key, why in reasons.items():
+        for sub, text in (why.items() if isinstance(why, dict) else [(None, why)]):
+            out.append(f"undefined {key}{' ' + sub if sub else ''}: {text}")
+    out += [f"note: {n}" for n in report.get("notes", [])]
+    return "\n".join(out)

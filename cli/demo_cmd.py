@@ -1,0 +1,30 @@
+"""``ifjudge demo``: load the bundled demo project, users and study."""
+from __future__ import annotations
+
+import json
+
+from annotation.demo import load_demo
+from storage.db import connect
+
+
+def register(sub) -> None:
+    p = sub.add_parser("demo", help="load the bundled demo project, its users and a ready study")
+    p.add_argument("--db", required=True, help="SQLite file (created if missing)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    result = load_demo(connect(args.db))
+    if args.json:
+        print(json.dumps({k: v for k, v in result.items() if k != "users"}))
+        return 0
+    print("demo project loaded" if result["created"] else "demo project already present")
+    print_sign_ins(result["users"])
+    return 0
+
+
+def print_sign_ins(creds) -> None:
+    print("Demo sign-ins (demo mode only):")
+    for name, role, password in creds:
+        print(f"  {role:<9} username {name:<6} password {password}")

@@ -1,0 +1,216 @@
+"""``ifjudge eval ...``: standard and instruction-following metrics from TREC files.
+
+Thin shells over :mod:`evaluation.measures`, :mod:`evaluation.robustness`,
+:mod:`evaluation.pmrr`, :mod:`evaluation.infosearch` and :mod:`evaluation.instfol`.
+``eval run`` and ``eval compare`` are added by :mod:`cli.eval_runs`.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import math
+
+from evaluation import trec_io
+from evaluation.infosearch import infosearch_metrics
+from evaluation.instfol import instfol, read_judge_scores
+from evaluation.measures import evaluate, parse_measures
+from evaluation.pmrr import TIES, p_mrr
+from evaluation.robustness import read_groups, robustness
+from storage.errors import ImportFailure
+
+DEFAULT_MEASURES = "nDCG@10,AP@1000,RR@10,R@100,P@5"
+
+
+def _measures_arg(text: str):
+    try:
+        return parse_measures(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
+    return value
+
+
+def register(subparsers) -> None:
+    """Add ``eval`` and its sub-commands ``metrics``, ``robustness``, ``pmrr``, ``infosearch``,
+    ``instfol`` (and, from :mod:`cli.eval_runs`, ``run`` and ``compare``)."""
+    parser = subparsers.add_parser(
+        "eval", help="evaluate runs: standard and instruction-following metrics",
+        description="Evaluate retrieval runs (TREC run files) against qrels (TREC or BEIR TSV).",
+    )
+    parser.set_defaults(func=run)
+    eval_sub = parser.add_subparsers(dest="eval_command", required=True, metavar="EVAL_COMMAND")
+
+    p = eval_sub.add_parser("metrics", help="nDCG@k, AP@k, RR@k, R@k, P@k (trec_eval semantics)")
+    p.add_argument("--qrels", required=True, help="qrels file: TREC 'qid 0 docid rel' or BEIR TSV")
+    p.add_argument("--run", required=True, help="TREC run file 'qid Q0 docid rank score tag'")
+    p.add_argument("--measures", type=_measures_arg, default=parse_measures(DEFAULT_MEASURES),
+                   help=f"comma-separated measures (default {DEFAULT_MEASURES})")
+    p.add_argument("--missing", choices=("omit", "zero"), default="omit",
+                   help="queries with relevant documents absent from the run: left out of the mean "
+                        "(omit, default) or counted as 0 (zero)")
+    p.add_argument("--per-query", action="store_true", help="include per-query values")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=run, handler=_metrics)
+
+    p = eval_sub.add_parser("robustness", help="Robustness@k (InstructIR) and mean nDCG@k")
+    p.add_argument("--qrels", required=True)
+    p.add_argument("--run", required=True)
+    p.add_argument("--k", type=_positive_int, default=10, help="nDCG cut-off (default 10)")
+    p.add_argument("--groups", help="two-column TSV/CSV 'qid group' (default: qid prefix before '_')")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=run, handler=_robustness)
+
+    p = eval_sub.add_parser("pmrr", help="p-MRR (FollowIR) between an original and a changed run")
+    p.add_argument("--qrels-og", required=True)
+    p.add_argument("--qrels-changed", required=True)
+    p.add_argument("--run-og", required=True)
+    p.add_argument("--run-changed", required=True)
+    p.add_argument("--ties", choices=TIES, default="docid",
+                   help="equal scores: doc id descending (default) or the run's order (FollowIR code)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=run, handler=_pmrr)
+
+    p = eval_sub.add_parser("infosearch", help="WISE, SICR and p-MRR (InfoSearch)")
+    p.add_argument("--qrels-og", required=True, help="qrels of the original mode")
+    p.add_argument("--qrels-ins", required=True, help="qrels of the instructed mode")
+    p.add_argument("--run-ori", required=True)
+    p.add_argument("--run-ins", required=True)
+    p.add_argument("--run-rev", required=True)
+    p.add_argument("--ties", choices=TIES, default="docid")
+    p.add_argument("--K", dest="K", type=_positive_int, default=20, help="WISE's K (default 20)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=run, handler=_infosearch)
+
+    p = eval_sub.add_parser("instfol", help="INSTFOL (IFIR) from judge scores")
+    p.add_argument("--scores", required=True, help="CSV with header query,mode,rank,score")
+    p.add_argument("--max", type=_positive_float, default=3.0,
+                   help="top of the judge's scale (default 3: IFIR's 0-3 LLM judge)")
+    p.add_argument("--k", type=_positive_int, default=None,
+                   help="use only ranks <= k (default: every row)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=run, handler=_instfol)
+
+    importlib.import_module("cli.eval_runs").register_eval(eval_sub)
+
+
+def run(args) -> int:
+    """Dispatch to the handler of the ``eval`` sub-command."""
+    return args.handler(args)
+
+
+def _print(result: dict, args, lines: list[str]) -> int:
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        print("\n".join(lines))
+    return 0
+
+
+def _fmt(value) -> str:
+    return "undefined" if value is None else f"{value:.4f}"
+
+
+def _list(items: list[str], limit: int = 10) -> str:
+    shown = ", ".join(items[:limit])
+    return shown + (f", ... ({len(items)} in all)" if len(items) > limit else "")
+
+
+def _metrics(args) -> int:
+    qrels = trec_io.read_qrels(args.qrels)
+    run_ = trec_io.read_run(args.run)
+    result = evaluate(qrels, run_, args.measures, missing=args.missing)
+    if not args.per_query:
+        result.pop("per_query")
+    lines = [f"{name:<10} {_fmt(value)}" for name, value in result["measures"].items()]
+    lines.append(f"queries: {result['n_queries']} in the mean ({result['n_evaluated']} evaluated, "
+                 f"missing queries {args.missing}: {len(result['missing_queries'])})")
+    if result["missing_queries"]:
+        lines.append(f"missing from the run: {_list(result['missing_queries'])}")
+    if result["unjudged_queries"]:
+        lines.append(f"in the run without qrels (ignored): {_list(result['unjudged_queries'])}")
+    return _print(result, args, lines)
+
+
+def _robustness(args) -> int:
+    qrels = trec_io.read_qrels(args.qrels)
+    run_ = trec_io.read_run(args.run)
+    groups = read_groups(args.groups) if args.groups else None
+    try:
+        result = robustness(qrels, run_, k=args.k, groups=groups)
+    except ValueError as exc:
+        raise ImportFailure(args.groups, None, "qid", str(exc)) from None
+    k = args.k
+    lines = [
+        f"Robustness@{k}  {_fmt(result[f'Robustness@{k}'])}  ({result['n_groups']} groups)",
+        f"nDCG@{k}        {_fmt(result[f'nDCG@{k}'])}  ({result['n_instances']} instances)",
+    ]
+    if result["missing_instances"]:
+        lines.append(f"instances absent from the run (groups use the present ones): "
+                     f"{_list(result['missing_instances'])}")
+    if result["empty_groups"]:
+        lines.append(f"groups with no instance in the run (left out): {_list(result['empty_groups'])}")
+    return _print(result, args, lines)
+
+
+def _pmrr(args) -> int:
+    result = p_mrr(
+        trec_io.read_qrels(args.qrels_og), trec_io.read_qrels(args.qrels_changed),
+        trec_io.read_run(args.run_og), trec_io.read_run(args.run_changed),
+        ties=args.ties,
+    )
+    lines = [f"p-MRR  {_fmt(result['p-MRR'])}  ({result['n_queries']} queries with changed "
+             f"documents, {result['n_documents']} documents, ties: {args.ties})"]
+    if result["p-MRR"] is None:
+        lines.append("undefined: no query has a changed document and appears in both runs")
+    if result["missing_queries"]:
+        lines.append(f"queries absent from a run (skipped): {_list(result['missing_queries'])}")
+    return _print(result, args, lines)
+
+
+def _infosearch(args) -> int:
+    result = infosearch_metrics(
+        trec_io.read_qrels(args.qrels_og), trec_io.read_qrels(args.qrels_ins),
+        trec_io.read_run(args.run_ori), trec_io.read_run(args.run_ins), trec_io.read_run(args.run_rev),
+        ties=args.ties, k=args.K,
+    )
+    ranks = result["mean_rank"]
+    lines = [
+        f"WISE   {_fmt(result['WISE'])}  ({result['n_queries']} queries with positives, K={args.K})",
+        f"SICR   {_fmt(result['SICR'])}",
+        f"p-MRR  {_fmt(result['p-MRR'])}  ({result['n_queries_pmrr']} queries with negatives)",
+        f"mean rank of positives: ori {_fmt(ranks['ori'])}, ins {_fmt(ranks['ins'])}, "
+        f"rev {_fmt(ranks['rev'])} (ties: {args.ties})",
+    ]
+    if result["missing_queries"]:
+        lines.append(f"queries absent from a run (skipped): {_list(result['missing_queries'])}")
+    return _print(result, args, lines)
+
+
+def _instfol(args) -> int:
+    rows = read_judge_scores(args.scores)
+    try:
+        result = instfol(rows, max_score=args.max, k=args.k)
+    except ValueError as exc:
+        raise ImportFailure(args.scores, None, None, str(exc)) from None
+    lines = [f"INSTFOL  {_fmt(result['INSTFOL'])}  ({result['n_queries']} queries, max {args.max:g}"
+             + (f", top {args.k}" if args.k else "") + ")"]
+    return _print(result, args, lines)

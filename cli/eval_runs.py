@@ -1,0 +1,142 @@
+"""``ifjudge eval run`` and ``ifjudge eval compare``: shells over
+:func:`evaluation.runner.run_eval` and :func:`evaluation.compare.compare_project`.
+
+Registered by the ``eval`` group (cli/eval_cmd.py) through :func:`register_eval`.
+"""
+from __future__ import annotations
+
+import json
+import sys
+
+from storage.errors import IFJudgeError
+
+
+def register_eval(eval_sub) -> None:
+    """Add the ``run`` and ``compare`` sub-parsers to the ``eval`` group."""
+    from evaluation.templates import TEMPLATES
+
+    p = eval_sub.add_parser(
+        "run",
+        help="retrieve with a model (or reuse its stored run) and evaluate it on one qrels version",
+        description="Prints the eval run id and its metrics; progress goes to stderr.",
+    )
+    p.add_argument("--db", required=True, help="IFJudge database file")
+    p.add_argument("--project", required=True, help="project name")
+    p.add_argument("--model", required=True,
+                   help="bm25 | minilm (bundled all-MiniLM-L6-v2) | a local sentence-transformers directory | "
+                        "a TREC run file | external:NAME (a run stored by an import) | a hub name (needs a hub)")
+    p.add_argument("--template", default="instruction_query", choices=list(TEMPLATES),
+                   help="how instruction and query are combined (default: instruction_query)")
+    p.add_argument("--qrels-version", default="original", help="original | changed | reversed | validated")
+    p.add_argument("--k", type=int, default=100, help="run depth (default 100)")
+    p.add_argument("--variant", default=None, help="evaluate only the instances of this variant")
+    p.add_argument("--rerank", default=None, help="local CrossEncoder directory re-scoring the top k")
+    p.add_argument("--candidates", default="auto", choices=["auto", "corpus", "top_ranked"],
+                   help="score the whole corpus or only the top_ranked lists (default: auto)")
+    p.add_argument("--missing", default="zero", choices=["zero", "omit"],
+                   help="judged topics absent from the run count as 0 (default) or are left out")
+    p.add_argument("--cache-dir", default=None, help="embedding cache (default $IFJUDGE_CACHE_DIR or .cache/embeddings)")
+    p.add_argument("--no-reuse", action="store_true", help="retrieve again even if the same run is stored")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=run_cmd)
+
+    c = eval_sub.add_parser("compare", help="compare stored eval runs across qrels versions")
+    c.add_argument("--db", required=True, help="IFJudge database file")
+    c.add_argument("--project", required=True, help="project name")
+    c.add_argument("--measure", default="nDCG@10", help="measure ranked and tested (default nDCG@10)")
+    c.add_argument("--permutations", type=int, default=10_000, help="permutation test samples (default 10000)")
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--top", type=int, default=10, help="biggest per-query changes per system and version")
+    c.add_argument("--json", action="store_true", help="print JSON")
+    c.set_defaults(func=compare_cmd)
+
+
+class _Bar:
+    """A tqdm bar on stderr driven by ``progress(done, total, message)``."""
+
+    def __init__(self):
+        self.bar = None
+        self.message = None
+
+    def __call__(self, done: int, total: int, message: str) -> None:
+        from tqdm import tqdm
+
+        if self.bar is None or message != self.message or total != self.bar.total:
+            self.close()
+            self.bar = tqdm(total=total, desc=message, file=sys.stderr, leave=False)
+            self.message = message
+        self.bar.update(done - self.bar.n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+def run_cmd(args) -> int:
+    from evaluation.runner import run_eval
+    from storage.db import connect
+    from storage.eval_runs import load_eval_run
+
+    if args.k < 1:
+        raise IFJudgeError(f"--k must be >= 1, got {args.k}")
+    db = connect(args.db)
+    bar = _Bar()
+    try:
+        run_id = run_eval(
+            db, args.project, model=args.model, template=args.template, qrels_version=args.qrels_version,
+            k=args.k, variant=args.variant, rerank=args.rerank, candidates=args.candidates,
+            missing=args.missing, progress=bar, cache_dir=args.cache_dir, reuse=not args.no_reuse,
+        )
+    finally:
+        bar.close()
+    stored = load_eval_run(db, run_id)
+    s = stored["settings"]
+    summary = {
+        "eval_run_id": run_id, "model": stored["model"], "template": stored["template"],
+        "qrels_version": stored["qrels_version"], "variant": s.get("variant"), "k": s.get("k"),
+        "reused_run": s.get("reused_run"), "metrics": stored["metrics"],
+        "n_queries": s["evaluation"]["n_queries"], "missing_queries": s["evaluation"]["missing_queries"],
+        "undefined": s["evaluation"]["undefined"],
+    }
+    if args.json:
+        print(json.dumps(summary, indent=2))
+        return 0
+    print(f"eval run {run_id}: {stored['model']} [{stored['template']}] on {stored['qrels_version']} qrels"
+          f" ({summary['n_queries']} queries{', stored run reused' if summary['reused_run'] else ''})")
+    for name, val in stored["metrics"].items():
+        shown = "undefined (" + summary["undefined"].get(name, "") + ")" if val is None else f"{val:.4f}"
+        print(f"  {name:<14} {shown}")
+    if summary["missing_queries"]:
+        print(f"  {len(summary['missing_queries'])} judged queries absent from the run ({args.missing})")
+    return 0
+
+
+def _fmt(x) -> str:
+    return "—" if x is None else f"{x:.4f}"
+
+
+def compare_cmd(args) -> int:
+    from evaluation.compare import compare_project
+    from storage.db import connect
+
+    db = connect(args.db)
+    out = compare_project(db, args.project, measure=args.measure, n_permutations=args.permutations,
+                          seed=args.seed, top_changes=args.top)
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    m = out["measure"]
+    print(f"{out['project']}: {m} by system and qrels version (delta vs original)")
+    for row in out["table"]:
+        d = row["delta_vs_original"].get(m)
+        delta = "" if row["qrels_version"] == "original" else f"  ({'+' if (d or 0) >= 0 else ''}{_fmt(d)})"
+        print(f"  {row['system']:<40} {row['qrels_version']:<10} {_fmt(row['metrics'].get(m))}{delta}")
+    for t in out["kendall_tau"]:
+        tau = t["reason"] if t["tau"] is None else f"{t['tau']:.3f} over {t['n_systems']} systems"
+        print(f"Kendall tau {t['versions'][0]} vs {t['versions'][1]}: {tau}")
+    for v, entries in out["paired_tests"].items():
+        for e in entries:
+            print(f"[{v}] {e['a']} vs {e['b']}: mean diff {_fmt(e['mean_diff'])}, t-test p(Holm) {_fmt(e['t_p_holm'])},"
+                  f" permutation p(Holm) {_fmt(e['permutation_p_holm'])}")
+    return 0

@@ -1,0 +1,29 @@
+"""``ifjudge import``: parse files into a project, all-or-nothing."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from storage import importers, projects
+from storage.db import connect
+
+
+def register(sub) -> None:
+    p = sub.add_parser("import", help="import benchmark files into a project (all-or-nothing)")
+    p.add_argument("--db", required=True)
+    p.add_argument("--project", required=True)
+    p.add_argument("--format", required=True, choices=importers.FORMATS)
+    p.add_argument("--kind", choices=projects.PROJECT_KINDS, help="project kind (default: from the format)")
+    p.add_argument("paths", nargs="+", type=Path, help="files or directories")
+    p.add_argument("--json", action="store_true", help="print the counts stored as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    bundle = importers.parse(args.format, list(args.paths))  # validates everything before any write
+    counts = projects.import_bundle(connect(args.db), args.project, bundle, fmt=args.format, kind=args.kind)
+    if args.json:
+        print(json.dumps(counts))
+    else:
+        print(f"imported into {args.project}: " + ", ".join(f"{v} {k}" for k, v in counts.items() if v))
+    return 0

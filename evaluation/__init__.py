@@ -1,0 +1,1 @@
+"""Evaluation: retrievers, runs, standard and instruction-following metrics, comparisons (no Streamlit)."""

@@ -1,0 +1,301 @@
+"""Do conclusions change on the corrected data? Stored eval runs of a project compared across
+qrels versions (``original``, ``changed``, ``validated``, ...).
+
+:func:`compare_project` returns plain dicts (JSON-ready; :func:`table_frame` turns the table into
+a pandas DataFrame): the table of systems x versions with deltas against ``original``, the
+leaderboard of each version, Kendall's tau between the leaderboards, the per-query changes with
+the largest magnitude, and paired significance tests between systems within each version
+(paired t-test and sign-flip permutation test, Holm-corrected).
+
+A *system* is a retrieval setting: model, template, depth k, reranker and candidate mode (not
+the variant: FollowIR's ``original`` and ``changed`` versions are the same system run on the
+original and changed instructions). For each system and version the newest eval run is used.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from statsmodels.stats.multitest import multipletests
+
+from storage import eval_runs as store
+from storage import projects
+from storage.errors import IFJudgeError
+
+BASELINE = "original"
+VERSION_ORDER = ("original", "changed", "reversed", "validated")
+
+
+def paired_permutation_test(a: Sequence[float], b: Sequence[float], *, n_permutations: int = 10_000, seed: int = 0) -> float | None:
+    """Two-sided paired permutation (sign-flip) test of mean(a - b) = 0.
+
+    With d_i = a_i - b_i and T = |mean(d)|, under H0 each d_i is equally likely to have either
+    sign, so::
+
+        p = #{s in S : |mean(s * d)| >= T} / |S|
+
+    over all 2^n sign vectors S when 2^n <= ``n_permutations`` (exact), else over
+    ``n_permutations`` random sign vectors (seeded) plus the observed one,
+    p = (1 + #{...}) / (1 + n_permutations) (Phipson & Smyth, 2010). Smucker, Allan & Carterette
+    (2007), "A comparison of statistical significance tests for information retrieval
+    evaluation", CIKM, recommend this test for IR.
+
+    Returns None (undefined) with fewer than 2 pairs or when every d_i is 0.
+
+    Examples
+    --------
+    >>> paired_permutation_test([0.9, 0.8, 0.7, 0.6], [0.1, 0.2, 0.3, 0.4])  # exact: 2 of 16 sign vectors
+    0.125
+    """
+    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    n = d.shape[0]
+    if n < 2 or not np.any(d != 0):
+        return None
+    observed = abs(d.mean())
+    tol = 1e-12 * max(1.0, observed)
+    if n <= 20 and 2**n <= n_permutations:
+        signs = 1 - 2 * ((np.arange(2**n)[:, None] >> np.arange(n)) & 1)
+        extreme = np.abs((signs * d).mean(axis=1)) >= observed - tol
+        return float(extreme.mean())
+    rng = np.random.default_rng(seed)
+    count = 0
+    for start in range(0, n_permutations, 1000):
+        size = min(1000, n_permutations - start)
+        signs = rng.choice(np.array([-1.0, 1.0]), size=(size, n))
+        count += int(np.sum(np.abs((signs * d).mean(axis=1)) >= observed - tol))
+    return (1 + count) / (1 + n_permutations)
+
+
+def paired_t_test(a: Sequence[float], b: Sequence[float]) -> dict:
+    """Paired t-test of mean(a - b) = 0 (``scipy.stats.ttest_rel``, two-sided):
+    t = mean(d) / (sd(d) / sqrt(n)), n - 1 degrees of freedom.
+
+    Undefined (``p_value`` None and a ``reason``) with fewer than 2 pairs or when every
+    difference is equal (sd = 0).
+
+    Examples
+    --------
+    >>> round(paired_t_test([0.9, 0.8, 0.7], [0.1, 0.3, 0.2])["p_value"], 4)
+    0.0267
+    """
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    if a.shape[0] < 2:
+        return {"t": None, "p_value": None, "reason": "fewer than 2 common queries"}
+    d = a - b
+    if np.allclose(d, d[0], rtol=0, atol=1e-15):
+        return {"t": None, "p_value": None, "reason": "every per-query difference is equal (zero variance)"}
+    res = stats.ttest_rel(a, b)
+    return {"t": float(res.statistic), "p_value": float(res.pvalue), "reason": None}
+
+
+def holm(p_values: Sequence[float | None]) -> list[float | None]:
+    """Holm (1979) step-down adjusted p-values (``statsmodels multipletests(method="holm")``):
+    sorted p_(1) <= ... <= p_(m), adjusted p_(i) = max_{j <= i} min(1, (m - j + 1) p_(j)).
+    Undefined entries (None) are left out of the family and stay None.
+
+    Examples
+    --------
+    >>> holm([0.01, None, 0.04, 0.03])
+    [0.03, None, 0.06, 0.06]
+    """
+    idx = [i for i, p in enumerate(p_values) if p is not None]
+    out: list[float | None] = [None] * len(p_values)
+    if idx:
+        adjusted = multipletests([p_values[i] for i in idx], method="holm")[1]
+        for i, p in zip(idx, adjusted):
+            out[i] = float(p)
+    return out
+
+
+def kendall_tau(x: Sequence[float], y: Sequence[float]) -> dict:
+    """Kendall's tau-b between two score lists over the same systems (``scipy.stats.kendalltau``):
+    tau_b = (P - Q) / sqrt((P + Q + T_x)(P + Q + T_y)), P / Q concordant / discordant pairs,
+    T_x / T_y pairs tied only in x / only in y (Kendall, 1945). Used for leaderboard stability
+    across qrels versions as in Voorhees (2000), "Variations in relevance judgments and the
+    measurement of retrieval effectiveness".
+
+    Undefined with fewer than 2 systems, or when one list is constant.
+
+    Examples
+    --------
+    >>> kendall_tau([0.5, 0.4, 0.3], [0.6, 0.2, 0.3])["tau"]
+    0.33333333333333337
+    """
+    if len(x) < 2:
+        return {"tau": None, "p_value": None, "n_systems": len(x), "reason": f"undefined with {len(x)} system(s): needs at least 2"}
+    res = stats.kendalltau(x, y)
+    if res.statistic is None or math.isnan(res.statistic):
+        return {"tau": None, "p_value": None, "n_systems": len(x), "reason": "undefined: a leaderboard has all scores tied"}
+    p = None if math.isnan(res.pvalue) else float(res.pvalue)
+    return {"tau": float(res.statistic), "p_value": p, "n_systems": len(x), "reason": None}
+
+
+def _short(model: str) -> str:
+    return Path(model).name if ("/" in model and Path(model).exists()) else model
+
+
+def system_of(run: dict) -> tuple[str, tuple]:
+    """(label, key) of the system an eval run belongs to."""
+    s = run["settings"]
+    key = (run["model"], run["template"], s.get("k"), s.get("rerank"), s.get("candidates"))
+    label = f"{_short(run['model'])} [{run['template']}]"
+    if s.get("rerank"):
+        label += f" >> {_short(s['rerank'])}"
+    if s.get("k") not in (None, 100):
+        label += f" k={s['k']}"
+    return label, key
+
+
+def compare_project(
+    db,
+    project: str | dict,
+    *,
+    measure: str = "nDCG@10",
+    n_permutations: int = 10_000,
+    seed: int = 0,
+    top_changes: int = 10,
+    alpha: float = 0.05,
+) -> dict:
+    """Compare every stored (system, qrels version) of a project.
+
+    Returns
+    -------
+    dict
+        ``measure``; ``versions`` (those with eval runs, ``original`` first); ``systems``;
+        ``table`` (one row per system and version: ``metrics``, ``delta_vs_original`` =
+        value - value on ``original``, None when either is missing); ``leaderboards``
+        ({version: rows ranked by ``measure``}); ``kendall_tau`` (one entry per pair of
+        versions, over the systems evaluated on both); ``paired_tests`` ({version: one entry
+        per pair of systems over their common queries: mean difference, paired t-test and
+        permutation p-values, each Holm-corrected within the version, ``significant`` at
+        ``alpha`` after correction}); ``biggest_changes`` (per system and non-original version,
+        the ``top_changes`` queries whose per-query ``measure`` moved most from ``original``).
+
+    Examples
+    --------
+    >>> out = compare_project(db, "demo")                         # doctest: +SKIP
+    >>> out["kendall_tau"][0]["tau"]                              # doctest: +SKIP
+    1.0
+    """
+    proj = projects.get_project(db, project) if isinstance(project, str) else project
+    runs = store.list_eval_runs(db, proj["id"], with_per_query=True)
+    if not runs:
+        raise IFJudgeError(f"project {proj['name']!r} has no eval runs yet; run `ifjudge eval run` first")
+    latest: dict[tuple, dict] = {}
+    labels: dict[tuple, str] = {}
+    for r in runs:  # oldest first: the newest wins
+        label, key = system_of(r)
+        labels[key] = label
+        latest[(key, r["qrels_version"])] = r
+    # Distinct labels for distinct systems.
+    seen: dict[str, int] = {}
+    for key in labels:
+        seen[labels[key]] = seen.get(labels[key], 0) + 1
+    for key, label in list(labels.items()):
+        if seen[label] > 1:
+            labels[key] = f"{label} #{min(r['id'] for (k2, _), r in latest.items() if k2 == key)}"
+    present = {v for _, v in latest}
+    versions = [v for v in VERSION_ORDER if v in present] + sorted(present - set(VERSION_ORDER))
+    systems = list(labels)
+
+    table = []
+    for key in systems:
+        base = latest.get((key, BASELINE))
+        for v in versions:
+            r = latest.get((key, v))
+            if r is None:
+                continue
+            deltas = {}
+            for m, val in r["metrics"].items():
+                b = None if base is None else base["metrics"].get(m)
+                deltas[m] = None if (val is None or b is None) else val - b
+            table.append({
+                "system": labels[key], "model": r["model"], "template": r["template"], "qrels_version": v,
+                "eval_run_id": r["id"], "metrics": r["metrics"], "delta_vs_original": deltas,
+            })
+
+    def value(key, v):
+        r = latest.get((key, v))
+        return None if r is None else r["metrics"].get(measure)
+
+    leaderboards = {}
+    for v in versions:
+        rows = [(labels[key], value(key, v)) for key in systems if value(key, v) is not None]
+        rows.sort(key=lambda x: -x[1])
+        leaderboards[v] = [{"rank": i, "system": s, "value": val} for i, (s, val) in enumerate(rows, start=1)]
+
+    taus = []
+    for v1, v2 in itertools.combinations(versions, 2):
+        both = [key for key in systems if value(key, v1) is not None and value(key, v2) is not None]
+        res = kendall_tau([value(k, v1) for k in both], [value(k, v2) for k in both])
+        taus.append({"versions": [v1, v2], **res})
+
+    tests: dict[str, list[dict]] = {}
+    for v in versions:
+        entries = []
+        keys = [key for key in systems if (key, v) in latest]
+        for k1, k2 in itertools.combinations(keys, 2):
+            pq1 = latest[(k1, v)]["per_query"]
+            pq2 = latest[(k2, v)]["per_query"]
+            common = sorted(q for q in pq1 if q in pq2 and measure in pq1[q] and measure in pq2[q])
+            a = [pq1[q][measure] for q in common]
+            b = [pq2[q][measure] for q in common]
+            t = paired_t_test(a, b)
+            perm = paired_permutation_test(a, b, n_permutations=n_permutations, seed=seed)
+            entries.append({
+                "a": labels[k1], "b": labels[k2], "n_queries": len(common),
+                "mean_diff": float(np.mean(np.subtract(a, b))) if common else None,
+                "t": t["t"], "t_p": t["p_value"], "permutation_p": perm,
+                "undefined": t["reason"] if perm is None or t["p_value"] is None else None,
+            })
+        for name in ("t_p", "permutation_p"):
+            for e, adj in zip(entries, holm([e[name] for e in entries])):
+                e[f"{name}_holm"] = adj
+        for e in entries:
+            e["significant"] = None if e["permutation_p_holm"] is None else bool(e["permutation_p_holm"] < alpha)
+        tests[v] = entries
+
+    changes = []
+    for key in systems:
+        base = latest.get((key, BASELINE))
+        if base is None:
+            continue
+        for v in versions:
+            if v == BASELINE or (key, v) not in latest:
+                continue
+            pq = latest[(key, v)]["per_query"]
+            rows = []
+            for q in sorted(set(base["per_query"]) | set(pq)):
+                before = base["per_query"].get(q, {}).get(measure)
+                after = pq.get(q, {}).get(measure)
+                if before is None or after is None or before == after:
+                    continue
+                rows.append({"system": labels[key], "qrels_version": v, "qid": q,
+                             "original": before, "value": after, "delta": after - before})
+            rows.sort(key=lambda r: (-abs(r["delta"]), r["qid"]))
+            changes.extend(rows[:top_changes])
+
+    return {
+        "project": proj["name"], "measure": measure, "versions": versions,
+        "systems": [labels[k] for k in systems], "table": table, "leaderboards": leaderboards,
+        "kendall_tau": taus, "paired_tests": tests, "biggest_changes": changes,
+    }
+
+
+def table_frame(comparison: dict) -> pd.DataFrame:
+    """The comparison's table as a DataFrame: one row per system, one column per
+    (version, measure) and per (version, "Δ measure") for the non-original versions."""
+    rows: dict[str, dict] = {}
+    for row in comparison["table"]:
+        out = rows.setdefault(row["system"], {"system": row["system"]})
+        for m, val in row["metrics"].items():
+            out[f"{row['qrels_version']} {m}"] = val
+            if row["qrels_version"] != BASELINE:
+                out[f"{row['qrels_version']} Δ {m}"] = row["delta_vs_original"].get(m)
+    return pd.DataFrame(list(rows.values()))

@@ -1,0 +1,189 @@
+"""INSTFOL (IFIR): how much the instruction raises the judged match of the retrieved passages.
+
+"IFIR-EVAL: Evaluating Information Retrieval Models for Instruction Following in Specialized
+Domains" (anonymous ACL submission; ``shared/papers/ifir-eval.txt``), §4 (Task 1) and
+Appendix A.2. A judge (an LLM in the paper, on a 0-3 scale -- "Please give a score between 0
+and 3"; human ``passage_match`` labels are a valid judge too, on their 1-5 scale) scores how
+well each of the top-k passages retrieved for the bare query and for the query + instruction
+matches the instruction.
+
+Input file: CSV with the header ``query,mode,rank,score``; ``mode`` is ``query`` (retrieved with
+the bare query) or ``instructed`` (query + instruction); ``rank`` is the 1-based rank of the
+judged passage in that retrieval.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import math
+from pathlib import Path
+from typing import Iterable
+
+from storage.errors import ImportFailure
+
+MODES = ("query", "instructed")
+COLUMNS = ("query", "mode", "rank", "score")
+
+
+def read_judge_scores(path: str | Path) -> list[tuple[str, str, int, float]]:
+    """Read a judge-scores CSV ``query,mode,rank,score`` into (query, mode, rank, score) rows.
+
+    Raises
+    ------
+    ImportFailure
+        Empty file, not UTF-8, missing column, unknown mode, non-integer rank, non-numeric
+        score, or the same (query, mode, rank) twice -- naming the file, line and field.
+    """
+    data = Path(path).read_bytes()
+    if not data.strip():
+        raise ImportFailure(str(path), None, None, "empty file: expected the header query,mode,rank,score")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ImportFailure(str(path), data[: exc.start].count(b"\n") + 1, None, "not UTF-8") from None
+    reader = csv.reader(io.StringIO(text))
+    header = [h.strip().lower() for h in next(reader)]
+    for col in COLUMNS:
+        if col not in header:
+            raise ImportFailure(str(path), 1, col,
+                                f"missing column {col!r}; expected the header query,mode,rank,score")
+    where = {col: header.index(col) for col in COLUMNS}
+    rows: list[tuple[str, str, int, float]] = []
+    seen: set[tuple[str, str, int]] = set()
+    for fields in reader:
+        number = reader.line_num
+        if not any(f.strip() for f in fields):
+            continue
+        if len(fields) != len(header):
+            raise ImportFailure(str(path), number, None,
+                                f"expected {len(header)} columns, got {len(fields)}")
+        query = fields[where["query"]].strip()
+        mode = fields[where["mode"]].strip().lower()
+        if not query:
+            raise ImportFailure(str(path), number, "query", "empty query id")
+        if mode not in MODES:
+            raise ImportFailure(str(path), number, "mode",
+                                f"expected 'query' or 'instructed', got {fields[where['mode']]!r}")
+        raw_rank = fields[where["rank"]].strip()
+        try:
+            rank = int(raw_rank)
+        except ValueError:
+            raise ImportFailure(str(path), number, "rank", f"expected an integer >= 1, got {raw_rank!r}") from None
+        if rank < 1:
+            raise ImportFailure(str(path), number, "rank", f"expected an integer >= 1, got {raw_rank!r}")
+        raw_score = fields[where["score"]].strip()
+        try:
+            score = float(raw_score)
+        except ValueError:
+            raise ImportFailure(str(path), number, "score", f"expected a number, got {raw_score!r}") from None
+        if not math.isfinite(score):
+            raise ImportFailure(str(path), number, "score", f"expected a finite number, got {raw_score!r}")
+        key = (query, mode, rank)
+        if key in seen:
+            raise ImportFailure(str(path), number, "rank",
+                                f"query {query!r}, mode {mode!r}, rank {rank} scored twice")
+        seen.add(key)
+        rows.append((query, mode, rank, score))
+    if not rows:
+        raise ImportFailure(str(path), None, None, "no score after the header")
+    return rows
+
+
+def instfol_score(q: float, i: float, *, max_score: float = 3.0) -> float:
+    """INSTFOL of one query from the mean judge scores q (bare query) and i (instructed).
+
+        0                    if i = q
+        i - q                if q = max
+        (i - q) / (max - q)  otherwise
+
+    Examples
+    --------
+    >>> instfol_score(1.0, 2.0), instfol_score(2.0, 1.0), instfol_score(3.0, 2.5), instfol_score(2.0, 2.0)
+    (0.5, -1.0, -0.5, 0.0)
+    """
+    if i == q:
+        return 0.0
+    if q == max_score:
+        return i - q
+    return (i - q) / (max_score - q)
+
+
+def instfol(
+    rows: Iterable[tuple[str, str, int, float]],
+    *,
+    max_score: float = 3.0,
+    k: int | None = None,
+) -> dict:
+    """INSTFOL: mean over queries of the normalised gain of the instructed retrieval.
+
+    Per query, q = mean judge score of the top-k passages retrieved for the bare query and
+    i = the same for query + instruction; INSTFOL(query) = :func:`instfol_score` (q, i)::
+
+        INSTFOL = mean_query (i - q) / (max - q)     (0 when i = q; i - q when q = max)
+
+    Parameters
+    ----------
+    rows : iterable of (query, mode, rank, score)
+        ``mode`` is ``"query"`` or ``"instructed"``; e.g. from :func:`read_judge_scores`.
+    max_score : float
+        The top of the judge's scale ("the corpus that satisfies all requirements"): 3 for
+        IFIR's LLM judge (0-3), 5 for 1-5 human ``passage_match`` labels.
+    k : int, optional
+        Use only passages with rank <= k. Default: every row given (the paper leaves K to the
+        number of passages judged).
+
+    Returns
+    -------
+    dict
+        ``INSTFOL`` (None when there is no query), ``n_queries``, ``per_query``
+        ({query: {"q", "i", "INSTFOL"}}), ``max``, ``k``.
+
+    Raises
+    ------
+    ValueError
+        A query lacks one of the two modes (after the cut-off k), an unknown mode, or a score
+        above ``max_score``.
+
+    References
+    ----------
+    IFIR-EVAL: Evaluating Information Retrieval Models for Instruction Following in
+    Specialized Domains (anonymous ACL submission), Appendix A.2, INSTFOL equation.
+
+    Examples
+    --------
+    >>> rows = [("q1", "query", 1, 1.0), ("q1", "query", 2, 2.0),
+    ...         ("q1", "instructed", 1, 3.0), ("q1", "instructed", 2, 2.0)]
+    >>> instfol(rows)["INSTFOL"]  # q = 1.5, i = 2.5: (2.5 - 1.5) / (3 - 1.5)
+    0.6666666666666666
+    """
+    if k is not None and int(k) < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    by_query: dict[str, dict[str, list[float]]] = {}
+    for query, mode, rank, score in rows:
+        if mode not in MODES:
+            raise ValueError(f"query {query!r}: unknown mode {mode!r}; expected 'query' or 'instructed'")
+        if score > max_score:
+            raise ValueError(f"query {query!r}, mode {mode!r}, rank {rank}: score {score} is above the "
+                             f"scale maximum {max_score} (set max)")
+        modes = by_query.setdefault(query, {"query": [], "instructed": []})
+        if k is None or rank <= k:
+            modes[mode].append(score)
+    lacking = [(query, mode) for query, modes in by_query.items() for mode in MODES if not modes[mode]]
+    if lacking:
+        shown = ", ".join(f"{q!r} has no {m!r} scores" for q, m in lacking[:5])
+        more = f" (and {len(lacking) - 5} more)" if len(lacking) > 5 else ""
+        cut = f" with rank <= {k}" if k is not None else ""
+        raise ValueError(f"INSTFOL needs both modes for every query{cut}: {shown}{more}")
+    per_query: dict[str, dict[str, float]] = {}
+    for query, modes in by_query.items():
+        q = sum(modes["query"]) / len(modes["query"])
+        i = sum(modes["instructed"]) / len(modes["instructed"])
+        per_query[query] = {"q": q, "i": i, "INSTFOL": instfol_score(q, i, max_score=max_score)}
+    n = len(per_query)
+    return {
+        "INSTFOL": (sum(r["INSTFOL"] for r in per_query.values()) / n) if n else None,
+        "n_queries": n,
+        "per_query": per_query,
+        "max": max_score,
+        "k": k,
+    }

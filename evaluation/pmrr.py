@@ -1,0 +1,196 @@
+"""p-MRR (FollowIR): how the ranks of the documents whose relevance changed move between two runs.
+
+Weller et al. (2024), "FollowIR: Evaluating and Teaching Information Retrieval Models to Follow
+Instructions", §3.1 eq. (1). The per-document score compares the reciprocal ranks of a document
+under the original instruction (R_og) and under the changed instruction (R_new).
+"""
+from __future__ import annotations
+
+from typing import Iterable, Mapping
+
+import numpy as np
+
+TIES = ("docid", "run-order")
+
+
+def _check_ties(ties: str) -> None:
+    if ties not in TIES:
+        raise ValueError(f"ties must be one of {TIES}, got {ties!r}")
+
+
+def doc_ranks(
+    docs: Mapping[str, float] | None,
+    targets: Iterable[str],
+    *,
+    ties: str = "docid",
+) -> dict[str, tuple[int, float]]:
+    """1-based rank and score of each target document in one query's run.
+
+    The rank is the position when the run's documents are ordered by score descending; equal
+    scores are ordered by document id descending (``ties="docid"``, trec_eval's order) or keep
+    the order in which the run lists them (``ties="run-order"``: a stable sort by score, as in
+    FollowIR's and InfoSearch's code, which sort the run dict with Python's ``sorted``). A
+    document absent from the run gets rank ``len(run) + 1`` and score 0.0 (the reference code's
+    value).
+
+    Examples
+    --------
+    >>> run = {"a": 0.5, "b": 0.9, "c": 0.5}
+    >>> doc_ranks(run, ["a", "c", "z"])
+    {'a': (3, 0.5), 'c': (2, 0.5), 'z': (4, 0.0)}
+    >>> doc_ranks(run, ["a", "c"], ties="run-order")
+    {'a': (2, 0.5), 'c': (3, 0.5)}
+    """
+    _check_ties(ties)
+    targets = list(targets)
+    if not docs:
+        return {d: (1, 0.0) for d in targets}
+    n = len(docs)
+    out = {d: (n + 1, 0.0) for d in targets}
+    present = [d for d in targets if d in docs]
+    if not present:
+        return out
+    scores = np.fromiter(docs.values(), dtype=np.float64, count=n)
+    wanted = np.array([docs[d] for d in present], dtype=np.float64)
+    greater = (scores[None, :] > wanted[:, None]).sum(axis=1)
+    at_least = (scores[None, :] >= wanted[:, None]).sum(axis=1)
+    ranks = (greater + 1).tolist()
+    tied_rows = np.flatnonzero(at_least - greater > 1)
+    if tied_rows.size:  # break ties: only the documents with the same score are looked at
+        keys = list(docs)
+        rows, cols = np.nonzero(scores[None, :] == wanted[tied_rows][:, None])
+        by_row: dict[int, list[int]] = {}
+        for r, c in zip(rows.tolist(), cols.tolist()):
+            by_row.setdefault(r, []).append(c)
+        for r, cols_r in by_row.items():  # cols_r ascending = run order
+            t = int(tied_rows[r])
+            d = present[t]
+            if ties == "docid":
+                ranks[t] += sum(1 for c in cols_r if keys[c] > d)
+            else:
+                ranks[t] += next(i for i, c in enumerate(cols_r) if keys[c] == d)
+    for d, rank, s in zip(present, ranks, wanted.tolist()):
+        out[d] = (rank, s)
+    return out
+
+
+def pair_score(r_og: int, r_new: int) -> float:
+    """p-MRR of one document from its original and new ranks (FollowIR eq. 1).
+
+        R_new / R_og - 1   if R_og >= R_new   (moved up or stayed: <= 0)
+        1 - R_og / R_new   otherwise          (moved down: > 0)
+
+    Examples
+    --------
+    >>> pair_score(10, 5), pair_score(5, 10), pair_score(3, 3)
+    (-0.5, 0.5, 0.0)
+    """
+    if r_og >= r_new:
+        return r_new / r_og - 1.0
+    return 1.0 - r_og / r_new
+
+
+def changed_documents(
+    qrels_og: Mapping[str, Mapping[str, int]],
+    qrels_changed: Mapping[str, Mapping[str, int]],
+) -> dict[str, list[str]]:
+    """Per query, the documents whose label differs between the two qrels versions.
+
+    The union of the documents judged for the query in either version is compared; a document
+    judged in only one version counts as 0 (not relevant) in the other. FollowIR's annotators
+    re-judged only the documents relevant under the original narrative, so in its data the
+    changed documents are those that went from relevant to not relevant (its ``qrel_diff``).
+    Queries without a changed document are left out.
+
+    Examples
+    --------
+    >>> changed_documents({"q": {"a": 1, "b": 1, "c": 0}}, {"q": {"a": 0, "b": 1}, "r": {"x": 1}})
+    {'q': ['a'], 'r': ['x']}
+    """
+    out: dict[str, list[str]] = {}
+    for qid in list(qrels_og) + [q for q in qrels_changed if q not in qrels_og]:
+        og = qrels_og.get(qid, {})
+        new = qrels_changed.get(qid, {})
+        docs = list(og) + [d for d in new if d not in og]
+        diff = [d for d in docs if og.get(d, 0) != new.get(d, 0)]
+        if diff:
+            out[qid] = diff
+    return out
+
+
+def p_mrr(
+    qrels_og: Mapping[str, Mapping[str, int]],
+    qrels_changed: Mapping[str, Mapping[str, int]],
+    run_og: Mapping[str, Mapping[str, float]],
+    run_changed: Mapping[str, Mapping[str, float]],
+    *,
+    ties: str = "docid",
+) -> dict:
+    """p-MRR: mean over queries of the mean per-document rank change score (FollowIR).
+
+    For each query with >= 1 changed document (:func:`changed_documents`) and each changed
+    document d, with R_og its rank in ``run_og`` and R_new its rank in ``run_changed``
+    (:func:`doc_ranks`; absent from a run -> ``len(run for the query) + 1``)::
+
+        p(d) = R_new / R_og - 1   if R_og >= R_new
+               1 - R_og / R_new   otherwise
+        p-MRR(q) = mean_d p(d);   p-MRR = mean_q p-MRR(q)
+
+    Ranges from -1 to 1; higher means the changed instruction pushed the documents that stopped
+    being relevant further down. A query with changed documents that is absent from either run
+    is skipped (as FollowIR's code does) and listed in ``missing_queries``.
+
+    Parameters
+    ----------
+    qrels_og, qrels_changed : dict
+        ``qrels[qid][docid] -> int`` under the original and the changed instruction.
+    run_og, run_changed : dict
+        ``run[qid][docid] -> score`` with the original and the changed instruction.
+    ties : {"docid", "run-order"}
+        How equal scores are ranked: doc id descending (trec_eval), or the run's own order
+        (reproduces the FollowIR / mteb code).
+
+    Returns
+    -------
+    dict
+        ``p-MRR`` (None when no query has a changed document present in both runs),
+        ``n_queries``, ``per_query`` ({qid: float}), ``n_documents`` (changed documents
+        scored), ``missing_queries``, ``ties``.
+
+    References
+    ----------
+    Weller, O., Chang, B., MacAvaney, S., Lo, K., Cohan, A., Van Durme, B., Lawrie, D.,
+    Soldaini, L. (2024). FollowIR. arXiv:2403.15246, §3.1 eq. (1).
+
+    Examples
+    --------
+    >>> qrels_og = {"q": {"a": 1, "b": 1}}
+    >>> qrels_changed = {"q": {"a": 0, "b": 1}}
+    >>> run_og = {"q": {"a": 0.9, "b": 0.8, "c": 0.1}}
+    >>> run_changed = {"q": {"b": 0.9, "c": 0.5, "a": 0.2}}
+    >>> p_mrr(qrels_og, qrels_changed, run_og, run_changed)["p-MRR"]  # a: rank 1 -> 3
+    0.6666666666666667
+    """
+    _check_ties(ties)
+    changed = changed_documents(qrels_og, qrels_changed)
+    per_query: dict[str, float] = {}
+    missing: list[str] = []
+    n_docs = 0
+    for qid, docs in changed.items():
+        if qid not in run_og or qid not in run_changed:
+            missing.append(qid)
+            continue
+        ranks_og = doc_ranks(run_og[qid], docs, ties=ties)
+        ranks_new = doc_ranks(run_changed[qid], docs, ties=ties)
+        values = [pair_score(ranks_og[d][0], ranks_new[d][0]) for d in docs]
+        per_query[qid] = sum(values) / len(values)
+        n_docs += len(values)
+    n = len(per_query)
+    return {
+        "p-MRR": (sum(per_query.values()) / n) if n else None,
+        "n_queries": n,
+        "per_query": per_query,
+        "n_documents": n_docs,
+        "missing_queries": sorted(missing),
+        "ties": ties,
+    }

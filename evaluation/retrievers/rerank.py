@@ -1,0 +1,101 @@
+"""Second stage: re-score the top k of a first-stage run (or given candidate lists) with a
+CrossEncoder, or with any function scoring (query text, document text) pairs."""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from evaluation.retrievers import Run
+from evaluation.retrievers.topk import top_k
+from evaluation.templates import Template
+from storage.errors import IFJudgeError
+
+Progress = Callable[[int, int, str], None]
+PairScorer = Callable[[list[tuple[str, str]]], Sequence[float]]
+
+
+class Reranker:
+    """Re-score the ``k`` best documents of each query of ``run`` with ``score_pairs``.
+
+    score(q, d) = f(T_q(instruction, query), title + " " + text), f the pair scorer (a
+    CrossEncoder reads both texts together: Nogueira & Cho, 2019, "Passage Re-ranking with BERT").
+    The query text follows the template; documents are given without the embedding prompts of
+    ``instructor`` (those are for bi-encoders). Documents of the first stage beyond its top ``k``
+    are dropped, as in any two-stage pipeline.
+
+    Parameters
+    ----------
+    score_pairs : callable
+        ``[(query_text, doc_text), ...] -> scores``.
+    name : str
+        Stored with the eval run.
+
+    Examples
+    --------
+    >>> from evaluation.templates import get_template
+    >>> overlap = lambda pairs: [len(set(q.split()) & set(d.split())) for q, d in pairs]
+    >>> r = Reranker(overlap, name="overlap")
+    >>> r.rerank({"q": {"d1": 9.0, "d2": 1.0}}, [{"qid": "q", "query": "red apple", "instruction": ""}],
+    ...          {"d1": {"text": "green pear"}, "d2": {"text": "a red apple"}}, template=get_template("query"))
+    {'q': {'d2': 2.0, 'd1': 0.0}}
+    """
+
+    def __init__(self, score_pairs: PairScorer, *, name: str, batch_size: int = 64):
+        self.score_pairs = score_pairs
+        self.name = name
+        self.batch_size = batch_size
+        self.pairs_scored = 0
+
+    def rerank(
+        self,
+        run: Mapping[str, Mapping[str, float]],
+        topics: Sequence[Mapping],
+        documents: Mapping[str, Mapping],
+        *,
+        template: Template,
+        k: int = 100,
+        progress: Progress | None = None,
+    ) -> Run:
+        """The re-scored run, ``run[qid][doc_id] -> pair score``, best first."""
+        by_qid = {t["qid"]: t for t in topics}
+        jobs: list[tuple[str, list[str]]] = []
+        for qid, docs in run.items():
+            if qid not in by_qid:
+                continue
+            first = list(top_k(np.array(list(docs.values()), dtype=float), list(docs), k))
+            jobs.append((qid, [d for d in first if d in documents]))
+        total = sum(len(ds) for _, ds in jobs)
+        out: Run = {}
+        done = 0
+        for qid, doc_ids in jobs:
+            topic = by_qid[qid]
+            qtext = template.query(topic["query"], topic.get("instruction", ""))
+            pairs = [(qtext, " ".join(f"{documents[d].get('title', '')} {documents[d].get('text', '')}".split())) for d in doc_ids]
+            scores: list[float] = []
+            for start in range(0, len(pairs), self.batch_size):
+                scores.extend(float(s) for s in self.score_pairs(pairs[start : start + self.batch_size]))
+            self.pairs_scored += len(pairs)
+            out[qid] = top_k(np.array(scores, dtype=float), doc_ids, len(doc_ids))
+            done += len(pairs)
+            if progress:
+                progress(done, total, "reranking")
+        return out
+
+
+def cross_encoder_reranker(model: str, *, batch_size: int = 32) -> Reranker:
+    """A :class:`Reranker` over a sentence-transformers ``CrossEncoder`` at a local path (or a hub
+    name when a hub is reachable). Raw CrossEncoder outputs are the scores."""
+    from sentence_transformers import CrossEncoder
+
+    local = Path(model).exists()
+    try:
+        ce = CrossEncoder(str(Path(model).resolve()) if local else model, device="cpu", local_files_only=local)
+    except Exception as exc:
+        raise IFJudgeError(f"cannot load CrossEncoder {model!r}: {exc}") from None
+
+    def score(pairs):
+        return ce.predict(pairs, batch_size=batch_size, show_progress_bar=False)
+
+    return Reranker(score, name=str(Path(model).resolve()) if local else model, batch_size=batch_size)

@@ -1,0 +1,154 @@
+"""Robustness@k (InstructIR): the worst nDCG@k within each group of instances sharing a query.
+
+Oh et al. (2024), "INSTRUCTIR: A Benchmark for Instruction Following of Information Retrieval
+Models", §3.3: instances with identical queries are grouped, the minimum nDCG@k within each
+group is taken, and these per-group minima are averaged.
+"""
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Mapping
+
+from evaluation.measures import Measure, evaluate
+from storage.errors import ImportFailure
+
+
+def default_group(qid: str) -> str:
+    """InstructIR's group of an instance id: the prefix before the first ``_``.
+
+    Examples
+    --------
+    >>> default_group("q12_3"), default_group("q12")
+    ('q12', 'q12')
+    """
+    return qid.split("_", 1)[0]
+
+
+def read_groups(path: str | Path) -> dict[str, str]:
+    """Read a two-column ``qid group`` file (tab, comma or whitespace separated).
+
+    A first line ``qid,group`` (or with a tab) is taken as a header and skipped.
+
+    Raises
+    ------
+    ImportFailure
+        Empty file, not UTF-8, a line without two columns, or an instance given two groups.
+    """
+    data = Path(path).read_bytes()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ImportFailure(str(path), line, None, "not UTF-8") from None
+    groups: dict[str, str] = {}
+    rows = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    if not rows:
+        raise ImportFailure(str(path), None, None, "empty file: expected lines 'qid group'")
+    for number, line in rows:
+        if "\t" in line:
+            parts = [p.strip() for p in line.split("\t")]
+        elif "," in line:
+            parts = [p.strip() for p in next(csv.reader([line]))]
+        else:
+            parts = line.split()
+        if len(parts) != 2:
+            raise ImportFailure(str(path), number, None,
+                                f"expected 2 columns 'qid group', got {len(parts)}")
+        qid, group = parts
+        if number == rows[0][0] and qid.lower() in ("qid", "query-id", "instance", "instance_id") \
+                and group.lower() in ("group", "group_id", "group-id"):
+            continue
+        if not qid or not group:
+            raise ImportFailure(str(path), number, "qid" if not qid else "group", "empty value")
+        if qid in groups and groups[qid] != group:
+            raise ImportFailure(str(path), number, "group",
+                                f"instance {qid!r} already in group {groups[qid]!r}")
+        groups[qid] = group
+    return groups
+
+
+def robustness(
+    qrels: Mapping[str, Mapping[str, int]],
+    run: Mapping[str, Mapping[str, float]],
+    *,
+    k: int = 10,
+    groups: Mapping[str, str] | None = None,
+) -> dict:
+    """Robustness@k: mean over groups of the minimum nDCG@k of the group's instances.
+
+        Robustness@k = (1 / |G|) * sum_{g in G} min_{i in g, i in run} nDCG@k(i)
+
+    nDCG@k per instance is trec_eval's ``ndcg_cut_k`` (pytrec_eval: linear gain, ties by doc id
+    descending). An instance is evaluated when it is in both the qrels and the run; a group
+    whose instances are only partly in the run takes the minimum over the instances that are
+    present (the absent ones are listed in ``missing_instances``); a group with no instance in
+    the run is left out of the mean (listed in ``empty_groups``). Instances of the run without
+    qrels are ignored.
+
+    Parameters
+    ----------
+    qrels, run : dict
+        ``qrels[qid][docid] -> int``; ``run[qid][docid] -> float``; qids are instance ids.
+    k : int
+        The nDCG cut-off (InstructIR reports k = 10).
+    groups : dict, optional
+        instance id -> group id. Default: the prefix of the instance id before the first ``_``
+        (InstructIR's ``<query>_<n>`` ids). Every evaluated instance must have a group.
+
+    Returns
+    -------
+    dict
+        ``Robustness@k`` (None when no group could be evaluated), ``nDCG@k`` (mean over the
+        evaluated instances), ``n_groups`` (groups in the mean), ``n_instances``,
+        ``per_group`` ({group: min nDCG@k}), ``missing_instances``, ``empty_groups``.
+
+    References
+    ----------
+    Oh, H., Lee, H., Ye, S., Shin, H., Jang, H., Jun, C., Seo, M. (2024). INSTRUCTIR.
+    arXiv:2402.14334, §3.3.
+
+    Examples
+    --------
+    >>> qrels = {"a_1": {"d1": 1}, "a_2": {"d2": 1}, "b_1": {"d1": 1}}
+    >>> run = {"a_1": {"d1": 1.0}, "a_2": {"d1": 1.0, "d2": 0.5}, "b_1": {"d1": 1.0}}
+    >>> r = robustness(qrels, run, k=10)
+    >>> round(r["Robustness@10"], 4), round(r["nDCG@10"], 4), r["n_groups"]
+    (0.8155, 0.877, 2)
+    """
+    if int(k) < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    k = int(k)
+    name = str(Measure("nDCG", k))
+    result = evaluate(qrels, run, [Measure("nDCG", k)], missing="omit")
+    per_instance = {qid: row[name] for qid, row in result["per_query"].items()}
+
+    members: dict[str, list[str]] = {}
+    missing_instances: list[str] = []
+    for qid in qrels:
+        if groups is not None and qid not in groups:
+            if qid in per_instance:
+                raise ValueError(f"instance {qid!r} is in the run and the qrels but has no group")
+            missing_instances.append(qid)
+            continue
+        group = default_group(qid) if groups is None else groups[qid]
+        members.setdefault(group, []).append(qid)
+    per_group: dict[str, float] = {}
+    empty_groups: list[str] = []
+    for group, qids in members.items():
+        present = [per_instance[q] for q in qids if q in per_instance]
+        missing_instances.extend(q for q in qids if q not in per_instance)
+        if present:
+            per_group[group] = min(present)
+        else:
+            empty_groups.append(group)
+    n_groups = len(per_group)
+    return {
+        f"Robustness@{k}": (sum(per_group.values()) / n_groups) if n_groups else None,
+        name: (sum(per_instance.values()) / len(per_instance)) if per_instance else None,
+        "n_groups": n_groups,
+        "n_instances": len(per_instance),
+        "per_group": per_group,
+        "missing_instances": sorted(missing_instances),
+        "empty_groups": sorted(empty_groups),
+    }

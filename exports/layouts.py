@@ -1,0 +1,270 @@
+"""Writers of a :class:`storage.bundle.Bundle` to the file layouts the importers read.
+
+Every writer produces files that :func:`storage.importers.parse` reads back into an equal Bundle
+(apart from ``source_files``), for a Bundle of that layout's shape:
+
+============================  ==========================================  ==================
+writer                        files                                        import format
+============================  ==========================================  ==================
+:func:`write_beir`            corpus.jsonl, queries.jsonl, qrels/<split>.tsv  ``beir``
+:func:`write_instructir`      only_instruction_queries.jsonl, only_queries.jsonl,
+                              qrels/test.tsv, corpus.jsonl                  ``instructir``
+:func:`write_followir`        queries.jsonl (instruction_og/_changed), corpus.jsonl,
+                              qrels_og/, qrels_changed/, top_ranked.jsonl  ``followir``
+:func:`write_infosearch`      the above plus instruction_reversed, qrels_reversed/  ``infosearch``
+:func:`write_ifir`            items.jsonl, corpus.jsonl                     ``ifir``
+:func:`write_trec_topics`     one TREC topics file                          ``trec``
+:func:`write_trec_qrels`      one TREC qrels file                           ``trec``
+:func:`write_trec_run`        one TREC run file                             ``trec``
+============================  ==========================================  ==================
+
+A Bundle that a layout cannot express (e.g. InstructIR instances written as BEIR) is refused with
+a ``ValueError`` saying what the layout needs, rather than written lossily.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+from storage.bundle import Bundle, Instance, Qrel, RunRow
+
+BEIR_QRELS_HEADER = "query-id\tcorpus-id\tscore"
+INSTRUCTIR_QRELS_HEADER = "qid\tpid\tscore"
+
+
+def _write_jsonl(path: Path, records: Iterable[dict]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8", newline="\n") as out:
+        for record in records:
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+    return path
+
+
+def _cell(value: str, what: str) -> str:
+    if not value or any(c in value for c in "\t\r\n"):
+        raise ValueError(f"{what} {value!r} cannot be written to a TSV cell; expected a non-blank id without tabs or line breaks")
+    return value
+
+
+def _token(value: str, what: str) -> str:
+    if not value or any(c.isspace() for c in value):
+        raise ValueError(f"{what} {value!r} cannot be written to a TREC file; expected a non-blank id without whitespace")
+    return value
+
+
+def _write_qrels_tsv(path: Path, qrels: list[Qrel], header: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8", newline="\n") as out:
+        out.write(header + "\n")
+        for q in qrels:
+            out.write(f"{_cell(q.qid, 'query id')}\t{_cell(q.doc_id, 'document id')}\t{q.relevance}\n")
+    return path
+
+
+def _qrels_of(bundle: Bundle, version: str) -> list[Qrel]:
+    return [q for q in bundle.qrels if q.version == version]
+
+
+def _write_corpus(bundle: Bundle, out_dir: Path) -> list[Path]:
+    if not bundle.documents:
+        return []
+    records = ({"_id": d.doc_id, "title": d.title, "text": d.text} for d in bundle.documents)
+    return [_write_jsonl(out_dir / "corpus.jsonl", records)]
+
+
+def write_beir(bundle: Bundle, out_dir: Path, *, version: str = "original", split: str = "test") -> list[Path]:
+    """Write the BEIR layout: ``corpus.jsonl``, ``queries.jsonl``, ``qrels/<split>.tsv``.
+
+    Qrels of ``version`` are written (the BEIR layout holds one version). A query that has an
+    instance of the same id (group = query id, variant ``og``) gets an ``instruction`` field; any
+    other instance cannot be expressed in BEIR and is refused.
+
+    Examples
+    --------
+    >>> write_beir(bundle, Path("out/beir"))  # doctest: +SKIP
+    [PosixPath('out/beir/corpus.jsonl'), PosixPath('out/beir/queries.jsonl'), PosixPath('out/beir/qrels/test.tsv')]
+    """
+    out_dir = Path(out_dir)
+    instruction: dict[str, str] = {}
+    for inst in bundle.instances:
+        if inst.instance_id != inst.query_id or inst.group_id != inst.query_id or inst.variant != "og":
+            raise ValueError(
+                f"instance {inst.instance_id!r} (query {inst.query_id!r}, variant {inst.variant!r}) cannot be "
+                "written as BEIR; expected instances whose id and group equal their query id, variant 'og' "
+                "(use write_instructir / write_followir / write_ifir for this bundle)"
+            )
+        instruction[inst.query_id] = inst.instruction
+    written = _write_corpus(bundle, out_dir)
+    records = []
+    for q in bundle.queries:
+        record = {"_id": q.query_id, "text": q.text}
+        if q.query_id in instruction:
+            record["instruction"] = instruction[q.query_id]
+        records.append(record)
+    written.append(_write_jsonl(out_dir / "queries.jsonl", records))
+    qrels = _qrels_of(bundle, version)
+    if qrels:
+        written.append(_write_qrels_tsv(out_dir / "qrels" / f"{split}.tsv", qrels, BEIR_QRELS_HEADER))
+    return written
+
+
+def write_instructir(bundle: Bundle, out_dir: Path, *, version: str = "original") -> list[Path]:
+    """Write the InstructIR split layout: ``only_instruction_queries.jsonl`` (with
+    ``metadata.origin_query``), ``only_queries.jsonl``, ``qrels/test.tsv`` (header ``qid pid score``)
+    and ``corpus.jsonl`` when the bundle has documents.
+
+    Instances must be ``<qid>_<j>`` with query and group ``<qid>``.
+    """
+    out_dir = Path(out_dir)
+    query_text = {q.query_id: q.text for q in bundle.queries}
+    records = []
+    for inst in bundle.instances:
+        group = inst.instance_id.partition("_")[0]
+        if "_" not in inst.instance_id or inst.query_id != group or inst.group_id != group:
+            raise ValueError(
+                f"instance {inst.instance_id!r} (query {inst.query_id!r}, group {inst.group_id!r}) cannot be "
+                "written as InstructIR; expected id '<qid>_<j>' with query and group '<qid>'"
+            )
+        records.append({"_id": inst.instance_id, "text": inst.instruction,
+                        "metadata": {"origin_query": query_text[inst.query_id]}})
+    written = _write_corpus(bundle, out_dir)
+    written.append(_write_jsonl(out_dir / "only_instruction_queries.jsonl", records))
+    written.append(_write_jsonl(out_dir / "only_queries.jsonl",
+                                ({"_id": q.query_id, "text": q.text, "metadata": {}} for q in bundle.queries)))
+    qrels = _qrels_of(bundle, version)
+    if qrels:
+        written.append(_write_qrels_tsv(out_dir / "qrels" / "test.tsv", qrels, INSTRUCTIR_QRELS_HEADER))
+    return written
+
+
+def _instances_by_query(bundle: Bundle) -> dict[tuple[str, str], Instance]:
+    return {(i.query_id, i.variant): i for i in bundle.instances}
+
+
+def _write_mteb(bundle: Bundle, out_dir: Path, versions: dict[str, str], split: str, *, infosearch: bool) -> list[Path]:
+    out_dir = Path(out_dir)
+    by_query = _instances_by_query(bundle)
+    variants = ("og", "changed", "reversed") if infosearch else ("og", "changed")
+    for inst in bundle.instances:
+        expected = f"{inst.query_id}-{inst.variant}"
+        if inst.variant not in variants or inst.instance_id != expected or inst.group_id != inst.query_id:
+            raise ValueError(
+                f"instance {inst.instance_id!r} cannot be written to the {'InfoSearch' if infosearch else 'FollowIR'} "
+                f"layout; expected id '<qid>-<variant>' with variant in {variants} and group = query id"
+            )
+    records = []
+    for q in bundle.queries:
+        record = {"_id": q.query_id, "text": q.text}
+        for variant in variants:
+            inst = by_query.get((q.query_id, variant))
+            if inst is None:
+                raise ValueError(f"query {q.query_id!r} has no {variant!r} instance; expected one per variant {variants}")
+            record[f"instruction_{variant}"] = inst.instruction
+        records.append(record)
+    written = _write_corpus(bundle, out_dir)
+    written.append(_write_jsonl(out_dir / "queries.jsonl", records))
+    for dirname, version in versions.items():
+        qrels = _qrels_of(bundle, version)
+        if qrels:
+            written.append(_write_qrels_tsv(out_dir / dirname / f"{split}.tsv", qrels, BEIR_QRELS_HEADER))
+    if bundle.top_ranked:
+        written.append(_write_jsonl(out_dir / "top_ranked.jsonl",
+                                    ({"qid": qid, "doc_ids": list(docs)} for qid, docs in bundle.top_ranked.items())))
+    return written
+
+
+def write_followir(bundle: Bundle, out_dir: Path, *, og_version: str = "original",
+                   changed_version: str = "changed", split: str = "test") -> list[Path]:
+    """Write the FollowIR/MTEB layout: ``queries.jsonl`` (``_id``, ``text``, ``instruction_og``,
+    ``instruction_changed``), ``corpus.jsonl``, ``qrels_og/<split>.tsv`` (qrels ``og_version``),
+    ``qrels_changed/<split>.tsv`` (qrels ``changed_version``, e.g. ``"validated"``) and
+    ``top_ranked.jsonl`` (``{"qid", "doc_ids"}``).
+
+    The instructions come from the instances ``<qid>-og`` and ``<qid>-changed``.
+    """
+    versions = {"qrels_og": og_version, "qrels_changed": changed_version}
+    return _write_mteb(bundle, out_dir, versions, split, infosearch=False)
+
+
+def write_infosearch(bundle: Bundle, out_dir: Path, *, og_version: str = "original",
+                     changed_version: str = "changed", reversed_version: str = "reversed",
+                     split: str = "test") -> list[Path]:
+    """Write the InfoSearch layout: the FollowIR/MTEB layout plus ``instruction_reversed`` and
+    ``qrels_reversed/<split>.tsv``."""
+    versions = {"qrels_og": og_version, "qrels_changed": changed_version, "qrels_reversed": reversed_version}
+    return _write_mteb(bundle, out_dir, versions, split, infosearch=True)
+
+
+def write_ifir(bundle: Bundle, out_dir: Path, *, version: str = "original") -> list[Path]:
+    """Write IFIR items (``items.jsonl``: ``_id``, ``query_id``, ``query``, ``instruction``,
+    ``level``, ``gold``) and ``corpus.jsonl``; gold = documents judged relevant (> 0) in ``version``."""
+    out_dir = Path(out_dir)
+    query_text = {q.query_id: q.text for q in bundle.queries}
+    gold: dict[str, list[str]] = {}
+    for q in _qrels_of(bundle, version):
+        if q.relevance > 0:
+            gold.setdefault(q.qid, []).append(q.doc_id)
+    records = []
+    for inst in bundle.instances:
+        if inst.group_id != inst.query_id or not (inst.variant == "og" or inst.variant.startswith("level")):
+            raise ValueError(f"instance {inst.instance_id!r} cannot be written as IFIR; expected group = query id "
+                             "and variant 'og' or 'level1'..'level3'")
+        if not gold.get(inst.instance_id):
+            raise ValueError(f"instance {inst.instance_id!r} has no relevant document in qrels {version!r}; "
+                             "an IFIR item needs at least one gold passage")
+        record = {"_id": inst.instance_id, "query_id": inst.query_id, "query": query_text[inst.query_id],
+                  "instruction": inst.instruction}
+        if inst.variant.startswith("level"):
+            record["level"] = int(inst.variant[len("level"):])
+        record["gold"] = gold[inst.instance_id]
+        records.append(record)
+    written = _write_corpus(bundle, out_dir)
+    written.append(_write_jsonl(out_dir / "items.jsonl", records))
+    return written
+
+
+def write_trec_qrels(bundle: Bundle, path: Path, *, version: str = "original") -> Path:
+    """Write the qrels of ``version`` as TREC qrels (``qid 0 docid rel``)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8", newline="\n") as out:
+        for q in _qrels_of(bundle, version):
+            out.write(f"{_token(q.qid, 'query id')} 0 {_token(q.doc_id, 'document id')} {q.relevance}\n")
+    return path
+
+
+def write_trec_topics(bundle: Bundle, path: Path, *, variant: str = "og") -> Path:
+    """Write every query as a TREC topic; the narrative is the query's :class:`Narrative` of
+    ``variant`` (else its instance of that variant). The description is left empty.
+
+    Examples
+    --------
+    >>> write_trec_topics(bundle, Path("topics.txt"), variant="changed")  # doctest: +SKIP
+    """
+    path = Path(path)
+    narrative = {(i.query_id, i.variant): i.instruction for i in bundle.instances}
+    narrative.update({(n.query_id, n.variant): n.text for n in bundle.narratives})
+    blocks = []
+    for q in bundle.queries:
+        text = narrative.get((q.query_id, variant), "")
+        if not text.strip():
+            raise ValueError(f"query {q.query_id!r} has no {variant!r} narrative; a TREC topic needs one")
+        blocks.append(
+            f"<top>\n<num> Number: {_token(q.query_id, 'topic number')}\n<title> {q.text}\n"
+            f"<desc> Description:\n\n<narr> Narrative:\n{text}\n</top>\n"
+        )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(blocks), encoding="utf-8", newline="\n")
+    return path
+
+
+def write_trec_run(rows: list[RunRow], path: Path, *, tag: str) -> Path:
+    """Write run rows as a TREC run (``qid Q0 docid rank score tag``)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8", newline="\n") as out:
+        for r in rows:
+            out.write(f"{_token(r.qid, 'query id')} Q0 {_token(r.doc_id, 'document id')} {r.rank} "
+                      f"{r.score!r} {_token(tag, 'run tag')}\n")
+    return path

@@ -1,0 +1,137 @@
+"""Annotate: one screen per instance (all the study's questions, as in InstructIR Fig. 9b),
+keyboard first. Every submission is committed before the next screen is shown."""
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from annotation import workspace
+from storage import studies
+from storage.errors import IFJudgeError, PermissionDenied
+from ui.session import db, require_role
+from ui.text import literal
+
+user = require_role("annotator", "expert", "lead")
+conn = db()
+
+my_studies = studies.studies_for_user(conn, user["id"])
+if not my_studies:
+    st.info("You have no study assigned yet.")
+    st.stop()
+study = st.selectbox(
+    "Study", my_studies, format_func=lambda s: f"{s['id']}: {s['name']}", key="ann_study",
+    label_visibility="collapsed" if len(my_studies) == 1 else "visible",
+)
+sid = study["id"]
+state_key = f"ann_screen:{sid}"
+
+# The screen in progress is UI state; what is submitted lives in the database only.
+if st.session_state.get(state_key) is None:
+    screen = workspace.open_screen(conn, sid, user)
+    if screen is not None:
+        st.session_state[state_key] = screen.screen
+        st.session_state[f"started:{sid}:{screen.screen}"] = time.time()
+else:
+    screen = workspace.open_screen(conn, sid, user, st.session_state[state_key])
+
+done, total = workspace.progress(conn, sid, user)
+st.progress(done / total if total else 1.0, text=f"{done} of {total}")
+
+with st.sidebar:
+    st.subheader("Guidelines")
+    for qid, text in study["settings"].get("guidelines", {}).items():
+        with st.expander(qid, expanded=False):
+            st.text(text)
+    st.caption("Keys: 1/2 Q1 yes/no, 3/4 Q2 yes/no (1-5 for a scale), 5/6/7 passage, Ctrl+Enter submit")
+    past = workspace.history(conn, sid, user)
+    if past:
+        back = st.selectbox("Go back to", [None, *reversed(past)], key=f"back:{sid}",
+                            format_func=lambda s: "(choose a submitted item)" if s is None else s)
+        if back is not None and st.button("Open", key=f"open_back:{sid}"):
+            st.session_state[state_key] = back
+            st.session_state[f"started:{sid}:{back}"] = time.time()
+            st.session_state.pop(f"back:{sid}", None)
+            st.rerun()
+
+if screen is None:
+    st.success("All done: there is nothing left in your queue for this study. Thank you!")
+    st.stop()
+
+answer_key = lambda q: f"ans:{sid}:{screen.screen}:{q}"  # noqa: E731
+
+
+def choose(qid: str, value: str) -> None:
+    st.session_state[answer_key(qid)] = value
+
+
+for it in screen.items:  # going back: start from the current answer
+    if it.current and answer_key(it.question.id) not in st.session_state:
+        st.session_state[answer_key(it.question.id)] = it.current["value"]
+        st.session_state[answer_key(it.question.id) + ":reason"] = it.current["reason"]
+
+revising = any(it.current for it in screen.items)
+if revising:
+    st.info("You are changing an answer you already submitted; the earlier answer stays in the history.")
+
+literal("Instruction", screen.instruction)
+literal("Query", screen.query)
+if screen.narrative:
+    literal("Narrative", screen.narrative)
+if screen.document:
+    literal(f"Document {screen.document['doc_id']}: {screen.document['title']}", screen.document["text"])
+
+for it in screen.items:
+    q = it.question
+    st.markdown(f"**{q.prompt}**")
+    chosen = st.session_state.get(answer_key(q.id))
+    if q.id == "best_passage":
+        for n, (p, key) in enumerate(zip(it.passages, q.keys), start=1):
+            with st.container(border=True):
+                st.text(p["text"], width="stretch")
+                st.button(
+                    f"Passage {n} [{key}]", key=f"pick:{sid}:{screen.screen}:{n}", shortcut=key,
+                    type="primary" if chosen == p["doc_id"] else "secondary",
+                    on_click=choose, args=(q.id, p["doc_id"]),
+                )
+    else:
+        cols = st.columns(len(q.categories) + 1)
+        for col, (value, key) in zip(cols, zip(q.categories, q.keys)):
+            col.button(
+                f"{value} [{key}]", key=f"val:{sid}:{screen.screen}:{q.id}:{value}", shortcut=key,
+                type="primary" if chosen == value else "secondary", on_click=choose, args=(q.id, value),
+            )
+    if chosen in q.reason_required_for:
+        st.text_area(f"Reason (required when the answer is {chosen})", key=answer_key(q.id) + ":reason", height=80)
+
+left, right = st.columns([1, 5])
+submit = left.button("Submit [Ctrl+Enter]", key=f"submit:{sid}:{screen.screen}", type="primary", shortcut="ctrl+enter")
+if not revising and right.button("Skip for now", key=f"skip:{sid}:{screen.screen}"):
+    workspace.skip(conn, screen, user)
+    st.session_state[state_key] = None
+    st.rerun()
+
+if submit:
+    answers = {
+        it.question.id: {
+            "value": st.session_state.get(answer_key(it.question.id)),
+            "reason": st.session_state.get(answer_key(it.question.id) + ":reason", ""),
+        }
+        for it in screen.items
+    }
+    try:
+        workspace.submit_screen(
+            conn, screen, user, answers, started_at=st.session_state.get(f"started:{sid}:{screen.screen}")
+        )
+    except (studies.StaleSubmission, PermissionDenied):
+        # already stored from another tab, or the claim expired and went to someone else: move on
+        st.session_state[state_key] = None
+        st.rerun()
+    except IFJudgeError as exc:
+        st.error(str(exc))
+    else:
+        for k in [k for k in st.session_state if isinstance(k, str) and k.startswith(f"ans:{sid}:{screen.screen}:")]:
+            del st.session_state[k]
+        st.session_state[state_key] = None
+        st.toast("Saved")
+        st.rerun()

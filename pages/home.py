@@ -1,0 +1,60 @@
+"""Projects: the list with counts, and import from the browser (same validation as the CLI)."""
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from storage import importers, projects, studies
+from storage.errors import IFJudgeError
+from ui.session import db, require_role
+
+require_role("lead")
+conn = db()
+st.title("Projects")
+
+rows = []
+for p in projects.list_projects(conn):
+    c = p["counts"]
+    rows.append({
+        "project": p["name"], "kind": p["kind"], "instances": c["instances"], "groups": c["groups"],
+        "queries": c["queries"], "documents": c["documents"],
+        **{k.replace("qrels_", "qrels ") : v for k, v in c.items() if k.startswith("qrels_")},
+        "studies": len(studies.list_studies(conn, p["id"])),
+    })
+if rows:
+    st.dataframe(pd.DataFrame(rows).fillna(0), hide_index=True, key="projects_table")
+else:
+    st.info("No project yet: import one below.")
+
+st.subheader("Import")
+with st.form("import_form"):
+    name = st.text_input("Project name", key="import_project")
+    fmt = st.selectbox("Format", importers.FORMATS, key="import_format")
+    files = st.file_uploader(
+        "Files (keep their names: corpus.jsonl, queries.jsonl, qrels files ...)", accept_multiple_files=True,
+        key="import_files",
+    )
+    qrels_dir = st.text_input("Folder of the qrels files (e.g. qrels, qrels_og), if any", value="qrels", key="import_qrels_dir")
+    go = st.form_submit_button("Import")
+if go:
+    if not name.strip():
+        st.error("Project name: please give the project a name.")
+    elif not files:
+        st.error("Files: please choose the files to import.")
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            for f in files:
+                target = root / (qrels_dir.strip() or "qrels") / f.name if f.name.endswith(".tsv") and "qrels" in qrels_dir else root / f.name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(f.getvalue())
+            try:
+                bundle = importers.parse(fmt, [root])
+                counts = projects.import_bundle(conn, name.strip(), bundle, fmt=fmt)
+            except IFJudgeError as exc:
+                st.error(str(exc).replace(tmp + "/", ""))
+            else:
+                st.success(f"Imported into {name.strip()}: " + ", ".join(f"{v} {k}" for k, v in counts.items() if v))

@@ -1,0 +1,1 @@
+"""Storage: the only package that opens SQLite. Schema, migrations, queries, transactions."""

@@ -1,0 +1,97 @@
+"""The in-memory form of an import: every importer parses files into a :class:`Bundle`,
+validates it completely, and only then is it written to SQLite in one transaction.
+
+Exporters of the file layouts produce files that parse back into an equal Bundle.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+VARIANTS = ("og", "changed", "reversed", "level1", "level2", "level3")
+QRELS_VERSIONS = ("original", "changed", "reversed", "validated")
+
+
+@dataclass(frozen=True)
+class Document:
+    doc_id: str
+    text: str
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class Query:
+    query_id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One evaluated unit of an instruction-following benchmark.
+
+    ``group_id`` is the set of instances sharing a query (InstructIR: the id prefix before ``_``).
+    ``variant`` is one of :data:`VARIANTS`.
+    """
+
+    instance_id: str
+    query_id: str
+    group_id: str
+    instruction: str
+    variant: str = "og"
+
+
+@dataclass(frozen=True)
+class Qrel:
+    """One relevance judgment. ``qid`` is the id the qrels file uses: an instance id
+    (InstructIR: one target per instance) or a query id (FollowIR, BEIR)."""
+
+    qid: str
+    doc_id: str
+    relevance: int
+    version: str = "original"
+
+
+@dataclass(frozen=True)
+class Narrative:
+    """A narrative (TREC) or instruction text attached to a query, as imported."""
+
+    query_id: str
+    text: str
+    variant: str = "og"
+
+
+@dataclass(frozen=True)
+class RunRow:
+    qid: str
+    doc_id: str
+    rank: int
+    score: float
+
+
+@dataclass
+class Bundle:
+    documents: list[Document] = field(default_factory=list)
+    queries: list[Query] = field(default_factory=list)
+    instances: list[Instance] = field(default_factory=list)
+    qrels: list[Qrel] = field(default_factory=list)
+    narratives: list[Narrative] = field(default_factory=list)
+    # candidate lists to rerank (FollowIR top_ranked.jsonl): qid -> doc ids in order
+    top_ranked: dict[str, list[str]] = field(default_factory=dict)
+    # external runs: run name -> rows
+    runs: dict[str, list[RunRow]] = field(default_factory=dict)
+    # (path, sha256) of every file read, for the export manifest
+    source_files: list[tuple[str, str]] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        qrels_by_version: dict[str, int] = {}
+        for q in self.qrels:
+            qrels_by_version[q.version] = qrels_by_version.get(q.version, 0) + 1
+        return {
+            "documents": len(self.documents),
+            "queries": len(self.queries),
+            "instances": len(self.instances),
+            "groups": len({i.group_id for i in self.instances}),
+            "narratives": len(self.narratives),
+            "top_ranked": len(self.top_ranked),
+            "run_rows": sum(len(r) for r in self.runs.values()),
+            **{f"qrels_{v}": n for v, n in sorted(qrels_by_version.items())},
+        }

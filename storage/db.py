@@ -1,0 +1,267 @@
+"""Opening the database, the schema and its migrations, and the write gateway.
+
+Every connection is opened here: WAL journal, a busy timeout, foreign keys on. The schema evolves
+through numbered migrations recorded in ``schema_migrations``; :func:`connect` applies the missing
+ones. Writes that read and then write go through :func:`write`, which opens the transaction with
+``BEGIN IMMEDIATE`` so that concurrent writers queue on the busy timeout instead of failing with
+"database is locked" halfway through.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+
+import sqlite_utils
+
+BUSY_TIMEOUT_MS = 30_000
+DEFAULT_DB_ENV = "IFJUDGE_DB"
+DEFAULT_DB_PATH = Path("data") / "ifjudge.db"
+
+MIGRATIONS: list[tuple[int, str, str]] = [
+    (
+        1,
+        "initial schema",
+        """
+        CREATE TABLE users (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            role TEXT NOT NULL CHECK (role IN ('annotator', 'lead', 'expert')),
+            password_hash TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE sign_in_attempts (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL,
+            at REAL NOT NULL,
+            success INTEGER NOT NULL
+        );
+        CREATE INDEX sign_in_attempts_name ON sign_in_attempts (name, at);
+        CREATE TABLE projects (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            kind TEXT NOT NULL CHECK (kind IN ('instructir', 'followir', 'infosearch', 'ifir', 'generic')),
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE imports (
+            id INTEGER PRIMARY KEY,
+            project_id INTEGER NOT NULL REFERENCES projects (id),
+            format TEXT NOT NULL,
+            counts TEXT NOT NULL,
+            source_files TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE documents (
+            project_id INTEGER NOT NULL REFERENCES projects (id),
+            doc_id TEXT NOT NULL,
+            title TEXT NOT NULL DEFAULT '',
+            text TEXT NOT NULL,
+            PRIMARY KEY (project_id, doc_id)
+        );
+        CREATE TABLE queries (
+            project_id INTEGER NOT NULL REFERENCES projects (id),
+            query_id TEXT NOT NULL,
+            text TEXT NOT NULL,
+            PRIMARY KEY (project_id, query_id)
+        );
+        CREATE TABLE instances (
+            project_id INTEGER NOT NULL REFERENCES projects (id),
+            instance_id TEXT NOT NULL,
+            query_id TEXT NOT NULL,
+            group_id TEXT NOT NULL,
+            instruction TEXT NOT NULL,
+            variant TEXT NOT NULL,
+            PRIMARY KEY (project_id, instance_id)
+        );
+        CREATE INDEX instances_group ON instances (project_id, group_id);
+        CREATE TABLE qrels (
+            project_id INTEGER NOT NULL REFERENCES projects (id),
+            version TEXT NOT NULL,
+            qid TEXT NOT NULL,
+            doc_id TEXT NOT NULL,
+            relevance INTEGER NOT NULL,
+            PRIMARY KEY (project_id, version, qid, doc_id)
+        );
+        CREATE TABLE top_ranked (
+            project_id INTEGER NOT NULL REFERENCES projects (id),
+            qid TEXT NOT NULL,
+            doc_ids TEXT NOT NULL,
+            PRIMARY KEY (project_id, qid)
+        );
+        CREATE TABLE narrative_versions (
+            id INTEGER PRIMARY KEY,
+            project_id INTEGER NOT NULL REFERENCES projects (id),
+            query_id TEXT NOT NULL,
+            variant TEXT NOT NULL,
+            text TEXT NOT NULL,
+            author TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            parent_id INTEGER REFERENCES narrative_versions (id)
+        );
+        CREATE INDEX narrative_versions_query ON narrative_versions (project_id, query_id);
+        CREATE TABLE studies (
+            id INTEGER PRIMARY KEY,
+            project_id INTEGER NOT NULL REFERENCES projects (id),
+            name TEXT NOT NULL,
+            questions TEXT NOT NULL,
+            settings TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE study_annotators (
+            study_id INTEGER NOT NULL REFERENCES studies (id),
+            user_id INTEGER NOT NULL REFERENCES users (id),
+            PRIMARY KEY (study_id, user_id)
+        );
+        CREATE TABLE items (
+            id INTEGER PRIMARY KEY,
+            study_id INTEGER NOT NULL REFERENCES studies (id),
+            screen TEXT NOT NULL,
+            position INTEGER NOT NULL,
+            instance_id TEXT NOT NULL,
+            question TEXT NOT NULL,
+            doc_id TEXT,
+            narrative_version_id INTEGER REFERENCES narrative_versions (id),
+            payload TEXT NOT NULL DEFAULT '{}',
+            cap INTEGER NOT NULL
+        );
+        CREATE INDEX items_screen ON items (study_id, screen);
+        CREATE TABLE assignments (
+            item_id INTEGER NOT NULL REFERENCES items (id),
+            user_id INTEGER NOT NULL REFERENCES users (id),
+            state TEXT NOT NULL CHECK (state IN ('pending', 'claimed', 'done')),
+            claimed_at REAL,
+            position INTEGER NOT NULL,
+            PRIMARY KEY (item_id, user_id)
+        );
+        CREATE INDEX assignments_user ON assignments (user_id, state, position);
+        CREATE TABLE labels (
+            id INTEGER PRIMARY KEY,
+            item_id INTEGER NOT NULL REFERENCES items (id),
+            user_id INTEGER NOT NULL REFERENCES users (id),
+            value TEXT NOT NULL,
+            reason TEXT NOT NULL DEFAULT '',
+            shown_order TEXT,
+            started_at REAL,
+            submitted_at REAL NOT NULL,
+            duration_ms INTEGER,
+            supersedes INTEGER REFERENCES labels (id)
+        );
+        CREATE INDEX labels_item_user ON labels (item_id, user_id, id);
+        CREATE INDEX labels_user ON labels (user_id, id);
+        CREATE TABLE adjudications (
+            id INTEGER PRIMARY KEY,
+            item_id INTEGER NOT NULL REFERENCES items (id),
+            value TEXT NOT NULL,
+            lead TEXT NOT NULL,
+            note TEXT NOT NULL DEFAULT '',
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX adjudications_item ON adjudications (item_id, id);
+        CREATE TABLE eval_runs (
+            id INTEGER PRIMARY KEY,
+            project_id INTEGER NOT NULL REFERENCES projects (id),
+            model TEXT NOT NULL,
+            template TEXT NOT NULL,
+            settings TEXT NOT NULL,
+            qrels_version TEXT NOT NULL,
+            metrics TEXT NOT NULL,
+            per_query TEXT NOT NULL,
+            run TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE settings (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        );
+        """,
+    ),
+]
+
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def default_db_path() -> Path:
+    return Path(os.environ.get(DEFAULT_DB_ENV) or DEFAULT_DB_PATH)
+
+
+def connect(path: str | os.PathLike | None = None) -> sqlite_utils.Database:
+    """Open (creating if needed) the database at ``path`` and bring its schema up to date.
+
+    Cheap: open one per Streamlit run or CLI call; never share one across threads.
+    """
+    path = Path(path) if path is not None else default_db_path()
+    if path.parent and not path.parent.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA foreign_keys = ON")
+    db = sqlite_utils.Database(conn)
+    migrate(db)
+    return db
+
+
+def schema_version(db: sqlite_utils.Database) -> int:
+    if "schema_migrations" not in db.table_names():
+        return 0
+    row = db.execute("SELECT MAX(version) FROM schema_migrations").fetchone()
+    return row[0] or 0
+
+
+def migrate(db: sqlite_utils.Database) -> int:
+    """Apply every migration newer than the database's version, each in its own transaction."""
+    current = schema_version(db)
+    if current >= SCHEMA_VERSION:
+        return current
+    with write(db):
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations "
+            "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+        )
+        # Another process may have migrated while we waited for the write lock.
+        current = schema_version(db)
+        for version, name, sql in MIGRATIONS:
+            if version <= current:
+                continue
+            for statement in _statements(sql):
+                db.execute(statement)
+            db.execute(
+                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                [version, name, now_iso()],
+            )
+    return SCHEMA_VERSION
+
+
+def _statements(sql: str) -> list[str]:
+    return [s.strip() for s in sql.split(";") if s.strip()]
+
+
+@contextlib.contextmanager
+def write(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Database]:
+    """One write transaction, opened with ``BEGIN IMMEDIATE``; committed on success, rolled back
+    on any exception. Nesting is not allowed: a multi-step write is one call of this."""
+    conn = db.conn
+    if conn.in_transaction:
+        raise RuntimeError("storage.db.write() does not nest: one transaction per operation")
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    else:
+        conn.execute("COMMIT")
+
+
+def get_setting(db: sqlite_utils.Database, key: str) -> str | None:
+    row = db.execute("SELECT value FROM settings WHERE key = ?", [key]).fetchone()
+    return row[0] if row else None

@@ -1,0 +1,130 @@
+"""Eval runs: a model's run on a project's topics, evaluated against one qrels version, stored
+with its settings, aggregate metrics and per-query results (table ``eval_runs``).
+
+``settings`` is JSON. Two keys matter to storage:
+
+- ``retrieval_key``: identifies the retrieval (model identity, template, k, variant, rerank,
+  candidates). Two eval runs with the same key have the same run, whatever their qrels version,
+  so :func:`find_run` lets a second evaluation reuse it instead of retrieving again.
+- ``paired_run``: ``{"variant", "retrieval_key", "run"}``, the second run a paired metric needed
+  (p-MRR: the run on the changed instructions beside the run on the original ones); found by
+  :func:`find_run` too.
+"""
+from __future__ import annotations
+
+import json
+
+import sqlite_utils
+
+from storage.db import now_iso, write
+from storage.errors import NotFound
+
+_SUMMARY = ("id", "project_id", "model", "template", "settings", "qrels_version", "metrics", "created_at")
+
+
+def store_eval_run(
+    db: sqlite_utils.Database,
+    project_id: int,
+    *,
+    model: str,
+    template: str,
+    settings: dict,
+    qrels_version: str,
+    metrics: dict,
+    per_query: dict,
+    run: dict,
+) -> int:
+    """Insert one eval run in one transaction; returns its id."""
+    with write(db):
+        cur = db.execute(
+            "INSERT INTO eval_runs (project_id, model, template, settings, qrels_version, metrics, per_query, run,"
+            " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                project_id,
+                model,
+                template,
+                json.dumps(settings, sort_keys=True),
+                qrels_version,
+                json.dumps(metrics),
+                json.dumps(per_query),
+                json.dumps(run),
+                now_iso(),
+            ],
+        )
+        return cur.lastrowid
+
+
+def _summary(row) -> dict:
+    out = dict(zip(_SUMMARY, row))
+    out["settings"] = json.loads(out["settings"])
+    out["metrics"] = json.loads(out["metrics"])
+    return out
+
+
+def list_eval_runs(
+    db: sqlite_utils.Database, project_id: int, *, include_external: bool = False, with_per_query: bool = False
+) -> list[dict]:
+    """Eval runs of a project, oldest first, without their runs (cheap).
+
+    Runs stored by an import and never evaluated (template ``external``, no qrels version) are
+    left out unless ``include_external``. ``with_per_query`` adds the ``per_query`` dicts.
+    """
+    cols = ", ".join(_SUMMARY) + (", per_query" if with_per_query else "")
+    sql = f"SELECT {cols} FROM eval_runs WHERE project_id = ?"
+    if not include_external:
+        sql += " AND qrels_version != ''"
+    sql += " ORDER BY id"
+    out = []
+    for row in db.execute(sql, [project_id]):
+        item = _summary(row[: len(_SUMMARY)])
+        if with_per_query:
+            item["per_query"] = json.loads(row[len(_SUMMARY)])
+        out.append(item)
+    return out
+
+
+def load_eval_run(db: sqlite_utils.Database, run_id: int) -> dict:
+    """Everything stored for one eval run (``settings``, ``metrics``, ``per_query``, ``run`` parsed)."""
+    row = db.execute(
+        f"SELECT {', '.join(_SUMMARY)}, per_query, run FROM eval_runs WHERE id = ?", [run_id]
+    ).fetchone()
+    if row is None:
+        raise NotFound(f"no eval run with id {run_id}")
+    out = _summary(row[: len(_SUMMARY)])
+    out["per_query"] = json.loads(row[-2])
+    out["run"] = json.loads(row[-1])
+    return out
+
+
+def find_run(db: sqlite_utils.Database, project_id: int, retrieval_key: str) -> dict | None:
+    """The newest stored run whose retrieval key is ``retrieval_key`` (as the main run or as the
+    paired run of an eval run), or None."""
+    row = db.execute(
+        "SELECT run FROM eval_runs WHERE project_id = ? AND json_extract(settings, '$.retrieval_key') = ?"
+        " ORDER BY id DESC LIMIT 1",
+        [project_id, retrieval_key],
+    ).fetchone()
+    if row is not None:
+        return json.loads(row[0])
+    row = db.execute(
+        "SELECT json_extract(settings, '$.paired_run.run') FROM eval_runs WHERE project_id = ?"
+        " AND json_extract(settings, '$.paired_run.retrieval_key') = ? ORDER BY id DESC LIMIT 1",
+        [project_id, retrieval_key],
+    ).fetchone()
+    return json.loads(row[0]) if row is not None and row[0] is not None else None
+
+
+def external_run(db: sqlite_utils.Database, project_id: int, model: str) -> dict:
+    """The run an import stored under ``model`` (``external:<name>``)."""
+    row = db.execute(
+        "SELECT run FROM eval_runs WHERE project_id = ? AND model = ? AND template = 'external'"
+        " ORDER BY id DESC LIMIT 1",
+        [project_id, model],
+    ).fetchone()
+    if row is None:
+        known = [r[0] for r in db.execute(
+            "SELECT DISTINCT model FROM eval_runs WHERE project_id = ? AND template = 'external' ORDER BY model",
+            [project_id],
+        )]
+        raise NotFound(f"no imported run {model!r} in this project; imported runs: {', '.join(known) or 'none'}")
+    return json.loads(row[0])

@@ -1,0 +1,227 @@
+"""Projects and their corpus: creating a project from a Bundle in one transaction, and reading
+documents, queries, instances and qrels back."""
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+
+import sqlite_utils
+
+from storage.bundle import QRELS_VERSIONS, Bundle
+from storage.db import now_iso, write
+from storage.errors import IFJudgeError, NotFound
+
+PROJECT_KINDS = ("instructir", "followir", "infosearch", "ifir", "generic")
+FORMAT_KIND = {
+    "instructir": "instructir",
+    "followir": "followir",
+    "infosearch": "infosearch",
+    "ifir": "ifir",
+    "beir": "generic",
+    "trec": "generic",
+}
+
+
+class ProjectExists(IFJudgeError):
+    pass
+
+
+def get_project(db: sqlite_utils.Database, name: str) -> dict:
+    row = db.execute("SELECT id, name, kind, created_at FROM projects WHERE name = ?", [name]).fetchone()
+    if row is None:
+        known = [r[0] for r in db.execute("SELECT name FROM projects ORDER BY name")]
+        raise NotFound(f"no project named {name!r}; known projects: {', '.join(known) or 'none'}")
+    return dict(zip(("id", "name", "kind", "created_at"), row))
+
+
+def get_project_by_id(db: sqlite_utils.Database, project_id: int) -> dict:
+    row = db.execute("SELECT id, name, kind, created_at FROM projects WHERE id = ?", [project_id]).fetchone()
+    if row is None:
+        raise NotFound(f"no project with id {project_id}")
+    return dict(zip(("id", "name", "kind", "created_at"), row))
+
+
+def list_projects(db: sqlite_utils.Database) -> list[dict]:
+    """Every project with its counts (instances, groups, documents, queries, qrels by version)."""
+    projects = [
+        dict(zip(("id", "name", "kind", "created_at"), r))
+        for r in db.execute("SELECT id, name, kind, created_at FROM projects ORDER BY name")
+    ]
+    for p in projects:
+        p["counts"] = project_counts(db, p["id"])
+    return projects
+
+
+def project_counts(db: sqlite_utils.Database, project_id: int) -> dict[str, int]:
+    one = lambda sql: db.execute(sql, [project_id]).fetchone()[0]  # noqa: E731
+    counts = {
+        "instances": one("SELECT COUNT(*) FROM instances WHERE project_id = ?"),
+        "groups": one("SELECT COUNT(DISTINCT group_id) FROM instances WHERE project_id = ?"),
+        "queries": one("SELECT COUNT(*) FROM queries WHERE project_id = ?"),
+        "documents": one("SELECT COUNT(*) FROM documents WHERE project_id = ?"),
+    }
+    for version, n in db.execute(
+        "SELECT version, COUNT(*) FROM qrels WHERE project_id = ? GROUP BY version ORDER BY version", [project_id]
+    ):
+        counts[f"qrels_{version}"] = n
+    return counts
+
+
+def import_bundle(
+    db: sqlite_utils.Database, project: str, bundle: Bundle, *, fmt: str, kind: str | None = None
+) -> dict[str, int]:
+    """Store ``bundle`` into ``project`` (created if missing) in ONE transaction.
+
+    Adding to an existing project is allowed when no id collides with what is stored: a collision
+    aborts the whole import and the database is left exactly as before.
+    Returns the counts stored.
+    """
+    kind = kind or FORMAT_KIND.get(fmt, "generic")
+    if kind not in PROJECT_KINDS:
+        raise IFJudgeError(f"unknown project kind {kind!r}; expected one of {', '.join(PROJECT_KINDS)}")
+    for q in bundle.qrels:
+        if q.version not in QRELS_VERSIONS:
+            raise IFJudgeError(f"unknown qrels version {q.version!r}; expected one of {', '.join(QRELS_VERSIONS)}")
+    with write(db):
+        row = db.execute("SELECT id FROM projects WHERE name = ?", [project]).fetchone()
+        if row is None:
+            cur = db.execute(
+                "INSERT INTO projects (name, kind, created_at) VALUES (?, ?, ?)", [project, kind, now_iso()]
+            )
+            project_id = cur.lastrowid
+        else:
+            project_id = row[0]
+        ex = db.conn.executemany
+        try:
+            ex(
+                "INSERT INTO documents (project_id, doc_id, title, text) VALUES (?, ?, ?, ?)",
+                ((project_id, d.doc_id, d.title, d.text) for d in bundle.documents),
+            )
+            ex(
+                "INSERT INTO queries (project_id, query_id, text) VALUES (?, ?, ?)",
+                ((project_id, q.query_id, q.text) for q in bundle.queries),
+            )
+            ex(
+                "INSERT INTO instances (project_id, instance_id, query_id, group_id, instruction, variant)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    (project_id, i.instance_id, i.query_id, i.group_id, i.instruction, i.variant)
+                    for i in bundle.instances
+                ),
+            )
+            ex(
+                "INSERT INTO qrels (project_id, version, qid, doc_id, relevance) VALUES (?, ?, ?, ?, ?)",
+                ((project_id, q.version, q.qid, q.doc_id, q.relevance) for q in bundle.qrels),
+            )
+            ex(
+                "INSERT INTO top_ranked (project_id, qid, doc_ids) VALUES (?, ?, ?)",
+                ((project_id, qid, json.dumps(ids)) for qid, ids in bundle.top_ranked.items()),
+            )
+        except Exception as exc:  # sqlite3.IntegrityError: an id already stored in this project
+            if "UNIQUE" in str(exc):
+                raise ProjectExists(
+                    f"project {project!r} already holds some of these ids ({exc}); "
+                    "nothing was imported. Import into a new project name instead."
+                ) from None
+            raise
+        now = now_iso()
+        parents: dict[str, int] = {}
+        for n in bundle.narratives:
+            cur = db.execute(
+                "INSERT INTO narrative_versions (project_id, query_id, variant, text, author, created_at, parent_id)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [project_id, n.query_id, n.variant, n.text, "import", now, parents.get(n.query_id)],
+            )
+            parents.setdefault(n.query_id, cur.lastrowid)
+        for name, rows in bundle.runs.items():
+            run = defaultdict(dict)
+            for r in rows:
+                run[r.qid][r.doc_id] = r.score
+            db.execute(
+                "INSERT INTO eval_runs (project_id, model, template, settings, qrels_version, metrics, per_query,"
+                " run, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [project_id, f"external:{name}", "external", "{}", "", "{}", "{}", json.dumps(run), now],
+            )
+        counts = bundle.counts()
+        db.execute(
+            "INSERT INTO imports (project_id, format, counts, source_files, created_at) VALUES (?, ?, ?, ?, ?)",
+            [project_id, fmt, json.dumps(counts), json.dumps(bundle.source_files), now],
+        )
+    return counts
+
+
+def documents(db: sqlite_utils.Database, project_id: int) -> dict[str, dict]:
+    """doc_id -> {"title", "text"}."""
+    return {
+        r[0]: {"title": r[1], "text": r[2]}
+        for r in db.execute("SELECT doc_id, title, text FROM documents WHERE project_id = ?", [project_id])
+    }
+
+
+def queries(db: sqlite_utils.Database, project_id: int) -> dict[str, str]:
+    return dict(db.execute("SELECT query_id, text FROM queries WHERE project_id = ?", [project_id]).fetchall())
+
+
+def instances(db: sqlite_utils.Database, project_id: int, *, variant: str | None = None) -> list[dict]:
+    """Instances with their query text, ordered by group then id."""
+    sql = (
+        "SELECT i.instance_id, i.query_id, i.group_id, i.instruction, i.variant, COALESCE(q.text, '')"
+        " FROM instances i LEFT JOIN queries q ON q.project_id = i.project_id AND q.query_id = i.query_id"
+        " WHERE i.project_id = ?"
+    )
+    args: list = [project_id]
+    if variant is not None:
+        sql += " AND i.variant = ?"
+        args.append(variant)
+    sql += " ORDER BY i.group_id, i.instance_id"
+    keys = ("instance_id", "query_id", "group_id", "instruction", "variant", "query")
+    return [dict(zip(keys, r)) for r in db.execute(sql, args)]
+
+
+def qrels(db: sqlite_utils.Database, project_id: int, version: str = "original") -> dict[str, dict[str, int]]:
+    """qid -> doc_id -> relevance, the shape pytrec_eval takes."""
+    out: dict[str, dict[str, int]] = defaultdict(dict)
+    for qid, doc_id, rel in db.execute(
+        "SELECT qid, doc_id, relevance FROM qrels WHERE project_id = ? AND version = ?", [project_id, version]
+    ):
+        out[qid][doc_id] = rel
+    return dict(out)
+
+
+def qrels_versions(db: sqlite_utils.Database, project_id: int) -> list[str]:
+    return [r[0] for r in db.execute("SELECT DISTINCT version FROM qrels WHERE project_id = ? ORDER BY version", [project_id])]
+
+
+def replace_qrels(db: sqlite_utils.Database, project_id: int, version: str, qrels_map: dict[str, dict[str, int]]) -> int:
+    """Replace one derived qrels version (e.g. ``validated``) in one transaction. Returns rows written."""
+    if version not in QRELS_VERSIONS:
+        raise IFJudgeError(f"unknown qrels version {version!r}; expected one of {', '.join(QRELS_VERSIONS)}")
+    rows = [(project_id, version, qid, d, int(r)) for qid, docs in qrels_map.items() for d, r in docs.items()]
+    with write(db):
+        db.execute("DELETE FROM qrels WHERE project_id = ? AND version = ?", [project_id, version])
+        db.conn.executemany(
+            "INSERT INTO qrels (project_id, version, qid, doc_id, relevance) VALUES (?, ?, ?, ?, ?)", rows
+        )
+    return len(rows)
+
+
+def top_ranked(db: sqlite_utils.Database, project_id: int) -> dict[str, list[str]]:
+    return {
+        qid: json.loads(ids)
+        for qid, ids in db.execute("SELECT qid, doc_ids FROM top_ranked WHERE project_id = ?", [project_id])
+    }
+
+
+def eval_topics(db: sqlite_utils.Database, project_id: int, *, variant: str | None = None) -> list[dict]:
+    """What a retriever is run on: one topic per instance, keyed by the id its qrels use.
+
+    ``qid`` is the instance id when the qrels are keyed by instance (InstructIR, IFIR), else the
+    query id (FollowIR, InfoSearch, BEIR: one qrels set per variant). Each topic has ``qid``,
+    ``instance_id``, ``query`` (text), ``instruction``, ``group_id`` and ``variant``.
+    """
+    keyed = {r[0] for r in db.execute("SELECT DISTINCT qid FROM qrels WHERE project_id = ?", [project_id])}
+    topics = []
+    for inst in instances(db, project_id, variant=variant):
+        qid = inst["instance_id"] if inst["instance_id"] in keyed or inst["query_id"] not in keyed else inst["query_id"]
+        topics.append({**inst, "qid": qid})
+    return topics

@@ -1,0 +1,372 @@
+"""Studies, items, assignments and labels: the SQL behind annotation.studies and
+annotation.workspace. Every write that reads first is one ``BEGIN IMMEDIATE`` transaction.
+
+A *screen* is what an annotator sees at once: all the questions of one instance, or one
+(instance, document) pair. All items of a screen are assigned to the same annotators, so the
+per-item cap is enforced screen by screen.
+"""
+from __future__ import annotations
+
+import json
+import time
+
+import sqlite_utils
+
+from storage.db import now_iso, write
+from storage.errors import IFJudgeError, NotFound, PermissionDenied
+
+ITEM_KEYS = ("id", "study_id", "screen", "position", "instance_id", "question", "doc_id", "narrative_version_id", "payload", "cap")
+
+
+class StaleSubmission(IFJudgeError):
+    """The screen was already submitted (another tab, a double click): nothing was written."""
+
+
+def insert_study(
+    db: sqlite_utils.Database,
+    *,
+    project_id: int,
+    name: str,
+    questions: list[str],
+    settings: dict,
+    created_by: str,
+    annotator_ids: list[int],
+    items: list[dict],
+    plan: dict[str, list[int]],
+) -> int:
+    """Create a study with its items and its assignment plan (screen -> user ids) in one transaction."""
+    with write(db):
+        study_id = db.execute(
+            "INSERT INTO studies (project_id, name, questions, settings, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+            [project_id, name, json.dumps(questions), json.dumps(settings), created_by, now_iso()],
+        ).lastrowid
+        db.conn.executemany(
+            "INSERT INTO study_annotators (study_id, user_id) VALUES (?, ?)", [(study_id, u) for u in annotator_ids]
+        )
+        _insert_items(db, study_id, items, plan)
+    return study_id
+
+
+def add_items(db: sqlite_utils.Database, study_id: int, items: list[dict], plan: dict[str, list[int]]) -> int:
+    """Add items (and their assignment plan) to an existing study in one transaction."""
+    with write(db):
+        start = db.execute("SELECT COALESCE(MAX(position), -1) + 1 FROM items WHERE study_id = ?", [study_id]).fetchone()[0]
+        _insert_items(db, study_id, [{**it, "position": it["position"] + start} for it in items], plan)
+    return len(items)
+
+
+def _insert_items(db, study_id: int, items: list[dict], plan: dict[str, list[int]]) -> None:
+    for it in items:
+        item_id = db.execute(
+            "INSERT INTO items (study_id, screen, position, instance_id, question, doc_id, narrative_version_id, payload, cap)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                study_id, it["screen"], it["position"], it["instance_id"], it["question"], it.get("doc_id"),
+                it.get("narrative_version_id"), json.dumps(it.get("payload", {})), it["cap"],
+            ],
+        ).lastrowid
+        users = plan.get(it["screen"], [])
+        if len(users) > it["cap"]:
+            raise IFJudgeError(f"plan gives screen {it['screen']!r} {len(users)} annotators, above its cap {it['cap']}")
+        db.conn.executemany(
+            "INSERT INTO assignments (item_id, user_id, state, claimed_at, position) VALUES (?, ?, 'pending', NULL, ?)",
+            [(item_id, u, it["position"]) for u in users],
+        )
+
+
+def get_study(db: sqlite_utils.Database, study_id: int) -> dict:
+    row = db.execute(
+        "SELECT id, project_id, name, questions, settings, created_by, created_at FROM studies WHERE id = ?", [study_id]
+    ).fetchone()
+    if row is None:
+        raise NotFound(f"no study with id {study_id}")
+    s = dict(zip(("id", "project_id", "name", "questions", "settings", "created_by", "created_at"), row))
+    s["questions"] = json.loads(s["questions"])
+    s["settings"] = json.loads(s["settings"])
+    s["annotators"] = [
+        r[0]
+        for r in db.execute(
+            "SELECT u.name FROM study_annotators sa JOIN users u ON u.id = sa.user_id WHERE sa.study_id = ? ORDER BY u.name",
+            [study_id],
+        )
+    ]
+    return s
+
+
+def list_studies(db: sqlite_utils.Database, project_id: int | None = None) -> list[dict]:
+    sql, args = "SELECT id FROM studies", []
+    if project_id is not None:
+        sql, args = sql + " WHERE project_id = ?", [project_id]
+    return [get_study(db, r[0]) for r in db.execute(sql + " ORDER BY id", args)]
+
+
+def studies_for_user(db: sqlite_utils.Database, user_id: int) -> list[dict]:
+    ids = [r[0] for r in db.execute("SELECT study_id FROM study_annotators WHERE user_id = ? ORDER BY study_id", [user_id])]
+    return [get_study(db, i) for i in ids]
+
+
+def item_counts(db: sqlite_utils.Database, study_id: int) -> dict[str, int]:
+    out = {"screens": db.execute("SELECT COUNT(DISTINCT screen) FROM items WHERE study_id = ?", [study_id]).fetchone()[0]}
+    for q, n in db.execute("SELECT question, COUNT(*) FROM items WHERE study_id = ? GROUP BY question", [study_id]):
+        out[f"items_{q}"] = n
+    out["assignments"] = db.execute(
+        "SELECT COUNT(*) FROM assignments a JOIN items i ON i.id = a.item_id WHERE i.study_id = ?", [study_id]
+    ).fetchone()[0]
+    return out
+
+
+def _row_item(r) -> dict:
+    d = dict(zip(ITEM_KEYS, r))
+    d["payload"] = json.loads(d["payload"])
+    return d
+
+
+def screen_items(db: sqlite_utils.Database, study_id: int, screen: str) -> list[dict]:
+    rows = db.execute(
+        f"SELECT {', '.join(ITEM_KEYS)} FROM items WHERE study_id = ? AND screen = ? ORDER BY id", [study_id, screen]
+    ).fetchall()
+    if not rows:
+        raise NotFound(f"study {study_id} has no screen {screen!r}")
+    return [_row_item(r) for r in rows]
+
+
+def items_of_study(db: sqlite_utils.Database, study_id: int, question: str | None = None) -> list[dict]:
+    sql, args = f"SELECT {', '.join(ITEM_KEYS)} FROM items WHERE study_id = ?", [study_id]
+    if question:
+        sql, args = sql + " AND question = ?", [*args, question]
+    return [_row_item(r) for r in db.execute(sql + " ORDER BY position, id", args)]
+
+
+def claim_next(
+    db: sqlite_utils.Database, study_id: int, user_id: int, *, timeout_s: float = 1800.0, now: float | None = None
+) -> str | None:
+    """Hand the user their next screen, or None when nothing is left for them.
+
+    In one ``BEGIN IMMEDIATE`` transaction: (1) a screen the user already holds; (2) else their
+    first pending screen; (3) else a screen whose claim by someone else expired (older than
+    ``timeout_s``), transferred to the user when they have never had it and the per-item cap holds.
+    """
+    now = time.time() if now is None else now
+    with write(db):
+        row = db.execute(
+            "SELECT i.screen FROM assignments a JOIN items i ON i.id = a.item_id"
+            " WHERE a.user_id = ? AND i.study_id = ? AND a.state IN ('claimed', 'pending')"
+            " ORDER BY a.state = 'claimed' DESC, a.position, i.id LIMIT 1",
+            [user_id, study_id],
+        ).fetchone()
+        if row is not None:
+            screen = row[0]
+        else:
+            row = db.execute(
+                "SELECT i.screen, a.user_id FROM assignments a JOIN items i ON i.id = a.item_id"
+                " WHERE i.study_id = ? AND a.state = 'claimed' AND a.claimed_at < ? AND a.user_id != ?"
+                " AND NOT EXISTS (SELECT 1 FROM items i2 JOIN assignments a2 ON a2.item_id = i2.id"
+                "   WHERE i2.study_id = i.study_id AND i2.screen = i.screen AND a2.user_id = ?)"
+                " ORDER BY a.claimed_at, a.position LIMIT 1",
+                [study_id, now - timeout_s, user_id, user_id],
+            ).fetchone()
+            if row is None:
+                return None
+            screen, stale_user = row
+            item_ids = [r[0] for r in db.execute("SELECT id FROM items WHERE study_id = ? AND screen = ?", [study_id, screen])]
+            marks = ",".join("?" * len(item_ids))
+            db.execute(
+                f"UPDATE assignments SET user_id = ?, state = 'pending', claimed_at = NULL"
+                f" WHERE user_id = ? AND state = 'claimed' AND item_id IN ({marks})",
+                [user_id, stale_user, *item_ids],
+            )
+            over = db.execute(
+                f"SELECT i.id FROM items i WHERE i.id IN ({marks})"
+                " AND (SELECT COUNT(*) FROM assignments a WHERE a.item_id = i.id) > i.cap",
+                item_ids,
+            ).fetchone()
+            if over is not None:  # cannot happen through a transfer; refuse rather than exceed a cap
+                raise IFJudgeError(f"item {over[0]} would exceed its cap")
+        db.execute(
+            "UPDATE assignments SET state = 'claimed', claimed_at = ?"
+            " WHERE user_id = ? AND state != 'done' AND item_id IN (SELECT id FROM items WHERE study_id = ? AND screen = ?)",
+            [now, user_id, study_id, screen],
+        )
+    return screen
+
+
+def skip(db: sqlite_utils.Database, study_id: int, user_id: int, screen: str) -> None:
+    """Move a held screen to the end of the user's queue."""
+    with write(db):
+        last = db.execute(
+            "SELECT COALESCE(MAX(a.position), 0) FROM assignments a JOIN items i ON i.id = a.item_id"
+            " WHERE a.user_id = ? AND i.study_id = ?",
+            [user_id, study_id],
+        ).fetchone()[0]
+        db.execute(
+            "UPDATE assignments SET state = 'pending', claimed_at = NULL, position = ?"
+            " WHERE user_id = ? AND state != 'done' AND item_id IN (SELECT id FROM items WHERE study_id = ? AND screen = ?)",
+            [last + 1, user_id, study_id, screen],
+        )
+
+
+def newest_labels(db: sqlite_utils.Database, item_ids: list[int], user_id: int) -> dict[int, dict]:
+    """item id -> the user's current (newest) label on it."""
+    if not item_ids:
+        return {}
+    marks = ",".join("?" * len(item_ids))
+    keys = ("id", "item_id", "value", "reason", "shown_order", "submitted_at", "duration_ms")
+    out = {}
+    for r in db.execute(
+        f"SELECT {', '.join(keys)} FROM labels WHERE user_id = ? AND item_id IN ({marks}) ORDER BY id",
+        [user_id, *item_ids],
+    ):
+        d = dict(zip(keys, r))
+        d["shown_order"] = json.loads(d["shown_order"]) if d["shown_order"] else None
+        out[d["item_id"]] = d
+    return out
+
+
+def submit(
+    db: sqlite_utils.Database,
+    *,
+    study_id: int,
+    user_id: int,
+    screen: str,
+    answers: dict[int, dict],
+    based_on: dict[int, int | None],
+    started_at: float | None,
+    now: float | None = None,
+) -> list[int]:
+    """Append one label per answered item and mark the screen done, in one transaction.
+
+    ``answers``: item id -> {"value", "reason", "shown_order"}. ``based_on``: item id -> the id of
+    the user's newest label when the screen was shown (None if none). If any differs from what is
+    stored now, the screen was already submitted elsewhere and :class:`StaleSubmission` is raised
+    with nothing written: a double click or a second tab cannot add a second label.
+    """
+    now = time.time() if now is None else now
+    duration = None if started_at is None else max(0, int(round((now - started_at) * 1000)))
+    with write(db):
+        item_ids = [r[0] for r in db.execute("SELECT id FROM items WHERE study_id = ? AND screen = ?", [study_id, screen])]
+        if not item_ids:
+            raise NotFound(f"study {study_id} has no screen {screen!r}")
+        if set(answers) != set(item_ids):
+            raise IFJudgeError("every question of the screen must be answered")
+        marks = ",".join("?" * len(item_ids))
+        held = {
+            r[0]
+            for r in db.execute(
+                f"SELECT item_id FROM assignments WHERE user_id = ? AND item_id IN ({marks})", [user_id, *item_ids]
+            )
+        }
+        if held != set(item_ids):
+            raise PermissionDenied("this screen is not assigned to you (it may have been handed to someone else)")
+        current = {
+            r[0]: r[1]
+            for r in db.execute(
+                f"SELECT item_id, MAX(id) FROM labels WHERE user_id = ? AND item_id IN ({marks}) GROUP BY item_id",
+                [user_id, *item_ids],
+            )
+        }
+        for item_id in item_ids:
+            if current.get(item_id) != based_on.get(item_id):
+                raise StaleSubmission("this screen was already submitted (another tab or a double click); nothing was changed")
+        label_ids = []
+        for item_id in item_ids:
+            a = answers[item_id]
+            label_ids.append(
+                db.execute(
+                    "INSERT INTO labels (item_id, user_id, value, reason, shown_order, started_at, submitted_at, duration_ms, supersedes)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        item_id, user_id, a["value"], a.get("reason") or "",
+                        json.dumps(a["shown_order"]) if a.get("shown_order") is not None else None,
+                        started_at, now, duration, current.get(item_id),
+                    ],
+                ).lastrowid
+            )
+        db.execute(
+            f"UPDATE assignments SET state = 'done' WHERE user_id = ? AND item_id IN ({marks})", [user_id, *item_ids]
+        )
+    return label_ids
+
+
+def progress(db: sqlite_utils.Database, study_id: int, user_id: int) -> tuple[int, int]:
+    """(done screens, total screens) for the user in the study."""
+    rows = db.execute(
+        "SELECT i.screen, MIN(a.state = 'done') FROM assignments a JOIN items i ON i.id = a.item_id"
+        " WHERE a.user_id = ? AND i.study_id = ? GROUP BY i.screen",
+        [user_id, study_id],
+    ).fetchall()
+    return sum(1 for _, d in rows if d), len(rows)
+
+
+def done_screens(db: sqlite_utils.Database, study_id: int, user_id: int) -> list[str]:
+    """Screens the user has submitted, oldest submission first."""
+    return [
+        r[0]
+        for r in db.execute(
+            "SELECT i.screen, MAX(l.id) AS last FROM labels l JOIN items i ON i.id = l.item_id"
+            " WHERE l.user_id = ? AND i.study_id = ? GROUP BY i.screen ORDER BY last",
+            [user_id, study_id],
+        )
+    ]
+
+
+def current_labels(db: sqlite_utils.Database, study_id: int, question: str | None = None) -> list[dict]:
+    """The current (newest) label of every (item, annotator) in the study."""
+    sql = (
+        "SELECT l.item_id, i.instance_id, i.question, i.doc_id, u.name, l.value, l.reason, l.shown_order,"
+        " l.submitted_at, l.duration_ms, i.screen"
+        " FROM labels l JOIN items i ON i.id = l.item_id JOIN users u ON u.id = l.user_id"
+        " WHERE i.study_id = ? AND l.id = (SELECT MAX(id) FROM labels l2 WHERE l2.item_id = l.item_id AND l2.user_id = l.user_id)"
+    )
+    args: list = [study_id]
+    if question:
+        sql += " AND i.question = ?"
+        args.append(question)
+    keys = ("item", "instance", "question", "doc_id", "annotator", "value", "reason", "shown_order", "submitted_at", "duration_ms", "screen")
+    return [dict(zip(keys, r)) for r in db.execute(sql + " ORDER BY l.item_id, u.name", args)]
+
+
+def label_history(db: sqlite_utils.Database, study_id: int) -> list[dict]:
+    keys = ("id", "item", "annotator", "value", "reason", "submitted_at", "supersedes")
+    return [
+        dict(zip(keys, r))
+        for r in db.execute(
+            "SELECT l.id, l.item_id, u.name, l.value, l.reason, l.submitted_at, l.supersedes FROM labels l"
+            " JOIN items i ON i.id = l.item_id JOIN users u ON u.id = l.user_id WHERE i.study_id = ? ORDER BY l.id",
+            [study_id],
+        )
+    ]
+
+
+def assignment_rows(db: sqlite_utils.Database, study_id: int) -> list[dict]:
+    keys = ("item", "screen", "annotator", "state", "claimed_at")
+    return [
+        dict(zip(keys, r))
+        for r in db.execute(
+            "SELECT a.item_id, i.screen, u.name, a.state, a.claimed_at FROM assignments a"
+            " JOIN items i ON i.id = a.item_id JOIN users u ON u.id = a.user_id WHERE i.study_id = ? ORDER BY a.item_id, u.name",
+            [study_id],
+        )
+    ]
+
+
+def add_adjudication(db: sqlite_utils.Database, item_id: int, value: str, lead: str, note: str = "") -> int:
+    with write(db):
+        if db.execute("SELECT 1 FROM items WHERE id = ?", [item_id]).fetchone() is None:
+            raise NotFound(f"no item with id {item_id}")
+        return db.execute(
+            "INSERT INTO adjudications (item_id, value, lead, note, created_at) VALUES (?, ?, ?, ?, ?)",
+            [item_id, value, lead, note, now_iso()],
+        ).lastrowid
+
+
+def adjudications(db: sqlite_utils.Database, study_id: int) -> dict[int, dict]:
+    """item id -> newest adjudication."""
+    keys = ("id", "item_id", "value", "lead", "note", "created_at")
+    out = {}
+    for r in db.execute(
+        "SELECT a.id, a.item_id, a.value, a.lead, a.note, a.created_at FROM adjudications a"
+        " JOIN items i ON i.id = a.item_id WHERE i.study_id = ? ORDER BY a.id",
+        [study_id],
+    ):
+        out[r[1]] = dict(zip(keys, r))
+    return out

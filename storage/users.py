@@ -1,0 +1,85 @@
+"""Users and sign-in attempts (rows only; hashing and policy live in annotation.auth)."""
+from __future__ import annotations
+
+import sqlite3
+import time
+
+import sqlite_utils
+
+from storage.db import now_iso, write
+from storage.errors import IFJudgeError, NotFound
+
+ROLES = ("annotator", "lead", "expert")
+
+
+class UserExists(IFJudgeError):
+    pass
+
+
+def add_user(db: sqlite_utils.Database, name: str, role: str, password_hash: str) -> int:
+    if role not in ROLES:
+        raise IFJudgeError(f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
+    if not name or name != name.strip():
+        raise IFJudgeError("a user name must be non-empty and have no leading or trailing spaces")
+    with write(db):
+        try:
+            cur = db.execute(
+                "INSERT INTO users (name, role, password_hash, created_at) VALUES (?, ?, ?, ?)",
+                [name, role, password_hash, now_iso()],
+            )
+        except sqlite3.IntegrityError:
+            raise UserExists(f"a user named {name!r} already exists") from None
+    return cur.lastrowid
+
+
+def set_password_hash(db: sqlite_utils.Database, name: str, password_hash: str) -> None:
+    with write(db):
+        cur = db.execute("UPDATE users SET password_hash = ? WHERE name = ?", [password_hash, name])
+        if cur.rowcount == 0:
+            raise NotFound(f"no user named {name!r}")
+
+
+def get_user(db: sqlite_utils.Database, name: str) -> dict | None:
+    row = db.execute("SELECT id, name, role, password_hash FROM users WHERE name = ?", [name]).fetchone()
+    return dict(zip(("id", "name", "role", "password_hash"), row)) if row else None
+
+
+def get_user_by_id(db: sqlite_utils.Database, user_id: int) -> dict:
+    row = db.execute("SELECT id, name, role FROM users WHERE id = ?", [user_id]).fetchone()
+    if row is None:
+        raise NotFound(f"no user with id {user_id}")
+    return dict(zip(("id", "name", "role"), row))
+
+
+def users_by_name(db: sqlite_utils.Database, names: list[str]) -> list[dict]:
+    out = []
+    for n in names:
+        u = get_user(db, n)
+        if u is None:
+            raise NotFound(f"no user named {n!r}; add it first with `ifjudge users add`")
+        out.append({k: u[k] for k in ("id", "name", "role")})
+    return out
+
+
+def list_users(db: sqlite_utils.Database, role: str | None = None) -> list[dict]:
+    sql, args = "SELECT id, name, role FROM users", []
+    if role:
+        sql, args = sql + " WHERE role = ?", [role]
+    return [dict(zip(("id", "name", "role"), r)) for r in db.execute(sql + " ORDER BY name", args)]
+
+
+def record_sign_in(db: sqlite_utils.Database, name: str, success: bool) -> None:
+    with write(db):
+        db.execute("INSERT INTO sign_in_attempts (name, at, success) VALUES (?, ?, ?)", [name, time.time(), int(success)])
+
+
+def recent_failures(db: sqlite_utils.Database, name: str, window_s: float) -> int:
+    """Failed attempts for ``name`` within the window, since its last success."""
+    since = time.time() - window_s
+    last_ok = db.execute(
+        "SELECT MAX(at) FROM sign_in_attempts WHERE name = ? AND success = 1", [name]
+    ).fetchone()[0] or 0
+    return db.execute(
+        "SELECT COUNT(*) FROM sign_in_attempts WHERE name = ? AND success = 0 AND at > ? AND at > ?",
+        [name, since, last_ok],
+    ).fetchone()[0]

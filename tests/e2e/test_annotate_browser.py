@@ -1,0 +1,89 @@
+"""An annotator judges three instances with the keyboard only, is refused a No without a reason,
+reloads mid-way and continues; the database then holds exactly the expected labels."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from playwright.sync_api import expect
+
+from storage import studies
+from storage.db import connect
+from tests.e2e.conftest import sign_in
+
+pytestmark = pytest.mark.e2e
+
+
+def current_screen_labels(db_path, name):
+    db = connect(db_path)
+    return [r for r in studies.current_labels(db, 1) if r["annotator"] == name]
+
+
+def wait_progress(page, text):
+    expect(page.get_by_text(text, exact=True)).to_be_visible(timeout=20_000)
+
+
+def answer_by_keyboard(page, keys):
+    """Press each answer key and wait until its button shows as chosen (a rerun has happened)."""
+    page.evaluate("document.activeElement && document.activeElement.blur()")
+    for k in keys:
+        page.keyboard.press(k)
+        chosen = page.locator('[data-testid="stBaseButton-primary"]', has_text=f"[{k}]")
+        expect(chosen).to_be_visible(timeout=10_000)
+
+
+
+def test_annotator_keyboard_flow(page, server, artifacts):
+    sign_in(page, server.url, "ann1", "ann1-demo")
+    wait_progress(page, "0 of 8")
+    page.screenshot(path=str(artifacts / "annotate-page.png"), full_page=True)
+
+    # Instance 1: Yes, Yes, passage 1, submit
+    answer_by_keyboard(page, ["1", "3", "5"])
+    page.keyboard.press("Control+Enter")
+    wait_progress(page, "1 of 8")
+
+    # Instance 2: a No without a reason is refused by the server
+    answer_by_keyboard(page, ["1", "4", "6"])
+    expect(page.get_by_label("Reason (required when the answer is No)")).to_be_visible()
+    page.keyboard.press("Control+Enter")
+    expect(page.get_by_text("a reason is required when the answer is No")).to_be_visible(timeout=10_000)
+    assert len(current_screen_labels(server.db_path, "ann1")) == 3
+
+    # reload mid-way: sign in again, the same screen is back and nothing submitted is lost
+    page.reload()
+    sign_in(page, server.url, "ann1", "ann1-demo")
+    wait_progress(page, "1 of 8")
+    answer_by_keyboard(page, ["1", "4", "6"])
+    box = page.get_by_label("Reason (required when the answer is No)")
+    box.fill("the instruction repeats the query")
+    box.press("Control+Enter")
+    wait_progress(page, "2 of 8")
+
+    # Instance 3
+    answer_by_keyboard(page, ["2", "3", "7"])
+    page.get_by_label("Reason (required when the answer is No)").fill("no user context")
+    page.keyboard.press("Control+Enter")
+    wait_progress(page, "3 of 8")
+
+    rows = current_screen_labels(server.db_path, "ann1")
+    assert len(rows) == 9
+    by_screen: dict[str, dict[str, dict]] = {}
+    for r in rows:
+        by_screen.setdefault(r["screen"], {})[r["question"]] = r
+    assert len(by_screen) == 3
+    answers = [
+        (s["validity"]["value"], s["naturalness"]["value"], s["naturalness"]["reason"])
+        for s in sorted(by_screen.values(), key=lambda s: s["validity"]["submitted_at"])
+    ]
+    assert answers == [
+        ("Yes", "Yes", ""),
+        ("Yes", "No", "the instruction repeats the query"),
+        ("No", "Yes", ""),
+    ]
+    picks = [
+        (json.loads(s["best_passage"]["shown_order"]), s["best_passage"]["value"])
+        for s in sorted(by_screen.values(), key=lambda s: s["validity"]["submitted_at"])
+    ]
+    assert [order.index(value) for order, value in picks] == [0, 1, 2]  # keys 5, 6, 7
+    assert all(r["duration_ms"] is not None and r["duration_ms"] > 0 for r in rows)

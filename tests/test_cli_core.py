@@ -1,0 +1,58 @@
+"""The foundation commands: demo, users, import, study create, labels."""
+import io
+import json
+from pathlib import Path
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "instructir"
+
+
+def test_demo_then_study_and_labels(run_cli, db_path):
+    code, out, _ = run_cli("demo", "--db", db_path)
+    assert code == 0 and "username ann1" in out and "password ann1-demo" in out
+    code, out, _ = run_cli("demo", "--db", db_path)
+    assert "already present" in out
+    code, out, _ = run_cli("study", "create", "--db", db_path, "--project", "demo", "--questions",
+                           "validity,naturalness", "--annotators", "ann1,ann2", "--overlap", "2",
+                           "--group-fraction", "0.5", "--per-group", "1", "--seed", "4", "--json")
+    assert code == 0
+    result = json.loads(out)
+    assert result["study_id"] == 2 and result["instances"] == 2 and result["items"] == 4  # round(0.5 * 5 groups)
+    assert result["per_annotator_screens"] == {"ann1": 2, "ann2": 2}
+    code, out, _ = run_cli("labels", "--db", db_path, "--study", "2")
+    assert out.splitlines() == ["item,instance,question,annotator,value,reason,shown_order,submitted_at"]
+
+
+def test_users_add_reads_password_from_stdin(run_cli, db_path, monkeypatch):
+    monkeypatch.setattr("sys.stdin", io.StringIO("pa55word\n"))
+    code, out, _ = run_cli("users", "add", "--db", db_path, "carol", "--role", "annotator", "--password-stdin")
+    assert code == 0
+    from annotation import auth
+    from storage.db import connect
+
+    assert auth.sign_in(connect(db_path), "carol", "pa55word")["role"] == "annotator"
+    monkeypatch.setattr("sys.stdin", io.StringIO("x\n"))
+    code, _, err = run_cli("users", "add", "--db", db_path, "carol", "--role", "annotator", "--password-stdin")
+    assert code == 2 and "already exists" in err
+
+
+def test_import_real_instructir_counts(run_cli, db_path):
+    code, out, _ = run_cli("import", "--db", db_path, "--project", "ir", "--format", "instructir", SHARED, "--json")
+    assert code == 0
+    counts = json.loads(out)
+    assert counts["instances"] == 9906 and counts["groups"] == 1267 and counts["queries"] == 1267
+    assert counts["qrels_original"] == 9906
+
+
+def test_import_into_existing_ids_is_refused_and_changes_nothing(run_cli, db_path):
+    run_cli("demo", "--db", db_path)
+    from annotation.demo import demo_data
+    from storage.db import connect
+
+    before = connect(db_path).execute("SELECT COUNT(*) FROM instances").fetchone()[0]
+    code, _, err = run_cli("import", "--db", db_path, "--project", "ir", "--format", "instructir", SHARED)
+    assert code == 0
+    code, _, err = run_cli("import", "--db", db_path, "--project", "ir", "--format", "instructir", SHARED)
+    assert code == 2 and "already holds some of these ids" in err and "nothing was imported" in err
+    after = connect(db_path).execute("SELECT COUNT(*) FROM instances").fetchone()[0]
+    assert after == before + 9906
+    assert demo_data()["instances"]

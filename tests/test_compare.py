@@ -1,0 +1,127 @@
+"""Original-vs-corrected comparison: deltas, leaderboards, Kendall tau, paired tests with Holm."""
+import numpy as np
+import pytest
+from scipy import stats
+from statsmodels.stats.multitest import multipletests
+
+from evaluation.compare import (
+    compare_project,
+    holm,
+    kendall_tau,
+    paired_permutation_test,
+    paired_t_test,
+    table_frame,
+)
+from evaluation.runner import run_eval
+from storage.db import connect
+from storage.errors import IFJudgeError
+from storage.eval_runs import load_eval_run
+from storage.projects import import_bundle
+from tests.test_eval_runs import instructir_bundle
+
+
+def test_holm_matches_statsmodels_and_skips_undefined():
+    rng = np.random.default_rng(3)
+    ps = rng.uniform(0, 0.2, size=7).tolist()
+    assert holm(ps) == pytest.approx(multipletests(ps, method="holm")[1].tolist())
+    assert holm([0.01, None, 0.04, 0.03]) == pytest.approx([0.03, None, 0.06, 0.06])
+    assert holm([None]) == [None]
+
+
+def test_permutation_test_exact_matches_scipy_and_is_symmetric():
+    a = [0.9, 0.7, 0.8, 0.4, 0.65, 0.3]
+    b = [0.5, 0.6, 0.2, 0.45, 0.6, 0.1]
+    ref = stats.permutation_test((np.array(a), np.array(b)), lambda x, y: np.mean(x - y),
+                                 permutation_type="samples", n_resamples=np.inf, alternative="two-sided")
+    assert paired_permutation_test(a, b) == pytest.approx(ref.pvalue)
+    assert paired_permutation_test(b, a) == pytest.approx(ref.pvalue)
+    assert paired_permutation_test(a, a) is None  # all differences 0: undefined
+    assert paired_permutation_test([1.0], [0.0]) is None
+
+
+def test_sampled_permutation_test_is_seeded_and_close_to_exact():
+    rng = np.random.default_rng(0)
+    a = rng.uniform(size=14)
+    b = a - rng.normal(0.05, 0.1, size=14)
+    exact = paired_permutation_test(a, b, n_permutations=2**14)
+    sampled = paired_permutation_test(a, b, n_permutations=5000, seed=1)
+    assert sampled == paired_permutation_test(a, b, n_permutations=5000, seed=1)
+    assert sampled == pytest.approx(exact, abs=0.03)
+
+
+def test_t_test_matches_scipy_and_names_undefined_cases():
+    a, b = [0.9, 0.8, 0.7, 0.2], [0.1, 0.3, 0.2, 0.25]
+    assert paired_t_test(a, b)["p_value"] == pytest.approx(stats.ttest_rel(a, b).pvalue)
+    assert paired_t_test([0.5, 0.6], [0.4, 0.5])["reason"].startswith("every per-query difference")
+    assert paired_t_test([0.5], [0.4])["p_value"] is None
+
+
+def test_kendall_tau_undefined_below_two_systems():
+    one = kendall_tau([0.3], [0.4])
+    assert one["tau"] is None and "needs at least 2" in one["reason"]
+    assert kendall_tau([0.1, 0.2, 0.3], [0.3, 0.2, 0.1])["tau"] == pytest.approx(-1.0)
+    assert kendall_tau([0.2, 0.2], [0.1, 0.3])["tau"] is None  # a constant leaderboard
+
+
+@pytest.fixture
+def db(tmp_path):
+    db = connect(tmp_path / "t.db")
+    import_bundle(db, "demo", instructir_bundle(), fmt="instructir")
+    return db
+
+
+def test_compare_project_deltas_tau_tests_and_changes(db, tmp_path):
+    for model, template in (("bm25", "instruction_query"), ("bm25", "query"), ("minilm", "instruction_query")):
+        for version in ("original", "validated"):
+            run_eval(db, "demo", model=model, template=template, qrels_version=version, cache_dir=tmp_path / "emb")
+    out = compare_project(db, "demo", n_permutations=2000)
+    assert out["versions"] == ["original", "validated"]
+    assert len(out["systems"]) == 3 and len(out["table"]) == 6
+
+    for row in out["table"]:
+        base = next(r for r in out["table"] if r["system"] == row["system"] and r["qrels_version"] == "original")
+        for m, v in row["metrics"].items():
+            assert row["delta_vs_original"][m] == pytest.approx(v - base["metrics"][m])
+
+    for version, board in out["leaderboards"].items():
+        values = [r["value"] for r in board]
+        assert values == sorted(values, reverse=True) and len(board) == 3
+
+    (tau,) = out["kendall_tau"]
+    orig = {r["system"]: r["value"] for r in out["leaderboards"]["original"]}
+    val = {r["system"]: r["value"] for r in out["leaderboards"]["validated"]}
+    names = sorted(orig)
+    ref = stats.kendalltau([orig[n] for n in names], [val[n] for n in names])
+    if np.isnan(ref.statistic):
+        assert tau["tau"] is None
+    else:
+        assert tau["tau"] == pytest.approx(ref.statistic) and tau["n_systems"] == 3
+
+    for version, entries in out["paired_tests"].items():
+        assert len(entries) == 3  # 3 pairs of systems
+        raw = [e["t_p"] for e in entries if e["t_p"] is not None]
+        adj = [e["t_p_holm"] for e in entries if e["t_p"] is not None]
+        if raw:
+            assert adj == pytest.approx(multipletests(raw, method="holm")[1].tolist())
+        for e in entries:
+            assert e["n_queries"] == 4
+
+    # The biggest per-query changes: q2_1's target moved from d4 to d3.
+    changes = out["biggest_changes"]
+    assert changes, "validated qrels change q2_1"
+    assert {c["qid"] for c in changes} == {"q2_1"}
+    run_ids = {(r["system"], r["qrels_version"]): r["eval_run_id"] for r in out["table"]}
+    for c in changes:
+        before = load_eval_run(db, run_ids[(c["system"], "original")])["per_query"][c["qid"]]["nDCG@10"]
+        after = load_eval_run(db, run_ids[(c["system"], "validated")])["per_query"][c["qid"]]["nDCG@10"]
+        assert (c["original"], c["value"]) == pytest.approx((before, after))
+        assert c["delta"] == pytest.approx(after - before) and c["delta"] != 0
+
+    frame = table_frame(out)
+    assert list(frame["system"]) == out["systems"]
+    assert "validated Δ nDCG@10" in frame.columns
+
+
+def test_compare_without_runs_is_a_clear_error(db):
+    with pytest.raises(IFJudgeError, match="no eval runs"):
+        compare_project(db, "demo")

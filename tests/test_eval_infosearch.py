@@ -1,0 +1,102 @@
+"""SICR / WISE (InfoSearch): every branch by hand, ties both ways, absent documents and queries."""
+import math
+from pathlib import Path
+
+import pytest
+
+from evaluation import trec_io
+from evaluation.infosearch import infosearch_metrics, sicr_indicator, wise_score
+
+FIXTURES = Path(__file__).parent / "fixtures" / "eval"
+
+
+def fixture_case():
+    return (
+        trec_io.read_qrels(FIXTURES / "is_qrels_ori.txt"),
+        trec_io.read_qrels(FIXTURES / "is_qrels_ins.txt"),
+        trec_io.read_run(FIXTURES / "is_run_ori.trec"),
+        trec_io.read_run(FIXTURES / "is_run_ins.trec"),
+        trec_io.read_run(FIXTURES / "is_run_rev.trec"),
+    )
+
+
+@pytest.mark.parametrize(
+    "r_ori, r_ins, r_rev, n, expected",
+    [
+        (3, 1, 9, 5, 1.0),  # reward: R_ori < N and R_ins = 1
+        (5, 1, 9, 5, 1 - 4 / 20),  # R_ori = N is not < N -> (1 - (R_ori - R_ins)/K) / sqrt(R_ins)
+        (10, 4, 30, 5, (1 - 6 / 20) / 2),
+        (20, 20, 21, 5, 1 / math.sqrt(20)),  # R_ins = R_ori <= K
+        (21, 2, 40, 5, 0.01),  # R_ori > K
+        (6, 8, 4, 5, -1.0),  # R_rev < R_ori < R_ins
+        (4, 8, 6, 5, (4 - 8) / 8),  # R_ori <= R_ins
+        (4, 4, 4, 5, 0.0),  # R_ori = R_ins = R_rev: not rewarded (R_ori < R_rev fails), penalty 0
+        (6, 2, 3, 5, (3 - 6) / 6),  # R_rev <= R_ori, R_ins < R_ori
+        (6, 2, 6, 5, 0.0),
+    ],
+)
+def test_wise_branches(r_ori, r_ins, r_rev, n, expected):
+    assert wise_score(r_ori, r_ins, r_rev, n=n) == pytest.approx(expected, abs=1e-15)
+
+
+def test_wise_k_option():
+    assert wise_score(10, 4, 30, n=5, k=10) == pytest.approx((1 - 6 / 10) / 2)
+    assert wise_score(11, 4, 30, n=5, k=10) == 0.01
+
+
+@pytest.mark.parametrize(
+    "ranks, scores, expected",
+    [
+        ((3, 1, 5), (0.5, 0.9, 0.1), 1),
+        ((3, 1, 5), (0.5, 0.5, 0.1), 0),  # S_ins must be > S_ori when R_ori > 1
+        ((3, 3, 5), (0.5, 0.9, 0.1), 0),
+        ((3, 1, 3), (0.5, 0.9, 0.1), 0),
+        ((3, 1, 5), (0.5, 0.9, 0.5), 0),
+        ((1, 1, 2), (0.5, 0.5, 0.1), 1),  # R_ori = 1: R_ins = 1 and S_ins >= S_ori suffice
+        ((1, 1, 1), (0.5, 0.6, 0.1), 0),
+        ((1, 2, 3), (0.5, 0.6, 0.1), 0),
+        ((1, 1, 2), (0.5, 0.4, 0.1), 0),
+    ],
+)
+def test_sicr_indicator(ranks, scores, expected):
+    assert sicr_indicator(*ranks, *scores) == expected
+
+
+def test_hand_computed_ties_by_docid():
+    r = infosearch_metrics(*fixture_case())
+    # q1: positive g (N = 2: g and negative h). ranks ori 3, ins 1, rev 4; S .7, .95, .1
+    #     WISE = (1 - 2/20) / 1 = 0.9; SICR = 1. p-MRR on h: ori 1 -> ins 3: 1 - 1/3
+    # q2: positives p1, p2, no negative (N = 2). p1/p2 tie in ori and ins -> p2 first.
+    #     p1: ori 2, ins 2, rev 2 -> penalty (2-2)/2 = 0, SICR 0
+    #     p2: ori 1, ins 1, rev 3 (absent, 2 docs) -> R_ori < N and R_ins = 1 -> 1;
+    #         SICR: S_ins .6 >= S_ori .5 > S_rev 0 (absent) -> 1
+    assert r["per_query"]["q1"]["WISE"] == pytest.approx(0.9)
+    assert r["per_query"]["q2"]["WISE"] == pytest.approx(0.5)
+    assert r["per_query"]["q2"]["SICR"] == 0.5
+    assert r["per_query"]["q2"]["p-MRR"] is None
+    assert r["WISE"] == pytest.approx(0.7, abs=1e-12)
+    assert r["SICR"] == pytest.approx(0.75, abs=1e-12)
+    assert r["p-MRR"] == pytest.approx(2 / 3, abs=1e-12)
+    assert r["n_queries"] == 2 and r["n_queries_pmrr"] == 1
+    assert r["missing_queries"] == ["q4"]  # absent from the reversed run
+    assert r["mean_rank"]["ori"] == pytest.approx((3 + 1.5) / 2)
+
+
+def test_hand_computed_ties_by_run_order():
+    r = infosearch_metrics(*fixture_case(), ties="run-order")
+    # q2 in file order: p1 ori 1, ins 1, rev 2 (S .5, .6, .3) -> WISE 1, SICR 1
+    #                   p2 ori 2, ins 2, rev 3 -> R_ori = N: (1 - 0/20)/sqrt(2), SICR 0
+    q2_wise = (1 + 1 / math.sqrt(2)) / 2
+    assert r["per_query"]["q2"]["WISE"] == pytest.approx(q2_wise, abs=1e-12)
+    assert r["WISE"] == pytest.approx((0.9 + q2_wise) / 2, abs=1e-12)
+    assert r["SICR"] == pytest.approx(0.75, abs=1e-12)
+    assert r["p-MRR"] == pytest.approx(2 / 3, abs=1e-12)
+
+
+def test_no_positive_is_undefined():
+    qrels_ori = {"q": {"a": 1}}
+    qrels_ins = {"q": {"a": 0}}
+    run = {"q": {"a": 1.0, "b": 0.5}}
+    r = infosearch_metrics(qrels_ori, qrels_ins, run, run, run)
+    assert r["WISE"] is None and r["SICR"] is None and r["n_queries"] == 0
+    assert r["p-MRR"] == 0.0  # the negative a stays at rank 1

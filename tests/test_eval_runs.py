@@ -1,0 +1,190 @@
+"""Eval runs: retrieve, evaluate on a qrels version, store; reuse across versions; the CLI."""
+import json
+
+import pytest
+
+from evaluation import measures, pmrr
+from evaluation.retrievers.bm25 import BM25Retriever
+from evaluation.retrievers.dense import DenseRetriever
+from evaluation.runner import run_eval
+from storage.bundle import Bundle, Document, Instance, Qrel, Query
+from storage.db import connect
+from storage.errors import IFJudgeError, NotFound
+from storage.eval_runs import list_eval_runs, load_eval_run
+from storage.projects import import_bundle, qrels
+
+DOCS = {
+    "d1": "Neapolitan pizza dough is made with flour, water, salt and yeast and baked in a wood-fired oven.",
+    "d2": "Gluten-free pizza crust uses rice flour and tapioca starch instead of wheat, safe for celiac disease.",
+    "d3": "The Roman Colosseum was completed in 80 AD under the emperor Titus after eight years of construction.",
+    "d4": "A story for young children about gladiators and lions in the big round arena of ancient Rome.",
+    "d5": "Python lists are mutable sequences while tuples are immutable.",
+    "d6": "Marathon training plans gradually increase weekly running distance.",
+}
+
+
+def instructir_bundle() -> Bundle:
+    """Two groups of two instances; ``validated`` moves q2_1's target from d4 to d3."""
+    return Bundle(
+        documents=[Document(k, v) for k, v in DOCS.items()],
+        queries=[Query("q1", "how to make pizza dough"), Query("q2", "history of the Colosseum")],
+        instances=[
+            Instance("q1_1", "q1", "q1", "I have celiac disease and cannot eat wheat."),
+            Instance("q1_2", "q1", "q1", "I am an Italian chef who wants a traditional wood-fired recipe."),
+            Instance("q2_1", "q2", "q2", "I am a teacher preparing a story for young children."),
+            Instance("q2_2", "q2", "q2", "I am an archaeologist who needs the precise construction dates."),
+        ],
+        qrels=[Qrel("q1_1", "d2", 1), Qrel("q1_2", "d1", 1), Qrel("q2_1", "d4", 1), Qrel("q2_2", "d3", 1)]
+        + [Qrel("q1_1", "d2", 1, "validated"), Qrel("q1_2", "d1", 1, "validated"),
+           Qrel("q2_1", "d3", 1, "validated"), Qrel("q2_2", "d3", 1, "validated")],
+    )
+
+
+@pytest.fixture
+def db(tmp_path):
+    db = connect(tmp_path / "t.db")
+    import_bundle(db, "demo", instructir_bundle(), fmt="instructir")
+    return db
+
+
+def test_bm25_run_is_evaluated_and_stored(db, tmp_path):
+    seen = []
+    rid = run_eval(db, "demo", model="bm25", template="instruction_query", qrels_version="original",
+                   cache_dir=tmp_path / "c", progress=lambda d, t, m: seen.append(m))
+    stored = load_eval_run(db, rid)
+    assert stored["model"] == "bm25" and stored["template"] == "instruction_query"
+    assert stored["qrels_version"] == "original"
+    # Every instance's target is BM25's first document (see the instructions' words).
+    assert [next(iter(stored["run"][q])) for q in ("q1_1", "q1_2", "q2_1", "q2_2")] == ["d2", "d1", "d4", "d3"]
+    assert stored["metrics"]["nDCG@10"] == pytest.approx(1.0)
+    assert set(stored["metrics"]) == {"nDCG@10", "AP@100", "RR@10", "R@100", "P@5", "Robustness@10"}
+    # Per-query results are those of evaluation.measures on the stored run.
+    expected = measures.evaluate(qrels(db, 1, "original"), stored["run"], ["nDCG@10"])["per_query"]
+    assert {q: v["nDCG@10"] for q, v in stored["per_query"].items()} == pytest.approx(
+        {q: v["nDCG@10"] for q, v in expected.items()})
+    assert stored["settings"]["reused_run"] is False and stored["settings"]["k"] == 100
+    assert "evaluating" in seen
+
+
+def test_other_qrels_version_reuses_the_stored_run_without_retrieving(db, tmp_path, monkeypatch):
+    first = run_eval(db, "demo", model="bm25", template="query", qrels_version="original")
+
+    def boom(*a, **k):
+        raise AssertionError("retrieval must not run again")
+
+    monkeypatch.setattr(BM25Retriever, "retrieve", boom)
+    second = run_eval(db, "demo", model="bm25", template="query", qrels_version="validated")
+    a, b = load_eval_run(db, first), load_eval_run(db, second)
+    assert b["settings"]["reused_run"] is True and b["run"] == a["run"]
+    # q2_1's target moved to d3; the metrics follow the validated qrels.
+    exp = measures.evaluate(qrels(db, 1, "validated"), a["run"], ["nDCG@10"], missing="zero")
+    assert b["metrics"]["nDCG@10"] == pytest.approx(exp["measures"]["nDCG@10"])
+    # A different template is a different retrieval: it does run.
+    with pytest.raises(AssertionError, match="must not run"):
+        run_eval(db, "demo", model="bm25", template="sep", qrels_version="validated")
+
+
+def test_minilm_second_evaluation_encodes_nothing(db, tmp_path, monkeypatch):
+    calls = []
+    real = DenseRetriever._encode
+
+    def counting(self, texts):
+        calls.append(len(texts))
+        return real(self, texts)
+
+    monkeypatch.setattr(DenseRetriever, "_encode", counting)
+    cache = tmp_path / "emb"
+    rid = run_eval(db, "demo", model="minilm", template="instruction_query", qrels_version="original", cache_dir=cache)
+    assert sum(calls) == len(DOCS) + 4
+    stored = load_eval_run(db, rid)
+    assert stored["model"] == "minilm" and len(stored["run"]) == 4 and stored["metrics"]["nDCG@10"] > 0
+    calls.clear()
+    # Forced re-retrieval on the corrected qrels: every embedding comes from the cache.
+    rid2 = run_eval(db, "demo", model="minilm", template="instruction_query", qrels_version="validated",
+                    cache_dir=cache, reuse=False)
+    assert calls == []
+    assert load_eval_run(db, rid2)["run"] == stored["run"]
+
+
+def test_errors_name_what_exists(db):
+    with pytest.raises(NotFound, match="original, validated"):
+        run_eval(db, "demo", model="bm25", template="query", qrels_version="changed")
+    with pytest.raises(IFJudgeError, match="instruction_query"):
+        run_eval(db, "demo", model="bm25", template="prefix", qrels_version="original")
+    with pytest.raises(NotFound, match="demo"):
+        run_eval(db, "nope", model="bm25", template="query")
+
+
+def test_external_trec_run_file_is_evaluated(db, tmp_path):
+    path = tmp_path / "sys.run"
+    path.write_text("q1_1 Q0 d2 1 9.0 sys\nq1_1 Q0 d1 2 5.0 sys\nq1_2 Q0 d2 1 3.0 sys\nq1_2 Q0 d1 2 2.0 sys\n")
+    rid = run_eval(db, "demo", model=str(path), qrels_version="original")
+    stored = load_eval_run(db, rid)
+    assert stored["model"] == "external:sys.run" and stored["template"] == "external"
+    assert stored["per_query"]["q1_1"]["RR@10"] == 1.0 and stored["per_query"]["q1_2"]["RR@10"] == 0.5
+    # q2_* are judged but absent from the run: counted as 0 and listed.
+    assert stored["settings"]["evaluation"]["missing_queries"] == ["q2_1", "q2_2"]
+    assert stored["metrics"]["RR@10"] == pytest.approx((1 + 0.5) / 4)
+
+
+def followir_bundle() -> Bundle:
+    """One query, og and changed instructions; the changed one makes f2 non-relevant."""
+    docs = {
+        "f1": "Electric cars reduce urban air pollution according to city measurements.",
+        "f2": "Electric cars in Norway: tax incentives and sales figures for 2020.",
+        "f3": "Electric car battery recycling recovers lithium and cobalt.",
+        "f4": "Gardening tips for tomatoes in cold climates.",
+    }
+    return Bundle(
+        documents=[Document(k, v) for k, v in docs.items()],
+        queries=[Query("101", "electric cars")],
+        instances=[
+            Instance("101-og", "101", "101", "Relevant documents discuss electric cars.", "og"),
+            Instance("101-changed", "101", "101",
+                     "Relevant documents discuss electric cars, but not sales figures or tax incentives.", "changed"),
+        ],
+        qrels=[Qrel("101", d, 1) for d in ("f1", "f2", "f3")]
+        + [Qrel("101", "f1", 1, "changed"), Qrel("101", "f2", 0, "changed"), Qrel("101", "f3", 1, "changed")],
+        top_ranked={"101": ["f1", "f2", "f3"]},
+    )
+
+
+def test_followir_project_gets_p_mrr_from_og_and_changed_runs(tmp_path):
+    db = connect(tmp_path / "f.db")
+    import_bundle(db, "fir", followir_bundle(), fmt="followir")
+    rid = run_eval(db, "fir", model="bm25", template="instruction_query", qrels_version="original")
+    stored = load_eval_run(db, rid)
+    s = stored["settings"]
+    assert s["variant"] == "og" and s["candidates"] == "top_ranked"
+    assert set(stored["run"]["101"]) <= {"f1", "f2", "f3"}  # f4 is not a candidate
+    paired = s["paired_run"]
+    assert paired["variant"] == "changed"
+    expected = pmrr.p_mrr(qrels(db, 1, "original"), qrels(db, 1, "changed"), stored["run"], paired["run"])
+    assert stored["metrics"]["p-MRR"] == pytest.approx(expected["p-MRR"])
+    assert "Robustness@10" not in stored["metrics"]  # one instance per group once a variant is chosen
+    # The changed qrels judge the changed instruction; both runs are already stored.
+    rid2 = run_eval(db, "fir", model="bm25", template="instruction_query", qrels_version="changed")
+    s2 = load_eval_run(db, rid2)["settings"]
+    assert s2["variant"] == "changed" and s2["reused_run"] is True and s2["paired_run"]["reused"] is True
+    assert load_eval_run(db, rid2)["metrics"]["p-MRR"] == pytest.approx(expected["p-MRR"])
+
+
+def test_cli_eval_run_and_compare_json(db, tmp_path, run_cli):
+    dbfile = tmp_path / "t.db"
+    code, out, err = run_cli("eval", "run", "--db", dbfile, "--project", "demo", "--model", "bm25",
+                             "--template", "instruction_query", "--qrels-version", "original", "--json")
+    assert code == 0, err
+    payload = json.loads(out)
+    assert payload["eval_run_id"] == list_eval_runs(db, 1)[-1]["id"]
+    assert payload["metrics"]["nDCG@10"] == pytest.approx(1.0)
+    code, out, err = run_cli("eval", "run", "--db", dbfile, "--project", "demo", "--model", "bm25",
+                             "--template", "instruction_query", "--qrels-version", "validated")
+    assert code == 0 and "stored run reused" in out and "nDCG@10" in out
+    code, out, err = run_cli("eval", "compare", "--db", dbfile, "--project", "demo", "--json")
+    assert code == 0, err
+    cmp = json.loads(out)
+    assert set(cmp) >= {"table", "kendall_tau", "paired_tests", "biggest_changes"}
+    assert cmp["kendall_tau"][0]["tau"] is None and "1 system" in cmp["kendall_tau"][0]["reason"]
+    code, out, err = run_cli("eval", "run", "--db", dbfile, "--project", "demo", "--model", "bm25",
+                             "--qrels-version", "reversed")
+    assert code == 2 and "no qrels version 'reversed'" in err
