@@ -22,6 +22,9 @@ PAGES = {
     "lead": [
         st.Page("pages/home.py", title="Projects", url_path="projects", default=True),
         st.Page("pages/study_setup.py", title="Set up a study", url_path="study-setup"),
+        st.Page("pages/monitor.py", title="Monitor", url_path="monitor"),
+        st.Page("pages/adjudicate.py", title="Adjudicate", url_path="adjudicate"),
+        st.Page("pages/export.py", title="Export", url_path="export"),
         st.Page("pages/annotate.py", title="Annotate", url_path="annotate"),
     ],
 }

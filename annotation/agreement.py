@@ -25,9 +25,9 @@ from annotation.agreement_stats import (
     interval_values,
     is_defined,
     krippendorff_alpha,
-    pattern_sums,
     landis_koch_band,
     pairable_reason,
+    pattern_sums,
     randolph_kappa,
 )
 
@@ -152,7 +152,7 @@ def agreement_report(labels, categories: Sequence[str], *, gold=None, ordinal: b
     report["n_items_no_majority"] = int(n_items - n_major.sum())
 
     if enc.gold is not None:
-        _gold_statistics(report, enc, S, cols, reasons)
+        _gold_statistics(report, enc, S, cols, reasons, notes)
 
     report["bands"] = {k: landis_koch_band(report[k]) for k in KAPPA_KEYS if k in report}
     report["bands"]["cohen_kappa"] = {k: landis_koch_band(v) for k, v in report["cohen_kappa"].items()}
@@ -164,13 +164,17 @@ def agreement_report(labels, categories: Sequence[str], *, gold=None, ordinal: b
     return report
 
 
-def _gold_statistics(report: dict, enc: EncodedLabels, S: np.ndarray, cols: dict, reasons: dict) -> None:
+def _gold_statistics(report: dict, enc: EncodedLabels, S: np.ndarray, cols: dict, reasons: dict,
+                     notes: list) -> None:
     n_gold = int(S[0, cols["gold"]][0])
     n_ties = int(S[0, cols["tie"]][0])
     correct = int(S[0, cols["correct"]][0])
     report["n_items_with_gold"] = n_gold
     report["n_items_without_gold"] = report["n_items"] - n_gold
     report["n_gold_items_without_labels"] = enc.n_gold_without_labels
+    if n_gold < report["n_items"]:
+        notes.append(f"{report['n_items'] - n_gold} labelled item(s) have no gold label: left out of top-1 accuracy "
+                     f"and of the majority-vs-gold kappa")
     none = Undefined("no labelled item has a gold label")
     report["top1_accuracy_ties_count_as_wrong"] = _value(
         correct / n_gold if n_gold else none, "top1_accuracy_ties_count_as_wrong", reasons)

@@ -72,6 +72,44 @@ def item_signatures(enc: EncodedLabels) -> tuple[np.ndarray, np.ndarray]:
     return distinct_rows(mat)
 
 
+class _Signatures:
+    """Per-signature item features and pair-table cells of an encoded label table."""
+
+    def __init__(self, enc: EncodedLabels):
+        q = self.q = len(enc.categories)
+        n_items = len(enc.counts)
+        first, self.sig = item_signatures(enc)
+        n_sig = self.n_sig = len(first)
+        counts = enc.counts[first]
+        gold = None if enc.gold is None else enc.gold[first]
+        p_first, pattern_of_sig = distinct_patterns(counts, gold)
+        self.F, self.cols = item_features(counts[p_first], None if gold is None else gold[p_first])
+        self.to_pattern = sparse.csr_matrix((np.ones(n_sig), (pattern_of_sig, np.arange(n_sig))),
+                                            shape=(len(p_first), n_sig))
+        self.n_pairs = len(enc.pair_names)
+        is_first = np.zeros(n_items, bool)
+        is_first[first] = True
+        sel = is_first[enc.pair_item]
+        self.to_cells = sparse.csr_matrix(
+            (np.ones(int(sel.sum())), (enc.pair_cell[sel], self.sig[enc.pair_item[sel]])),
+            shape=(self.n_pairs * q * q, n_sig))
+
+    def sums(self, drawn: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """Feature sums (b, K) and pair tables (b, pairs, q, q) of draw counts per signature (b, n_sig)."""
+        drawn_t = np.asarray(drawn, float).T
+        S = (self.to_pattern @ drawn_t).T @ self.F
+        T = (self.to_cells @ drawn_t).T.reshape(-1, self.n_pairs, self.q, self.q) if self.n_pairs else None
+        return S, T
+
+
+def observed_statistics(enc: EncodedLabels, *, ordinal: bool, values: np.ndarray) -> dict[str, np.ndarray]:
+    """The bootstrap's formulas on the observed data (each item drawn once): must equal the point
+    estimates of the library implementations (tested)."""
+    sg = _Signatures(enc)
+    S, T = sg.sums(np.bincount(sg.sig, minlength=sg.n_sig)[None, :])
+    return statistics_from_sums(S, sg.cols, sg.q, tables=T, ordinal=ordinal, values=values)
+
+
 def bootstrap_statistics(enc: EncodedLabels, *, ordinal: bool, values: np.ndarray, n_boot: int, seed: int,
                          batch: int | None = None) -> dict[str, np.ndarray]:
     """Replicate values of every statistic: arrays of shape (n_boot,) or (n_boot, n_pairs).
@@ -80,22 +118,8 @@ def bootstrap_statistics(enc: EncodedLabels, *, ordinal: bool, values: np.ndarra
     the draws per item signature (:func:`item_signatures`), and sums per-signature quantities:
     item features (:func:`item_features`) and cells of the annotator-pair contingency tables.
     """
-    q = len(enc.categories)
-    n_items = len(enc.counts)
-    first, sig = item_signatures(enc)
-    n_sig = len(first)
-    counts = enc.counts[first]
-    gold = None if enc.gold is None else enc.gold[first]
-    p_first, pattern_of_sig = distinct_patterns(counts, gold)
-    F, cols = item_features(counts[p_first], None if gold is None else gold[p_first])
-    to_pattern = sparse.csr_matrix((np.ones(n_sig), (pattern_of_sig, np.arange(n_sig))), shape=(len(p_first), n_sig))
-    n_pairs = len(enc.pair_names)
-    n_cells = n_pairs * q * q
-    is_first = np.zeros(n_items, bool)
-    is_first[first] = True
-    sel = is_first[enc.pair_item]
-    to_cells = sparse.csr_matrix((np.ones(int(sel.sum())), (enc.pair_cell[sel], sig[enc.pair_item[sel]])),
-                                 shape=(n_cells, n_sig))
+    sg = _Signatures(enc)
+    n_items, n_sig = len(enc.counts), sg.n_sig
     rng = np.random.default_rng(seed)
     if batch is None:
         batch = max(1, min(n_boot, 4_000_000 // n_items, 20_000_000 // n_sig))
@@ -103,14 +127,12 @@ def bootstrap_statistics(enc: EncodedLabels, *, ordinal: bool, values: np.ndarra
     for start in range(0, n_boot, batch):
         b = min(batch, n_boot - start)
         idx = rng.integers(0, n_items, size=(b, n_items))
-        drawn = np.bincount((sig[idx] + np.arange(b)[:, None] * n_sig).ravel(), minlength=b * n_sig)
-        drawn_t = drawn.reshape(b, n_sig).T.astype(float)
-        sums.append((to_pattern @ drawn_t).T @ F)
-        if n_pairs:
-            tables.append((to_cells @ drawn_t).T.reshape(b, n_pairs, q, q))
-    S = np.vstack(sums)
-    T = np.concatenate(tables) if n_pairs else None
-    return statistics_from_sums(S, cols, q, tables=T, ordinal=ordinal, values=values)
+        drawn = np.bincount((sg.sig[idx] + np.arange(b)[:, None] * n_sig).ravel(), minlength=b * n_sig)
+        S, T = sg.sums(drawn.reshape(b, n_sig))
+        sums.append(S)
+        tables.append(T)
+    T = np.concatenate(tables) if sg.n_pairs else None
+    return statistics_from_sums(np.vstack(sums), sg.cols, sg.q, tables=T, ordinal=ordinal, values=values)
 
 
 def percentile_interval(replicates: np.ndarray, *, level: float = LEVEL) -> dict:

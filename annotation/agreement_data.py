@@ -92,7 +92,7 @@ def _frame(data, columns: tuple[str, ...], table: str) -> pd.DataFrame:
 
 
 def _codes(labels: pd.Series, categories: tuple[str, ...], table: str) -> np.ndarray:
-    codes = pd.Categorical(labels, categories=list(categories)).codes.astype(np.int64)
+    codes = pd.Index(list(categories)).get_indexer(labels).astype(np.int64)
     bad = np.flatnonzero(codes < 0)
     if len(bad):
         raise UnknownLabel(labels.iloc[bad[0]], int(bad[0]), categories, table=table)

@@ -420,8 +420,8 @@ def krippendorff_alpha(counts, *, level: str = "nominal", values: Sequence[float
 
     Examples
     --------
-    >>> round(krippendorff_alpha([[2, 0], [0, 2], [1, 1]]), 4)
-    0.4
+    >>> round(krippendorff_alpha([[2, 0], [0, 2], [1, 1]]), 4)  # 1 - D_o/D_e = 1 - 2 / (2 * 3 * 3 / 5)
+    0.4444
     """
     c = _counts(counts)
     q = c.shape[1]
@@ -481,7 +481,7 @@ def cohen_kappa(y1: Sequence, y2: Sequence, *, labels: Sequence[str], weights: s
         raise IFJudgeError(f"y1 and y2 have different lengths ({len(y1)} and {len(y2)})")
     codes = []
     for y in (y1, y2):
-        code = pd.Categorical(pd.Series(list(y), dtype=object).astype(str), categories=list(cats)).codes
+        code = pd.Index(list(cats)).get_indexer(pd.Series(list(y), dtype=object).astype(str))
         if (code < 0).any():
             bad = list(y)[int(np.flatnonzero(code < 0)[0])]
             raise InvalidAnswer(f"label {bad!r} is not one of the declared categories: {', '.join(cats)}")

@@ -25,8 +25,12 @@ def register(sub) -> None:
     p = sub.add_parser("agreement", help="agreement statistics of one question (InstructIR Table 7 style)")
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--labels", metavar="FILE.csv", help="CSV with header item,annotator,label")
-    p.add_argument("--categories", required=True,
-                   help="declared categories, comma-separated (for --ordinal, in scale order)")
+    source.add_argument("--db", metavar="PATH", help="the current labels of a study (with --study and --question)")
+    p.add_argument("--study", type=int, help="with --db: the study id")
+    p.add_argument("--question", help="with --db: validity, naturalness, best_passage, passage_match or relevance")
+    p.add_argument("--categories",
+                   help="declared categories, comma-separated (for --ordinal, in scale order); "
+                        "with --db they come from the question")
     p.add_argument("--gold", metavar="FILE.csv", help="CSV with header item,label: the dataset's answer")
     p.add_argument("--ordinal", action="store_true",
                    help="ordinal scale: also Krippendorff ordinal/interval alpha and weighted Cohen kappa")
@@ -101,11 +105,37 @@ def report_from_frame(labels: pd.DataFrame, categories: list[str], *, gold: pd.D
 def run(args) -> int:
     if args.bootstrap < 0:
         raise IFJudgeError(f"--bootstrap must be >= 0, got {args.bootstrap}")
+    if args.db:
+        return run_db(args)
+    if not args.categories:
+        raise IFJudgeError("--categories is required with --labels (the declared categories, comma-separated)")
     categories = parse_categories(args.categories)
     labels, label_lines = read_csv_table(args.labels, LABEL_COLUMNS)
     gold, gold_lines = read_csv_table(args.gold, GOLD_COLUMNS) if args.gold else (None, None)
     report = report_from_frame(labels, categories, gold=gold, args=args, labels_name=args.labels,
                                label_lines=label_lines, gold_name=args.gold or "gold", gold_lines=gold_lines)
+    print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else format_report(report))
+    return 0
+
+
+def run_db(args) -> int:
+    """The same report from the database: the study's current labels of one question, its declared
+    categories, and the dataset's gold where the question has one (best_passage: the target)."""
+    from annotation.outcomes import labels_frame
+    from storage.db import connect
+
+    if args.study is None or not args.question:
+        raise IFJudgeError("--db needs --study ID and --question Q")
+    labels, categories, gold = labels_frame(connect(args.db), args.study, args.question)
+    if args.categories and parse_categories(args.categories) != categories:
+        raise IFJudgeError(f"--categories {args.categories!r} differ from the question's declared categories "
+                           f"{','.join(categories)}")
+    if labels.empty:
+        raise IFJudgeError(f"study {args.study} has no label for question {args.question!r} yet")
+    args.ordinal = args.ordinal or args.question == "passage_match"
+    gold_frame = None if gold is None else pd.DataFrame(sorted(gold.items()), columns=["item", "label"])
+    report = report_from_frame(labels, categories, gold=gold_frame, args=args,
+                               labels_name=f"study {args.study}")
     print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else format_report(report))
     return 0
 

@@ -33,6 +33,7 @@ def register_eval(eval_sub) -> None:
     p.add_argument("--rerank", default=None, help="local CrossEncoder directory re-scoring the top k")
     p.add_argument("--candidates", default="auto", choices=["auto", "corpus", "top_ranked"],
                    help="score the whole corpus or only the top_ranked lists (default: auto)")
+    p.add_argument("--score", default="cosine", choices=["cosine", "dot"], help="dense similarity (default cosine)")
     p.add_argument("--missing", default="zero", choices=["zero", "omit"],
                    help="judged topics absent from the run count as 0 (default) or are left out")
     p.add_argument("--cache-dir", default=None, help="embedding cache (default $IFJUDGE_CACHE_DIR or .cache/embeddings)")
@@ -86,7 +87,7 @@ def run_cmd(args) -> int:
         run_id = run_eval(
             db, args.project, model=args.model, template=args.template, qrels_version=args.qrels_version,
             k=args.k, variant=args.variant, rerank=args.rerank, candidates=args.candidates,
-            missing=args.missing, progress=bar, cache_dir=args.cache_dir, reuse=not args.no_reuse,
+            missing=args.missing, score=args.score, progress=bar, cache_dir=args.cache_dir, reuse=not args.no_reuse,
         )
     finally:
         bar.close()

@@ -52,23 +52,22 @@ def doc_ranks(
         return out
     scores = np.fromiter(docs.values(), dtype=np.float64, count=n)
     wanted = np.array([docs[d] for d in present], dtype=np.float64)
-    greater = (scores[None, :] > wanted[:, None]).sum(axis=1)
-    at_least = (scores[None, :] >= wanted[:, None]).sum(axis=1)
-    ranks = (greater + 1).tolist()
-    tied_rows = np.flatnonzero(at_least - greater > 1)
-    if tied_rows.size:  # break ties: only the documents with the same score are looked at
+    ordered = np.sort(scores)
+    right = np.searchsorted(ordered, wanted, side="right")
+    left = np.searchsorted(ordered, wanted, side="left")
+    ranks = (n - right + 1).tolist()  # 1 + number of strictly greater scores
+    tied = np.flatnonzero(right - left > 1).tolist()
+    if tied:  # break ties among the documents with the same score
         keys = list(docs)
-        rows, cols = np.nonzero(scores[None, :] == wanted[tied_rows][:, None])
-        by_row: dict[int, list[int]] = {}
-        for r, c in zip(rows.tolist(), cols.tolist()):
-            by_row.setdefault(r, []).append(c)
-        for r, cols_r in by_row.items():  # cols_r ascending = run order
-            t = int(tied_rows[r])
+        order = np.argsort(scores)  # positions [left, right) of `ordered` hold one tie
+        left_l, right_l = left.tolist(), right.tolist()
+        for t in tied:
+            block = order[left_l[t]:right_l[t]].tolist()
             d = present[t]
             if ties == "docid":
-                ranks[t] += sum(1 for c in cols_r if keys[c] > d)
-            else:
-                ranks[t] += next(i for i, c in enumerate(cols_r) if keys[c] == d)
+                ranks[t] += sum(1 for c in block if keys[c] > d)
+            else:  # earlier in the run = earlier in the tie
+                ranks[t] += next(i for i, c in enumerate(sorted(block)) if keys[c] == d)
     for d, rank, s in zip(present, ranks, wanted.tolist()):
         out[d] = (rank, s)
     return out

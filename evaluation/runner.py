@@ -81,7 +81,7 @@ def _file_sha(path: str) -> str:
 class _Plan:
     """What to run: resolved from the ``model`` / ``rerank`` arguments of :func:`run_eval`."""
 
-    def __init__(self, db, project_id: int, model, template: str, k: int, rerank, cache_dir):
+    def __init__(self, db, project_id: int, model, template: str, k: int, rerank, cache_dir, score: str = "cosine"):
         self.retriever = None
         self.external = None
         if hasattr(model, "retrieve"):
@@ -97,7 +97,7 @@ class _Plan:
             self.external, self.label = read_trec_run(model), f"external:{Path(model).name}"
             self.identity = {"external": self.label, "sha": _file_sha(model)}
         else:
-            self.retriever = DenseRetriever(str(model), cache_dir=cache_dir)
+            self.retriever = DenseRetriever(str(model), score=score, cache_dir=cache_dir)
             self.label = "minilm" if model == "minilm" else self.retriever.path
             self.identity = {"retriever": "dense", "cache": self.retriever.cache.identity, "score": self.retriever.score}
         self.template = "external" if self.external is not None else get_template(template).name
@@ -141,6 +141,7 @@ def run_eval(
     rerank=None,
     candidates: str = "auto",
     missing: str = "zero",
+    score: str = "cosine",
     progress: Progress | None = None,
     cache_dir=None,
     reuse: bool = True,
@@ -178,6 +179,8 @@ def run_eval(
     missing : {"zero", "omit"}
         Topics judged in the qrels version but absent from the run (or with an empty ranking)
         count as 0 (default), or are left out of the means. Either way they are listed.
+    score : {"cosine", "dot"}
+        Similarity of a dense model (ignored by BM25 and external runs).
     progress : callable, optional
         ``progress(done, total, message)``.
     cache_dir : path, optional
@@ -205,7 +208,7 @@ def run_eval(
     if candidates not in CANDIDATE_MODES:
         raise IFJudgeError(f"unknown candidates mode {candidates!r}; expected one of {', '.join(CANDIDATE_MODES)}")
     measure_names = [str(m) for m in measures_mod.parse_measures(list(measures))]
-    plan = _Plan(db, pid, model, template, k, rerank, cache_dir)
+    plan = _Plan(db, pid, model, template, k, rerank, cache_dir, score)
 
     topics, chosen_variant = select_topics(db, pid, qrels_version, variant)
     all_topics = projects.eval_topics(db, pid)

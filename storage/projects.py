@@ -225,3 +225,42 @@ def eval_topics(db: sqlite_utils.Database, project_id: int, *, variant: str | No
         qid = inst["instance_id"] if inst["instance_id"] in keyed or inst["query_id"] not in keyed else inst["query_id"]
         topics.append({**inst, "qid": qid})
     return topics
+
+
+def project_bundle(db: sqlite_utils.Database, project_id: int) -> Bundle:
+    """Everything stored for a project, as a Bundle (what the layout writers take)."""
+    from storage.bundle import Document, Instance, Narrative, Qrel, Query
+
+    b = Bundle()
+    b.documents = [
+        Document(r[0], r[2], r[1])
+        for r in db.execute("SELECT doc_id, title, text FROM documents WHERE project_id = ? ORDER BY rowid", [project_id])
+    ]
+    b.queries = [Query(q, t) for q, t in db.execute("SELECT query_id, text FROM queries WHERE project_id = ? ORDER BY rowid", [project_id])]
+    b.instances = [
+        Instance(*r)
+        for r in db.execute(
+            "SELECT instance_id, query_id, group_id, instruction, variant FROM instances WHERE project_id = ? ORDER BY rowid",
+            [project_id],
+        )
+    ]
+    b.qrels = [
+        Qrel(q, d, r, v)
+        for v, q, d, r in db.execute(
+            "SELECT version, qid, doc_id, relevance FROM qrels WHERE project_id = ? ORDER BY version, rowid", [project_id]
+        )
+    ]
+    # the newest version of each (query, variant) narrative
+    b.narratives = [
+        Narrative(q, t, v)
+        for q, v, t in db.execute(
+            "SELECT query_id, variant, text FROM narrative_versions n WHERE project_id = ? AND id = ("
+            " SELECT MAX(id) FROM narrative_versions m WHERE m.project_id = n.project_id AND m.query_id = n.query_id"
+            " AND m.variant = n.variant) ORDER BY id",
+            [project_id],
+        )
+    ]
+    b.top_ranked = top_ranked(db, project_id)
+    for files in db.execute("SELECT source_files FROM imports WHERE project_id = ? ORDER BY id", [project_id]):
+        b.source_files.extend(tuple(f) for f in json.loads(files[0]))
+    return b

@@ -100,3 +100,48 @@ def test_no_positive_is_undefined():
     r = infosearch_metrics(qrels_ori, qrels_ins, run, run, run)
     assert r["WISE"] is None and r["SICR"] is None and r["n_queries"] == 0
     assert r["p-MRR"] == 0.0  # the negative a stays at rank 1
+
+
+def _naive_rank(docs, doc, ties):
+    key = (lambda x: x[1]) if ties == "run-order" else (lambda x: (x[1], x[0]))
+    order = [d for d, _ in sorted(docs.items(), key=key, reverse=True)]
+    return (order.index(doc) + 1, docs[doc]) if doc in docs else (len(order) + 1, 0.0)
+
+
+@pytest.mark.parametrize("ties", ["docid", "run-order"])
+def test_random_cases_equal_a_naive_full_sort_implementation(ties):
+    import random
+
+    rng = random.Random(11)
+    qrels_ori, qrels_ins, runs = {}, {}, ({}, {}, {})
+    for i in range(60):
+        qid = f"q{i}"
+        ids = [f"d{j}" for j in range(rng.randrange(5, 30))]
+        judged = rng.sample(ids + ["gone1", "gone2"], 6)
+        qrels_ori[qid] = {d: rng.choice([0, 1, 1]) for d in judged}
+        qrels_ins[qid] = {d: rel * rng.choice([0, 1]) for d, rel in qrels_ori[qid].items()}
+        for run in runs:
+            ordered = rng.sample(ids, len(ids))
+            run[qid] = {d: float(rng.randrange(5)) for d in ordered}
+    r = infosearch_metrics(qrels_ori, qrels_ins, *runs, ties=ties)
+    wise_q, sicr_q, pmrr_q = [], [], []
+    for qid in qrels_ori:
+        pos = [d for d, v in qrels_ori[qid].items() if v >= 1 and qrels_ins[qid][d] >= 1]
+        neg = [d for d, v in qrels_ori[qid].items() if v >= 1 and qrels_ins[qid][d] < 1]
+        if pos:
+            w, s = [], []
+            for d in pos:
+                (ro, so), (ri, si), (rr, sr) = (_naive_rank(run[qid], d, ties) for run in runs)
+                w.append(wise_score(ro, ri, rr, n=len(pos) + len(neg)))
+                s.append(sicr_indicator(ro, ri, rr, so, si, sr))
+            wise_q.append(sum(w) / len(w))
+            sicr_q.append(sum(s) / len(s))
+        if neg:
+            vals = []
+            for d in neg:
+                ro, ri = _naive_rank(runs[0][qid], d, ties)[0], _naive_rank(runs[1][qid], d, ties)[0]
+                vals.append(ri / ro - 1 if ro >= ri else 1 - ro / ri)
+            pmrr_q.append(sum(vals) / len(vals))
+    assert r["WISE"] == pytest.approx(sum(wise_q) / len(wise_q), abs=1e-12)
+    assert r["SICR"] == pytest.approx(sum(sicr_q) / len(sicr_q), abs=1e-12)
+    assert r["p-MRR"] == pytest.approx(sum(pmrr_q) / len(pmrr_q), abs=1e-12)

@@ -188,3 +188,17 @@ def test_cli_eval_run_and_compare_json(db, tmp_path, run_cli):
     code, out, err = run_cli("eval", "run", "--db", dbfile, "--project", "demo", "--model", "bm25",
                              "--qrels-version", "reversed")
     assert code == 2 and "no qrels version 'reversed'" in err
+
+
+def test_rerank_stage_rescores_the_first_stage_and_is_part_of_the_retrieval(db):
+    from evaluation.retrievers.rerank import Reranker
+
+    # A stand-in second stage: counts words shared by the query text and the document.
+    overlap = Reranker(lambda pairs: [len(set(q.lower().split()) & set(d.lower().split())) for q, d in pairs],
+                       name="overlap")
+    plain = load_eval_run(db, run_eval(db, "demo", model="bm25", template="query", k=2))
+    reranked = load_eval_run(db, run_eval(db, "demo", model="bm25", template="query", k=2, rerank=overlap))
+    assert reranked["settings"]["rerank"] == "overlap" and reranked["settings"]["reused_run"] is False
+    for qid, docs in reranked["run"].items():
+        assert set(docs) == set(plain["run"][qid])  # the first stage's top 2, re-scored
+        assert all(float(s).is_integer() for s in docs.values())

@@ -90,6 +90,17 @@ def read_jsonl(path: Path, sources: list[tuple[str, str]]) -> list[tuple[int, di
                 f"malformed JSON ({exc.msg} at column {exc.colno}): received {_shorten(line.strip())!r}; "
                 "expected one JSON object per line",
             ) from None
+        except (ValueError, RecursionError) as exc:  # a >4300-digit number; nesting deeper than the stack
+            raise ImportFailure(
+                str(path), number, None,
+                f"unreadable JSON ({type(exc).__name__}: {_shorten(str(exc))}); expected one JSON object per line",
+            ) from None
+        if "\\u" in line and _has_lone_surrogate(obj):
+            raise ImportFailure(
+                str(path), number, None,
+                "a \\uD800-\\uDFFF escape without its pair (a lone surrogate) cannot be stored as text; "
+                "expected valid Unicode",
+            )
         if not isinstance(obj, dict):
             raise ImportFailure(
                 str(path), number, None,
@@ -97,6 +108,25 @@ def read_jsonl(path: Path, sources: list[tuple[str, str]]) -> list[tuple[int, di
             )
         records.append((number, obj))
     return records
+
+
+def _has_lone_surrogate(value: object) -> bool:
+    """True when a decoded JSON value holds a string that is not encodable as UTF-8 (iterative:
+    any nesting depth json.loads accepted is fine)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return False
 
 
 def require_str(record: dict, field: str, path: Path, line: int, *, blank_ok: bool = False) -> str:
@@ -130,11 +160,16 @@ def optional_str(record: dict, field: str, path: Path, line: int) -> str:
 def parse_int(value: str, path: Path, line: int, field: str) -> int:
     """Parse an integer column (relevance, rank); anything else is refused."""
     try:
-        return int(value.strip())
+        number = int(value.strip())
     except ValueError:
         raise ImportFailure(
             str(path), line, field, f"received {received(value)}; expected an integer such as 0, 1 or 2"
         ) from None
+    if not -(2**63) <= number < 2**63:  # SQLite stores 64-bit integers
+        raise ImportFailure(
+            str(path), line, field, f"received {received(value)}; expected an integer between -2^63 and 2^63-1"
+        )
+    return number
 
 
 def parse_float(value: str, path: Path, line: int, field: str) -> float:

@@ -1,0 +1,152 @@
+"""What the lead watches while a study runs: the InstructIR Table 7 view per question, the
+extrapolation to the whole benchmark, per-annotator progress and agreement, disagreements and reasons.
+
+Table 7 (Oh et al., 2024, Appendix B): for Q1 and Q2 the Randolph free-marginal kappa and the
+proportion of Yes; for Q3 Cohen's kappa between the human majority and the dataset's target, and
+top-1 accuracy.
+"""
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+
+import sqlite_utils
+from statsmodels.stats.proportion import proportion_confint
+
+from annotation.agreement import agreement_report
+from annotation.outcomes import item_outcomes, labels_frame
+from storage import studies
+
+TABLE7_ROWS = {
+    "validity": [("kappa coefficient (Randolph, 2005)", "randolph_kappa"), ("Proportion of Yes response", "yes_share")],
+    "naturalness": [("kappa coefficient (Randolph, 2005)", "randolph_kappa"), ("Proportion of Yes response", "yes_share")],
+    "best_passage": [("kappa coefficient (Cohen, 1960)", "cohen_kappa_majority_vs_gold_excluding_ties"),
+                     ("Top-1 Accuracy", "top1_accuracy_ties_count_as_wrong")],
+    "passage_match": [("Krippendorff alpha (ordinal)", "krippendorff_alpha_ordinal"), ("Mean score", "mean_score")],
+    "relevance": [("kappa coefficient (Randolph, 2005)", "randolph_kappa"), ("Fleiss kappa", "fleiss_kappa")],
+}
+PROMPTS = {
+    "validity": "Q1. Is the instruction valid for the search user?",
+    "naturalness": "Q2. Is the instruction natural for the given query?",
+    "best_passage": "Q3. Which passage is the most natural for the given instruction and query?",
+    "passage_match": "How well does the passage match the instruction and query? (1-5)",
+    "relevance": "Is the document relevant under the narrative?",
+}
+
+
+def question_report(db: sqlite_utils.Database, study_id: int, question_id: str, *, n_boot: int = 0, seed: int = 0) -> dict | None:
+    """The agreement report of one question (None while it has no label)."""
+    frame, categories, gold = labels_frame(db, study_id, question_id)
+    if frame.empty:
+        return None
+    ordinal = question_id == "passage_match" or categories == ["1", "2", "3", "4", "5"]
+    report = agreement_report(frame, categories, gold=gold, ordinal=ordinal, n_boot=n_boot, seed=seed)
+    if "Yes" in categories:
+        report["yes_share"] = report["majority_shares"]["Yes"]
+    if ordinal:
+        values = frame["label"].astype(float)
+        report["mean_score"] = float(values.mean())
+    return report
+
+
+def table7(db: sqlite_utils.Database, study_id: int, *, n_boot: int = 200, seed: int = 0) -> list[dict]:
+    """Rows (question, statistic, value, low, high, band) like InstructIR's Table 7."""
+    study = studies.get_study(db, study_id)
+    rows = []
+    for q in study["questions"]:
+        rep = question_report(db, study_id, q, n_boot=n_boot, seed=seed)
+        for label, key in TABLE7_ROWS.get(q, []):
+            value = None if rep is None else rep.get(key)
+            interval = (rep or {}).get("intervals", {}).get(key) or {}
+            rows.append({
+                "question": PROMPTS.get(q, q), "statistic": label, "value": value,
+                "low": interval.get("low"), "high": interval.get("high"),
+                "band": (rep or {}).get("bands", {}).get(key) if key in (rep or {}).get("bands", {}) else None,
+                "undefined_reason": (rep or {}).get("undefined_reasons", {}).get(key)
+                if rep is not None else "no labels yet",
+            })
+    return rows
+
+
+def wilson(k: int, n: int) -> dict:
+    """Share k/n with its Wilson 95% interval (statsmodels ``proportion_confint``)."""
+    if n == 0:
+        return {"share": None, "low": None, "high": None, "k": 0, "n": 0}
+    low, high = proportion_confint(k, n, alpha=0.05, method="wilson")
+    return {"share": k / n, "low": float(low), "high": float(high), "k": k, "n": n}
+
+
+def extrapolation(db: sqlite_utils.Database, study_id: int) -> dict:
+    """From the sampled instances: the estimated share of invalid and of unnatural instances, and
+    of instances whose human majority disagrees with the dataset's target, each with a Wilson 95%
+    interval. Instances without a decided outcome are not counted."""
+    out = {}
+    by_q: dict[str, list] = defaultdict(list)
+    for o in item_outcomes(db, study_id):
+        if o.value is not None:
+            by_q[o.question].append(o)
+    if "validity" in by_q:
+        out["invalid"] = wilson(sum(o.value == "No" for o in by_q["validity"]), len(by_q["validity"]))
+    if "naturalness" in by_q:
+        out["unnatural"] = wilson(
+            sum(o.value == "No" or (o.value.isdigit() and int(o.value) < 3) for o in by_q["naturalness"]),
+            len(by_q["naturalness"]),
+        )
+    if "best_passage" in by_q:
+        decided = [o for o in by_q["best_passage"] if o.gold]
+        out["majority_differs_from_target"] = wilson(sum(o.value != o.gold for o in decided), len(decided))
+    return out
+
+
+def annotator_table(db: sqlite_utils.Database, study_id: int) -> list[dict]:
+    """Per annotator: screens done / total, median seconds per screen, share of labels equal to the
+    item's decided value, and (best passage) share equal to the dataset's target."""
+    outcomes = {o.item_id: o for o in item_outcomes(db, study_id)}
+    labels = studies.current_labels(db, study_id)
+    rows = {}
+    for name in studies.get_study(db, study_id)["annotators"]:
+        uid = db.execute("SELECT id FROM users WHERE name = ?", [name]).fetchone()[0]
+        done, total = studies.progress(db, study_id, uid)
+        rows[name] = {"annotator": name, "done": done, "total": total, "durations": {}, "agree": [], "gold": []}
+    for r in labels:
+        row = rows.get(r["annotator"])
+        if row is None:
+            continue
+        if r["duration_ms"] is not None:
+            row["durations"][r["screen"]] = r["duration_ms"] / 1000
+        o = outcomes.get(r["item"])
+        if o is not None and o.value is not None and sum(o.label_counts.values()) >= 2:
+            row["agree"].append(r["value"] == o.value)
+        if o is not None and o.gold:
+            row["gold"].append(r["value"] == o.gold)
+    out = []
+    for row in rows.values():
+        d = list(row.pop("durations").values())
+        agree, gold = row.pop("agree"), row.pop("gold")
+        row["median_seconds_per_screen"] = statistics.median(d) if d else None
+        row["agreement_with_majority"] = sum(agree) / len(agree) if agree else None
+        row["agreement_with_gold"] = sum(gold) / len(gold) if gold else None
+        out.append(row)
+    return out
+
+
+def disagreements(db: sqlite_utils.Database, study_id: int) -> list[dict]:
+    """Items whose labels differ, most disagreement first (the adjudication queue)."""
+    rows = []
+    for o in item_outcomes(db, study_id):
+        if len(o.label_counts) > 1:
+            rows.append({
+                "item": o.item_id, "instance": o.instance_id, "question": o.question, "doc_id": o.doc_id,
+                "labels": o.label_counts, "disagreement": round(o.disagreement, 6), "decision": o.value,
+                "provenance": o.provenance,
+            })
+    return sorted(rows, key=lambda r: (-r["disagreement"], r["provenance"] == "adjudicated", r["item"]))
+
+
+def reasons(db: sqlite_utils.Database, study_id: int) -> list[dict]:
+    """Every reason given (a reason is required for each No)."""
+    return [
+        {"item": r["item"], "instance": r["instance"], "question": r["question"], "annotator": r["annotator"],
+         "value": r["value"], "reason": r["reason"]}
+        for r in studies.current_labels(db, study_id) if r["reason"]
+    ]

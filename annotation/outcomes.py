@@ -1,0 +1,161 @@
+"""From labels to decisions: each item's outcome and provenance, the validated instance set, and
+the validated qrels.
+
+Provenance of an item (SPEC.md, "Files in and out"):
+
+- ``adjudicated``: a lead recorded a final value (the newest adjudication wins);
+- ``unanimous``: at least two labels, all equal;
+- ``majority``: a strict plurality (or the single label of an item whose cap is 1);
+- ``unresolved``: no labels yet, a tie, or one label where more are expected.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import pandas as pd
+import sqlite_utils
+
+from annotation.questions import question
+from storage import projects, studies
+
+
+@dataclass
+class Outcome:
+    item_id: int
+    instance_id: str
+    question: str
+    doc_id: str | None
+    value: str | None
+    provenance: str
+    label_counts: dict[str, int] = field(default_factory=dict)
+    gold: str | None = None
+    reasons: list[tuple[str, str]] = field(default_factory=list)  # (annotator, reason)
+
+    @property
+    def disagreement(self) -> float:
+        """1 - the share of the most common label (0 when unanimous)."""
+        n = sum(self.label_counts.values())
+        return 0.0 if n == 0 else 1.0 - max(self.label_counts.values()) / n
+
+
+def decide(counts: Counter, *, cap: int) -> tuple[str | None, str]:
+    """(value, provenance) from the label counts of one item, before adjudication.
+
+    >>> decide(Counter({"Yes": 2, "No": 1}), cap=3)
+    ('Yes', 'majority')
+    >>> decide(Counter({"Yes": 1, "No": 1}), cap=3)
+    (None, 'unresolved')
+    """
+    n = sum(counts.values())
+    if n == 0:
+        return None, "unresolved"
+    (top, k), *rest = counts.most_common()
+    if rest and rest[0][1] == k:
+        return None, "unresolved"
+    if n == 1:
+        return (top, "majority") if cap == 1 else (None, "unresolved")
+    return top, ("unanimous" if k == n else "majority")
+
+
+def item_outcomes(db: sqlite_utils.Database, study_id: int, question_id: str | None = None) -> list[Outcome]:
+    labels = studies.current_labels(db, study_id, question_id)
+    adj = studies.adjudications(db, study_id)
+    by_item: dict[int, list[dict]] = {}
+    for r in labels:
+        by_item.setdefault(r["item"], []).append(r)
+    out = []
+    for it in studies.items_of_study(db, study_id, question_id):
+        rows = by_item.get(it["id"], [])
+        counts = Counter(r["value"] for r in rows)
+        value, prov = decide(counts, cap=it["cap"])
+        if it["id"] in adj:
+            value, prov = adj[it["id"]]["value"], "adjudicated"
+        out.append(Outcome(
+            it["id"], it["instance_id"], it["question"], it["doc_id"], value, prov, dict(counts),
+            it["payload"].get("gold"), [(r["annotator"], r["reason"]) for r in rows if r["reason"]],
+        ))
+    return out
+
+
+def labels_frame(db: sqlite_utils.Database, study_id: int, question_id: str) -> tuple[pd.DataFrame, list[str], dict | None]:
+    """The long table (item, annotator, label), the declared categories and the gold answers of one
+    question of a study, as :func:`annotation.agreement.agreement_report` takes them.
+
+    ``best_passage`` labels are doc ids whose candidates differ per item; they are coded as the
+    position ("1".."N") of the chosen passage in the item's canonical (sorted) candidate list, and
+    the gold as the target's position.
+    """
+    study = studies.get_study(db, study_id)
+    s = study["settings"]
+    rows = studies.current_labels(db, study_id, question_id)
+    items = {it["id"]: it for it in studies.items_of_study(db, study_id, question_id)}
+    gold = None
+    if question_id == "best_passage":
+        n = int(s.get("passages", 3))
+        categories = [str(i) for i in range(1, n + 1)]
+        code = lambda item, v: str(items[item]["payload"]["candidates"].index(v) + 1)  # noqa: E731
+        data = [(r["item"], r["annotator"], code(r["item"], r["value"])) for r in rows]
+        gold = {i: code(i, it["payload"]["gold"]) for i, it in items.items() if it["payload"].get("gold")}
+    else:
+        q = question(question_id, naturalness=s.get("naturalness", "yesno"), relevance=s.get("relevance", "binary"))
+        categories = list(q.categories)
+        data = [(r["item"], r["annotator"], r["value"]) for r in rows]
+    return pd.DataFrame(data, columns=["item", "annotator", "label"]), categories, gold
+
+
+@dataclass
+class ValidationRules:
+    """Which instances the validated set leaves out (configurable, as the lead decides)."""
+
+    drop_invalid: bool = True  # validity outcome "No"
+    drop_unnatural: bool = True  # naturalness outcome "No" (or a 1-5 outcome below ``likert_threshold``)
+    likert_threshold: int = 3
+    drop_best_passage_mismatch: bool = False  # the human choice is not the dataset's target
+    keep_unsampled: bool = True  # instances outside the study stay as they are
+
+
+def instance_decisions(db: sqlite_utils.Database, study_id: int, rules: ValidationRules | None = None) -> dict[str, dict]:
+    """instance id -> {"keep": bool, "why": [...], "outcomes": {question: Outcome}}."""
+    rules = rules or ValidationRules()
+    out: dict[str, dict] = {}
+    for o in item_outcomes(db, study_id):
+        d = out.setdefault(o.instance_id, {"keep": True, "why": [], "outcomes": {}})
+        d["outcomes"][o.question] = o
+        if o.value is None:
+            continue
+        if o.question == "validity" and rules.drop_invalid and o.value == "No":
+            d["keep"], d["why"] = False, [*d["why"], "invalid"]
+        if o.question == "naturalness" and rules.drop_unnatural:
+            unnatural = o.value == "No" or (o.value.isdigit() and int(o.value) < rules.likert_threshold)
+            if unnatural:
+                d["keep"], d["why"] = False, [*d["why"], "unnatural"]
+        if o.question == "best_passage" and rules.drop_best_passage_mismatch and o.gold and o.value != o.gold:
+            d["keep"], d["why"] = False, [*d["why"], "best passage differs from the target"]
+    return out
+
+
+def validated_qrels(
+    db: sqlite_utils.Database, study_id: int, rules: ValidationRules | None = None
+) -> dict[str, dict[str, int]]:
+    """The original qrels without the instances the study rejected (and, unless
+    ``keep_unsampled``, without the instances it did not look at)."""
+    rules = rules or ValidationRules()
+    study = studies.get_study(db, study_id)
+    decisions = instance_decisions(db, study_id, rules)
+    original = projects.qrels(db, study["project_id"], "original")
+    out = {}
+    for qid, docs in original.items():
+        d = decisions.get(qid)
+        if d is None and not rules.keep_unsampled:
+            continue
+        if d is not None and not d["keep"]:
+            continue
+        out[qid] = dict(docs)
+    return out
+
+
+def store_validated_qrels(db: sqlite_utils.Database, study_id: int, rules: ValidationRules | None = None) -> int:
+    """Write the ``validated`` qrels version of the study's project; returns the rows written."""
+    study = studies.get_study(db, study_id)
+    return projects.replace_qrels(db, study["project_id"], "validated", validated_qrels(db, study_id, rules))

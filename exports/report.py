@@ -1,0 +1,73 @@
+"""The validation report of a study as Markdown, CSV and LaTeX (like InstructIR's Table 7), with
+the extrapolation to the whole benchmark."""
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import sqlite_utils
+
+from annotation.monitor import extrapolation, table7
+from storage import studies
+
+BOOTSTRAP = 1000
+
+
+def _fmt(v, pct: bool = False) -> str:
+    if v is None:
+        return "undefined"
+    return f"{100 * v:.1f}%" if pct else f"{v:.4f}"
+
+
+def _is_share(statistic: str) -> bool:
+    return statistic.startswith(("Proportion", "Top-1"))
+
+
+def _latex_escape(text: str) -> str:
+    for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("$", r"\$"), ("#", r"\#"),
+                 ("_", r"\_"), ("{", r"\{"), ("}", r"\}"), ("~", r"\textasciitilde{}"), ("^", r"\textasciicircum{}")):
+        text = text.replace(a, b)
+    return text
+
+
+def write_report(db: sqlite_utils.Database, study_id: int, out: Path, *, n_boot: int = BOOTSTRAP) -> list[Path]:
+    study = studies.get_study(db, study_id)
+    rows = table7(db, study_id, n_boot=n_boot, seed=study["settings"].get("seed", 0))
+    extra = extrapolation(db, study_id)
+    out = Path(out)
+    csv_path = out / "report.csv"
+    with csv_path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["question", "statistic", "value", "ci_low", "ci_high", "band", "undefined_reason"])
+        for r in rows:
+            w.writerow([r["question"], r["statistic"], "" if r["value"] is None else repr(r["value"]),
+                        "" if r["low"] is None else repr(r["low"]), "" if r["high"] is None else repr(r["high"]),
+                        r["band"] or "", r["undefined_reason"] or ""])
+        for name, e in extra.items():
+            w.writerow(["extrapolation", f"share {name.replace('_', ' ')} (k={e['k']}, n={e['n']})",
+                        "" if e["share"] is None else repr(e["share"]),
+                        "" if e["low"] is None else repr(e["low"]), "" if e["high"] is None else repr(e["high"]), "", ""])
+    md = [f"# Human verification: study {study_id} ({study['name']})", "",
+          "| | value | 95% CI | band |", "|---|---|---|---|"]
+    tex = [r"\begin{tabular}{lrr}", r"\toprule", r" & value & 95\% CI \\", r"\midrule"]
+    last_q = None
+    for r in rows:
+        pct = _is_share(r["statistic"])
+        ci = "" if r["low"] is None else f"[{_fmt(r['low'], pct)}, {_fmt(r['high'], pct)}]"
+        if r["question"] != last_q:
+            md.append(f"| *{r['question']}* | | | |")
+            tex.append(rf"\multicolumn{{3}}{{l}}{{\textit{{{_latex_escape(r['question'])}}}}} \\")
+            last_q = r["question"]
+        value = _fmt(r["value"], pct) + ("" if r["value"] is not None else f" ({r['undefined_reason']})")
+        md.append(f"| {r['statistic']} | {value} | {ci} | {r['band'] or ''} |")
+        tex.append(rf"{_latex_escape(r['statistic'])} & {_latex_escape(_fmt(r['value'], pct))} & {_latex_escape(ci)} \\")
+    tex += [r"\bottomrule", r"\end{tabular}"]
+    if extra:
+        md += ["", "## Extrapolation to the whole benchmark (Wilson 95% intervals)", "", "| estimate | share | 95% CI | k / n |", "|---|---|---|---|"]
+        for name, e in extra.items():
+            ci = "" if e["low"] is None else f"[{_fmt(e['low'], True)}, {_fmt(e['high'], True)}]"
+            md.append(f"| {name.replace('_', ' ')} | {_fmt(e['share'], True)} | {ci} | {e['k']} / {e['n']} |")
+    md_path, tex_path = out / "report.md", out / "report.tex"
+    md_path.write_text("\n".join(md) + "\n", encoding="utf-8")
+    tex_path.write_text("\n".join(tex) + "\n", encoding="utf-8")
+    return [md_path, csv_path, tex_path]

@@ -1,0 +1,60 @@
+"""Adjudicate (lead): the queue of disagreement items, all labels and reasons, a final value and a note."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from annotation import monitor
+from annotation.questions import question
+from storage import projects, studies
+from storage.errors import IFJudgeError
+from ui.session import db, require_role
+from ui.text import literal
+
+lead = require_role("lead")
+conn = db()
+st.title("Adjudicate")
+all_studies = studies.list_studies(conn)
+if not all_studies:
+    st.info("No study yet.")
+    st.stop()
+study = st.selectbox("Study", all_studies, index=len(all_studies) - 1, key="adj_study",
+                     format_func=lambda s: f"{s['id']}: {s['name']}")
+queue = monitor.disagreements(conn, study["id"])
+if not queue:
+    st.success("No disagreement to settle.")
+    st.stop()
+st.dataframe(pd.DataFrame(queue), hide_index=True, key="adj_queue")
+entry = st.selectbox(
+    "Item", queue, key="adj_item",
+    format_func=lambda r: f"item {r['item']}: {r['instance']} / {r['question']} ({r['provenance']}, labels {r['labels']})",
+)
+item = next(i for i in studies.items_of_study(conn, study["id"], entry["question"]) if i["id"] == entry["item"])
+inst = next(i for i in projects.instances(conn, study["project_id"]) if i["instance_id"] == item["instance_id"])
+literal("Instruction", inst["instruction"])
+literal("Query", inst["query"])
+docs = projects.documents(conn, study["project_id"])
+s = study["settings"]
+if entry["question"] == "best_passage":
+    options = item["payload"]["candidates"]
+    for d in options:
+        literal(f"Passage {d}" + (" (dataset target)" if d == item["payload"].get("gold") else ""), docs[d]["text"])
+else:
+    options = list(question(entry["question"], naturalness=s.get("naturalness", "yesno"),
+                            relevance=s.get("relevance", "binary")).categories)
+    if item["doc_id"]:
+        literal(f"Document {item['doc_id']}", docs[item["doc_id"]]["text"])
+labels = [r for r in studies.current_labels(conn, study["id"], entry["question"]) if r["item"] == item["id"]]
+st.dataframe(pd.DataFrame([{"annotator": r["annotator"], "value": r["value"], "reason": r["reason"]} for r in labels]),
+             hide_index=True, key="adj_labels")
+with st.form("adj_form"):
+    value = st.selectbox("Final value", options, key="adj_value")
+    note = st.text_area("Note", key="adj_note")
+    go = st.form_submit_button("Record decision")
+if go:
+    try:
+        studies.add_adjudication(conn, item["id"], value, lead["name"], note)
+    except IFJudgeError as exc:
+        st.error(str(exc))
+    else:
+        st.success(f"Recorded {value} for item {item['id']}.")

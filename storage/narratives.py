@@ -1,0 +1,199 @@
+"""Narrative versions and re-judging rounds: the SQL behind annotation.narratives.
+
+A query's narratives form a chain of versions (``narrative_versions``: text, author, time,
+parent). The *root* is the original narrative (the first version of variant ``og``); an expert's
+save appends a version of variant ``changed`` whose parent is the version the expert started
+from. A *re-judging round* is the set of ``relevance`` items tied to one version
+(``items.narrative_version_id``) in the project's re-judging study (a study whose settings carry
+``"purpose": "rejudge"``).
+
+Saving a version, creating the re-judging study on first use, and inserting the round's items
+and assignments happen in ONE ``BEGIN IMMEDIATE`` transaction (:func:`insert_version`), so a
+version never exists without its round and two experts saving at once cannot both build on the
+same newest version.
+"""
+from __future__ import annotations
+
+import json
+
+import sqlite_utils
+
+from storage.bundle import QRELS_VERSIONS
+from storage.db import now_iso, write
+from storage.errors import IFJudgeError
+from storage.studies import _insert_items
+
+REJUDGE_PURPOSE = "rejudge"
+VERSION_KEYS = ("id", "project_id", "query_id", "variant", "text", "author", "created_at", "parent_id")
+
+
+class StaleEdit(IFJudgeError):
+    """Another version of the narrative was saved after the editor was opened: nothing was written."""
+
+
+def _row(r) -> dict:
+    return dict(zip(VERSION_KEYS, r))
+
+
+def versions(db: sqlite_utils.Database, project_id: int, query_id: str) -> list[dict]:
+    """Every narrative version of a query, oldest first."""
+    return [
+        _row(r)
+        for r in db.execute(
+            f"SELECT {', '.join(VERSION_KEYS)} FROM narrative_versions WHERE project_id = ? AND query_id = ? ORDER BY id",
+            [project_id, query_id],
+        )
+    ]
+
+
+def get_version(db: sqlite_utils.Database, version_id: int) -> dict | None:
+    r = db.execute(f"SELECT {', '.join(VERSION_KEYS)} FROM narrative_versions WHERE id = ?", [version_id]).fetchone()
+    return _row(r) if r else None
+
+
+def narrative_queries(db: sqlite_utils.Database, project_id: int) -> list[str]:
+    """Query ids that have at least one narrative version, sorted."""
+    return [
+        r[0]
+        for r in db.execute(
+            "SELECT DISTINCT query_id FROM narrative_versions WHERE project_id = ? ORDER BY query_id", [project_id]
+        )
+    ]
+
+
+def projects_with_narratives(db: sqlite_utils.Database) -> list[dict]:
+    return [
+        dict(zip(("id", "name", "kind"), r))
+        for r in db.execute(
+            "SELECT p.id, p.name, p.kind FROM projects p WHERE EXISTS"
+            " (SELECT 1 FROM narrative_versions n WHERE n.project_id = p.id) ORDER BY p.name"
+        )
+    ]
+
+
+def rejudge_study_id(db: sqlite_utils.Database, project_id: int) -> int | None:
+    """The id of the project's re-judging study, or None before the first save."""
+    row = db.execute(
+        "SELECT id FROM studies WHERE project_id = ? AND json_extract(settings, '$.purpose') = ? ORDER BY id LIMIT 1",
+        [project_id, REJUDGE_PURPOSE],
+    ).fetchone()
+    return row[0] if row else None
+
+
+def round_version_ids(db: sqlite_utils.Database, study_id: int) -> list[int]:
+    """Narrative versions that have a re-judging round in the study, oldest first."""
+    return [
+        r[0]
+        for r in db.execute(
+            "SELECT DISTINCT narrative_version_id FROM items WHERE study_id = ? AND narrative_version_id IS NOT NULL"
+            " ORDER BY narrative_version_id",
+            [study_id],
+        )
+    ]
+
+
+def insert_version(
+    db: sqlite_utils.Database,
+    *,
+    project_id: int,
+    query_id: str,
+    text: str,
+    author: str,
+    parent_id: int,
+    expected_newest_id: int,
+    variant: str = "changed",
+    study: dict | None = None,
+    items: list[dict] | None = None,
+    plan: dict[str, list[int]] | None = None,
+) -> dict:
+    """Append a narrative version and its re-judging round in one transaction.
+
+    ``expected_newest_id``: the newest version id the editor was opened on; if another version was
+    saved since, :class:`StaleEdit` is raised and nothing is written. ``study``: ``{"name",
+    "questions", "settings", "created_by", "annotator_ids"}``, used to create the project's
+    re-judging study if it does not exist yet (otherwise only ``annotator_ids`` missing from it
+    are added). ``items`` and ``plan`` use the placeholder ``{version}`` in their screen keys; it is
+    replaced by the new version's id. Returns ``{"version_id", "study_id", "study_created"}``.
+    """
+    items = items or []
+    plan = plan or {}
+    with write(db):
+        newest = db.execute(
+            "SELECT MAX(id) FROM narrative_versions WHERE project_id = ? AND query_id = ?", [project_id, query_id]
+        ).fetchone()[0]
+        if newest != expected_newest_id:
+            who = db.execute("SELECT author, created_at FROM narrative_versions WHERE id = ?", [newest]).fetchone()
+            raise StaleEdit(
+                f"version {newest} of query {query_id!r} was saved by {who[0]} at {who[1]} after this editor was "
+                f"opened on version {expected_newest_id}; nothing was saved. Reload and edit the newest version."
+            )
+        parent = db.execute(
+            "SELECT 1 FROM narrative_versions WHERE id = ? AND project_id = ? AND query_id = ?",
+            [parent_id, project_id, query_id],
+        ).fetchone()
+        if parent is None:
+            raise IFJudgeError(f"version {parent_id} is not a narrative version of query {query_id!r}")
+        version_id = db.execute(
+            "INSERT INTO narrative_versions (project_id, query_id, variant, text, author, created_at, parent_id)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [project_id, query_id, variant, text, author, now_iso(), parent_id],
+        ).lastrowid
+        study_id, created = None, False
+        if items:
+            if study is None:
+                raise IFJudgeError("re-judging items need the re-judging study's definition")
+            row = db.execute(
+                "SELECT id FROM studies WHERE project_id = ? AND json_extract(settings, '$.purpose') = ?"
+                " ORDER BY id LIMIT 1",
+                [project_id, REJUDGE_PURPOSE],
+            ).fetchone()
+            if row is None:
+                settings = {**study["settings"], "purpose": REJUDGE_PURPOSE}
+                study_id = db.execute(
+                    "INSERT INTO studies (project_id, name, questions, settings, created_by, created_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    [project_id, study["name"], json.dumps(study["questions"]), json.dumps(settings),
+                     study["created_by"], now_iso()],
+                ).lastrowid
+                created = True
+            else:
+                study_id = row[0]
+            db.conn.executemany(
+                "INSERT OR IGNORE INTO study_annotators (study_id, user_id) VALUES (?, ?)",
+                [(study_id, u) for u in study["annotator_ids"]],
+            )
+            start = db.execute(
+                "SELECT COALESCE(MAX(position), -1) + 1 FROM items WHERE study_id = ?", [study_id]
+            ).fetchone()[0]
+            fmt = lambda s: s.replace("{version}", str(version_id))  # noqa: E731
+            _insert_items(
+                db, study_id,
+                [{**it, "screen": fmt(it["screen"]), "position": it["position"] + start,
+                  "narrative_version_id": version_id} for it in items],
+                {fmt(s): users for s, users in plan.items()},
+            )
+    return {"version_id": version_id, "study_id": study_id, "study_created": created}
+
+
+def replace_query_qrels(
+    db: sqlite_utils.Database, project_id: int, version: str, qrels_map: dict[str, dict[str, int]],
+    *, also_delete: dict[str, list[str]] | None = None,
+) -> int:
+    """Replace the qrels of ``version`` for the query keys of ``qrels_map`` only, in one transaction.
+
+    Rows of other query keys are kept (e.g. ``changed`` qrels imported for queries this workflow
+    does not own). ``also_delete``: query key -> other keys of the same query whose rows of
+    ``version`` are removed too (a query's qrels stored under its instance id). Returns rows written.
+    """
+    if version not in QRELS_VERSIONS:
+        raise IFJudgeError(f"unknown qrels version {version!r}; expected one of {', '.join(QRELS_VERSIONS)}")
+    rows = [(project_id, version, qid, d, int(r)) for qid, docs in qrels_map.items() for d, r in docs.items()]
+    keys = set(qrels_map) | {k for ks in (also_delete or {}).values() for k in ks}
+    with write(db):
+        db.conn.executemany(
+            "DELETE FROM qrels WHERE project_id = ? AND version = ? AND qid = ?", [(project_id, version, k) for k in keys]
+        )
+        db.conn.executemany(
+            "INSERT INTO qrels (project_id, version, qid, doc_id, relevance) VALUES (?, ?, ?, ?, ?)", rows
+        )
+    return len(rows)

@@ -1,0 +1,171 @@
+"""Decisions, provenance, validated qrels, exports (round trips) and the monitoring report."""
+import json
+import time
+from collections import Counter
+
+import pytest
+import pytrec_eval
+
+from annotation import monitor, workspace
+from annotation.outcomes import ValidationRules, decide, instance_decisions, item_outcomes, store_validated_qrels, validated_qrels
+from evaluation.trec_io import read_qrels
+from exports.validated import export_project
+from storage import importers, projects, studies
+
+
+def user(db, name):
+    return dict(zip(("id", "name", "role"), db.execute("SELECT id, name, role FROM users WHERE name = ?", [name]).fetchone()))
+
+
+# per annotator, per screen position: (validity, naturalness, best passage = gold?)
+PLAN = {
+    "ann1": [("Yes", "Yes", True)] * 8,
+    "ann2": [("Yes", "Yes", True), ("No", "No", False)] + [("Yes", "Yes", True)] * 6,
+    "ann3": [("Yes", "No", False), ("No", "No", False)] + [("Yes", "Yes", False)] * 6,
+}
+
+
+@pytest.fixture
+def labelled(demo):
+    """The demo study with every screen answered by the three annotators, deterministically."""
+    db, r = demo
+    sid = r["study_id"]
+    order = [it["screen"] for it in studies.items_of_study(db, sid, "validity")]
+    for name, answers in PLAN.items():
+        u = user(db, name)
+        for screen_id, (v, n, gold) in zip(order, answers):
+            s = workspace.open_screen(db, sid, u, screen_id)
+            bp = s.items[2]
+            item = studies.screen_items(db, sid, screen_id)[2]
+            target = item["payload"]["gold"]
+            pick = target if gold else next(p["doc_id"] for p in bp.passages if p["doc_id"] != target)
+            workspace.submit_screen(db, s, u, {"validity": {"value": v, "reason": "r"}, "naturalness": {"value": n, "reason": "r"},
+                                               "best_passage": {"value": pick}}, started_at=time.time() - 1)
+    return db, sid, order
+
+
+def test_decide_rules():
+    assert decide(Counter({"Yes": 3}), cap=3) == ("Yes", "unanimous")
+    assert decide(Counter({"Yes": 2, "No": 1}), cap=3) == ("Yes", "majority")
+    assert decide(Counter({"a": 1, "b": 1, "c": 1}), cap=3) == (None, "unresolved")
+    assert decide(Counter({"Yes": 1}), cap=3) == (None, "unresolved")
+    assert decide(Counter({"Yes": 1}), cap=1) == ("Yes", "majority")
+    assert decide(Counter(), cap=3) == (None, "unresolved")
+
+
+def test_outcomes_provenance_and_adjudication(labelled):
+    db, sid, order = labelled
+    out = {(o.instance_id, o.question): o for o in item_outcomes(db, sid)}
+    first, second = order[0], order[1]
+    assert out[(first, "validity")].provenance == "unanimous"
+    assert out[(first, "naturalness")].value == "Yes" and out[(first, "naturalness")].provenance == "majority"
+    assert out[(second, "validity")].value == "No"
+    # best passage on screen 3+: ann1 and ann2 pick the target, ann3 another passage -> majority = target
+    assert out[(order[3], "best_passage")].value == out[(order[3], "best_passage")].gold
+    item = out[(first, "validity")].item_id
+    studies.add_adjudication(db, item, "No", "lead", "instruction is about a different user")
+    o = next(o for o in item_outcomes(db, sid, "validity") if o.item_id == item)
+    assert (o.value, o.provenance) == ("No", "adjudicated")
+
+
+def test_validated_qrels_drop_invalid_and_unnatural_but_keep_unchecked(labelled):
+    db, sid, order = labelled
+    dec = instance_decisions(db, sid)
+    assert dec[order[1]]["keep"] is False and dec[order[1]]["why"] == ["invalid", "unnatural"]
+    q = validated_qrels(db, sid)
+    original = projects.qrels(db, 1, "original")
+    assert order[1] not in q and order[0] in q
+    assert set(original) - set(q) == {order[1]}  # unchecked instances (and the FollowIR query) stay
+    only = validated_qrels(db, sid, ValidationRules(keep_unsampled=False))
+    assert set(only) == set(order) - {order[1]}
+    keep_all = validated_qrels(db, sid, ValidationRules(drop_invalid=False, drop_unnatural=False))
+    assert keep_all == original
+    assert store_validated_qrels(db, sid) == sum(len(v) for v in q.values())
+    assert projects.qrels(db, 1, "validated") == q
+
+
+def test_trec_export_reads_in_pytrec_eval_and_has_adjudicated_value(labelled, tmp_path):
+    db, sid, order = labelled
+    item = next(o.item_id for o in item_outcomes(db, sid, "validity") if o.instance_id == order[0])
+    studies.add_adjudication(db, item, "No", "lead", "")
+    manifest = export_project(db, "demo", "trec", tmp_path)
+    q = read_qrels(tmp_path / "qrels.validated.txt")
+    assert order[0] not in q and order[1] not in q and order[2] in q
+    ev = pytrec_eval.RelevanceEvaluator(q, {"ndcg"})
+    run = {qid: {d: float(r) for d, r in docs.items()} for qid, docs in q.items()}
+    assert all(v["ndcg"] == 1.0 for v in ev.evaluate(run).values())
+    assert {f["path"] for f in manifest["files"]} == {"qrels.original.txt", "qrels.changed.txt", "qrels.validated.txt"}
+    assert manifest["study"]["id"] == sid and manifest["counts"]["instances_dropped"] == 2
+    saved = json.loads((tmp_path / "manifest.json").read_text())
+    assert saved["files"][0]["sha256"] and saved["version"]
+
+
+def test_beir_export_imports_back_with_the_same_validated_qrels(labelled, tmp_path):
+    db, sid, _ = labelled
+    export_project(db, "demo", "beir", tmp_path)
+    back = importers.parse("beir", [tmp_path])
+    got = {}
+    for q in back.qrels:
+        got.setdefault(q.qid, {})[q.doc_id] = q.relevance
+    assert got == validated_qrels(db, sid) and len(got) == 12  # 12 InstructIR-style instances, one dropped; f-robot
+    assert len(back.documents) == 18
+
+
+def test_jsonl_export_carries_provenance_and_label_counts(labelled, tmp_path):
+    db, sid, order = labelled
+    export_project(db, "demo", "jsonl", tmp_path)
+    rows = {r["instance_id"]: r for r in map(json.loads, (tmp_path / "instances.jsonl").read_text().splitlines())}
+    assert len(rows) == 14
+    r = rows[order[1]]
+    assert r["kept"] is False and r["questions"]["validity"] == {"value": "No", "provenance": "majority", "label_counts": {"Yes": 1, "No": 2}}
+    assert rows[order[0]]["questions"]["validity"]["provenance"] == "unanimous"
+    assert rows["f-robot-og"]["checked"] is False
+    kept = importers.parse("beir", [tmp_path / "validated_instances"])
+    assert order[1] not in {i.instance_id for i in kept.instances}
+
+
+def test_report_like_table7(labelled, tmp_path):
+    db, sid, _ = labelled
+    export_project(db, "demo", "report", tmp_path)
+    md = (tmp_path / "report.md").read_text()
+    assert "kappa coefficient (Randolph, 2005)" in md and "Top-1 Accuracy" in md and "Wilson" in md
+    rows = monitor.table7(db, sid, n_boot=0)
+    top1 = next(r for r in rows if r["statistic"] == "Top-1 Accuracy")
+    assert top1["value"] == pytest.approx(7 / 8)  # screens 1 and 3-8: ann1 and ann2 pick the target; screen 2 only ann1
+    assert "\\begin{tabular}" in (tmp_path / "report.tex").read_text()
+    assert (tmp_path / "report.csv").read_text().startswith("question,statistic,value,ci_low,ci_high,band,undefined_reason")
+
+
+def test_extrapolation_has_wilson_intervals(labelled):
+    db, sid, _ = labelled
+    e = monitor.extrapolation(db, sid)
+    assert e["invalid"]["k"] == 1 and e["invalid"]["n"] == 8
+    assert 0 < e["invalid"]["low"] < 1 / 8 < e["invalid"]["high"] < 1
+    rows = {r["annotator"]: r for r in monitor.annotator_table(db, sid)}
+    assert rows["ann1"]["done"] == 8 and rows["ann1"]["agreement_with_gold"] == 1.0
+
+
+def test_export_cli(run_cli, labelled, db_path, tmp_path):
+    code, out, _ = run_cli("export", "--db", db_path, "--project", "demo", "--format", "trec", "--out", tmp_path, "--json")
+    assert code == 0 and json.loads(out)["format"] == "trec"
+    code, _, err = run_cli("export", "--db", db_path, "--project", "demo", "--format", "mteb", "--out", tmp_path / "m")
+    assert code == 2 and "cannot export 'demo' as mteb" in err
+
+
+def test_agreement_cli_from_database_equals_file_form(run_cli, labelled, db_path, tmp_path):
+    from annotation.outcomes import labels_frame
+
+    db, sid, _ = labelled
+    code, out, _ = run_cli("agreement", "--db", db_path, "--study", sid, "--question", "best_passage", "--json")
+    assert code == 0
+    from_db = json.loads(out)
+    frame, cats, gold = labels_frame(db, sid, "best_passage")
+    frame.to_csv(tmp_path / "l.csv", index=False)
+    (tmp_path / "g.csv").write_text("item,label\n" + "".join(f"{k},{v}\n" for k, v in gold.items()))
+    code, out, _ = run_cli("agreement", "--labels", tmp_path / "l.csv", "--gold", tmp_path / "g.csv",
+                           "--categories", ",".join(cats), "--json")
+    from_file = json.loads(out)
+    assert from_db["top1_accuracy_ties_count_as_wrong"] == from_file["top1_accuracy_ties_count_as_wrong"] == 7 / 8
+    assert from_db["randolph_kappa"] == from_file["randolph_kappa"]
+    code, _, err = run_cli("agreement", "--db", db_path, "--study", sid, "--json")
+    assert code == 2 and "--db needs --study ID and --question Q" in err
