@@ -18,6 +18,7 @@ PAGES = {
     ],
     "expert": [
         st.Page("pages/annotate.py", title="Annotate", url_path="annotate", default=True),
+        st.Page("pages/narratives.py", title="Narratives", url_path="narratives"),
     ],
     "lead": [
         st.Page("pages/home.py", title="Projects", url_path="projects", default=True),
@@ -25,7 +26,9 @@ PAGES = {
         st.Page("pages/monitor.py", title="Monitor", url_path="monitor"),
         st.Page("pages/adjudicate.py", title="Adjudicate", url_path="adjudicate"),
         st.Page("pages/export.py", title="Export", url_path="export"),
+        st.Page("pages/evaluate.py", title="Evaluate", url_path="evaluate"),
         st.Page("pages/annotate.py", title="Annotate", url_path="annotate"),
+        st.Page("pages/narratives.py", title="Narratives", url_path="narratives"),
     ],
 }
 

@@ -91,3 +91,92 @@ def test_annotate_page_refuses_no_without_reason_then_saves(env_db):
     assert {(x["question"], x["value"] if x["question"] != "best_passage" else "*", x["reason"]) for x in labels} == {
         ("validity", "Yes", ""), ("naturalness", "No", "too generic"), ("best_passage", "*", "")}
     assert at.session_state[f"ann_screen:{r['study_id']}"] != screen
+
+
+def _label_demo(db, study_id):
+    """ann1 and ann2 agree on validity Yes; ann3 says No (with a reason), on every screen."""
+    import time
+
+    from annotation import workspace
+
+    for name, v in (("ann1", "Yes"), ("ann2", "Yes"), ("ann3", "No")):
+        u = user_row(db, name)
+        while (s := workspace.open_screen(db, study_id, u)) is not None:
+            workspace.submit_screen(db, s, u, {
+                "validity": {"value": v, "reason": "<b>not</b> a *user*"}, "naturalness": {"value": "Yes"},
+                "best_passage": {"value": s.items[2].passages[0]["doc_id"]},
+            }, started_at=time.time() - 1)
+
+
+@pytest.mark.parametrize("page", ["pages/monitor.py", "pages/adjudicate.py", "pages/export.py"])
+def test_new_lead_pages_refuse_annotators(env_db, page):
+    db, _ = env_db
+    at = app(page)
+    at.session_state["user"] = user_row(db, "ann2")
+    at.run()
+    assert [e.value for e in at.error] == ["You do not have access to this page."]
+
+
+def test_monitor_shows_table7_charts_and_reasons(env_db):
+    db, r = env_db
+    _label_demo(db, r["study_id"])
+    at = app("pages/monitor.py")
+    at.session_state["user"] = user_row(db, "lead")
+    at.run()
+    assert not at.exception
+    t7 = at.dataframe[0].value  # the Table 7 view comes first
+    assert list(t7["statistic"])[:2] == ["kappa coefficient (Randolph, 2005)", "Proportion of Yes response"]
+    assert t7.iloc[1]["value"] == 1.0  # every validity majority is Yes
+    assert len(at.get("vega_lite_chart")) == 2  # the kappa heatmap and the label distribution
+    reasons = at.dataframe[-1].value  # the reasons list comes last
+    assert set(reasons["reason"]) == {"<b>not</b> a *user*"}
+
+
+def test_adjudicate_records_a_decision(env_db):
+    db, r = env_db
+    _label_demo(db, r["study_id"])
+    at = app("pages/adjudicate.py")
+    at.session_state["user"] = user_row(db, "lead")
+    at.run()
+    assert not at.exception
+    from annotation import monitor
+
+    validity = next(d for d in monitor.disagreements(db, r["study_id"]) if d["question"] == "validity")
+    at.selectbox(key="adj_item").set_value(validity).run()
+    at.selectbox(key="adj_value").select("No")
+    at.text_area(key="adj_note").input("ann3 is right")
+    at.button[0].click().run()
+    from storage import studies
+
+    adj = studies.adjudications(db, r["study_id"])
+    assert [(i, a["value"], a["lead"], a["note"]) for i, a in adj.items()] == [(validity["item"], "No", "lead", "ann3 is right")]
+
+
+def test_evaluate_page_runs_bm25_on_two_qrels_versions_and_compares(env_db, tmp_path, monkeypatch):
+    monkeypatch.setenv("IFJUDGE_CACHE_DIR", str(tmp_path / "cache"))
+    db, r = env_db
+    _label_demo(db, r["study_id"])
+    from annotation.outcomes import store_validated_qrels
+
+    store_validated_qrels(db, r["study_id"])
+    at = app("pages/evaluate.py")
+    at.session_state["user"] = user_row(db, "lead")
+    at.run()
+    at.multiselect(key="ev_versions").set_value(["original", "validated"])
+    at.multiselect(key="ev_templates").set_value(["instruction_query", "query"])
+    at.button[0].click().run(timeout=120)
+    assert not at.exception and not at.error
+    table = at.dataframe[0].value
+    assert len(table) == 2 and "validated nDCG@10" in table.columns and "validated Δ nDCG@10" in table.columns
+    tau = at.dataframe[1].value
+    assert list(tau["tau"]) and tau.iloc[0]["tau"] is not None
+    assert len(at.get("vega_lite_chart")) == 2
+
+
+@pytest.mark.parametrize("page", ["pages/evaluate.py"])
+def test_evaluate_page_refuses_annotators(env_db, page):
+    db, _ = env_db
+    at = app(page)
+    at.session_state["user"] = user_row(db, "ann1")
+    at.run()
+    assert [e.value for e in at.error] == ["You do not have access to this page."]

@@ -52,7 +52,7 @@ class Server:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(self.port),
              "--server.address", "127.0.0.1", "--server.headless", "true", "--server.fileWatcherType", "none",
-             "--browser.gatherUsageStats", "false"],
+             "--browser.gatherUsageStats", "false", "--server.websocketPingInterval", "120"],
             cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT,
         )
         deadline = time.time() + 60

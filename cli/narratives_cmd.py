@@ -1,0 +1,196 @@
+"""``ifjudge narrative show|edit|rejudge-summary`` and ``ifjudge export-followir``: the FollowIR
+workflow (Weller et al., 2024, §3) from the command line; the same calls as pages/narratives.py."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from annotation import narratives
+from storage import narratives as store
+from storage import projects
+from storage.db import connect
+from storage.errors import IFJudgeError, NotFound
+
+
+def _csv_list(text: str) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "narrative", help="FollowIR: narrative versions, expert edits that create re-judging, qrels_changed",
+        description="Experts modify a query's narrative (more specific, or a negation); each save is a new "
+                    "version and creates a re-judging round of the documents relevant under the original qrels.",
+    )
+    ns = p.add_subparsers(dest="narrative_command", required=True, metavar="ACTION")
+
+    s = ns.add_parser("show", help="list the queries with narratives, or one query's versions and diffs")
+    s.add_argument("--db", required=True)
+    s.add_argument("--project", required=True)
+    s.add_argument("--query", help="show this query's versions (default: list the queries)")
+    s.add_argument("--version", type=int, help="print this version's text and its word diff against the original")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=run_show)
+
+    e = ns.add_parser("edit", help="save a modified narrative as a new version and create its re-judging items")
+    e.add_argument("--db", required=True)
+    e.add_argument("--project", required=True)
+    e.add_argument("--query", required=True)
+    e.add_argument("--author", required=True, help="user name of the expert or lead making the edit")
+    text = e.add_mutually_exclusive_group(required=True)
+    text.add_argument("--text", help="the modified narrative")
+    text.add_argument("--file", type=Path, help="read the modified narrative from this UTF-8 file")
+    e.add_argument("--parent", type=int, help="version the edit starts from (default: the newest)")
+    e.add_argument("--annotators", type=_csv_list,
+                   help="comma-separated annotators who re-judge (default: the re-judging study's)")
+    e.add_argument("--overlap", type=int, help="annotators per document (default: the study's, first time 3)")
+    e.add_argument("--controls", type=int, default=0,
+                   help="also re-judge this many originally non-relevant documents as controls (seeded; default 0)")
+    e.add_argument("--relevance", choices=("binary", "graded"),
+                   help="relevance scale of the re-judging study (set on its first save; default binary)")
+    e.add_argument("--seed", type=int, help="seed of the assignment and the control sample (default: the study's, 0)")
+    e.add_argument("--json", action="store_true")
+    e.set_defaults(func=run_edit)
+
+    r = ns.add_parser("rejudge-summary",
+                      help="changed relevance per document, flips per query, agreement, unresolved documents")
+    r.add_argument("--db", required=True)
+    r.add_argument("--project", required=True)
+    r.add_argument("--query", help="only this query")
+    r.add_argument("--documents", action="store_true", help="also list every re-judged document")
+    r.add_argument("--store", action="store_true",
+                   help="store the derived qrels as version 'changed' (only the re-judged queries are replaced)")
+    r.add_argument("--json", action="store_true")
+    r.set_defaults(func=run_summary)
+
+    x = sub.add_parser(
+        "export-followir", help="export the FollowIR/MTEB layout (qrels_og, qrels_changed from the re-judging)",
+        description="Write queries.jsonl (instruction_og = original narrative, instruction_changed = newest "
+                    "version), corpus.jsonl, qrels_og/test.tsv, qrels_changed/test.tsv and top_ranked.jsonl. "
+                    "qrels_changed of a re-judged query is derived from the current judgments (as "
+                    "`narrative rejudge-summary --store` stores it); other queries use the stored 'changed' qrels.",
+    )
+    x.add_argument("--db", required=True)
+    x.add_argument("--project", required=True)
+    x.add_argument("--out", required=True, type=Path, help="output directory")
+    x.add_argument("--all-documents", action="store_true",
+                   help="write the whole corpus (default: the documents the qrels and top_ranked name)")
+    x.add_argument("--json", action="store_true")
+    x.set_defaults(func=run_export)
+
+
+def _fmt(v) -> str:
+    return "undefined" if v is None else f"{v:.3f}"
+
+
+def run_show(args) -> int:
+    db = connect(args.db)
+    pid = projects.get_project(db, args.project)["id"]
+    if args.query is None:
+        if args.version is not None:
+            raise IFJudgeError("--version needs --query")
+        rows = []
+        for q in store.narrative_queries(db, pid):
+            vs = store.versions(db, pid, q)
+            rows.append({"query_id": q, "versions": len(vs), "newest": vs[-1]["id"], "newest_author": vs[-1]["author"]})
+        if args.json:
+            print(json.dumps(rows))
+        else:
+            for r in rows:
+                print(f"{r['query_id']}\t{r['versions']} version(s)\tnewest v{r['newest']} by {r['newest_author']}")
+        return 0
+    state = narratives.narrative_state(db, args.project, args.query)
+    root = state["original"]
+    if args.version is not None:
+        v = next((v for v in state["versions"] if v["id"] == args.version), None)
+        if v is None:
+            raise NotFound(f"query {args.query!r} has no version {args.version}; versions: "
+                           f"{', '.join(str(v['id']) for v in state['versions'])}")
+        spans = narratives.word_diff(root["text"], v["text"])
+        if args.json:
+            print(json.dumps({**v, "diff": narratives.diff_rows(spans), "diff_text": narratives.diff_text(spans)}))
+        else:
+            print(v["text"])
+            print()
+            print(f"diff against the original (v{root['id']}): [-removed-] {{+added+}}")
+            print(narratives.diff_text(spans))
+        return 0
+    if args.json:
+        print(json.dumps({k: state[k] for k in ("query_id", "query", "versions", "relevant")}))
+        return 0
+    print(f"query {state['query_id']}: {state['query']}")
+    print(f"relevant under the original qrels: {len(state['relevant'])}")
+    for v in state["versions"]:
+        tag = " (original)" if v["id"] == root["id"] else ""
+        parent = f"v{v['parent_id']}" if v["parent_id"] else "-"
+        print(f"v{v['id']}{tag}\t{v['variant']}\tparent {parent}\t{v['author']}\t{v['created_at']}"
+              f"\t+{v['added']} -{v['removed']}")
+    return 0
+
+
+def run_edit(args) -> int:
+    text = args.file.read_text(encoding="utf-8") if args.file else args.text
+    result = narratives.save_narrative(
+        connect(args.db), project=args.project, query_id=args.query, text=text, author=args.author,
+        base_version_id=args.parent, annotators=args.annotators, overlap=args.overlap, controls=args.controls,
+        relevance=args.relevance, seed=args.seed,
+    )
+    if args.json:
+        print(json.dumps(result))
+    elif not result["created"]:
+        print(f"unchanged: {result['reason']}")
+    else:
+        print(f"version {result['version_id']} (parent v{result['parent_id']}, +{result['added']} -{result['removed']} "
+              f"tokens against the original); re-judging study {result['study_id']}"
+              f"{' (created)' if result['study_created'] else ''}: {result['items']} items "
+              f"({result['documents']} documents, {result['controls']} controls), {result['assignments']} assignments")
+        for n in result["notes"]:
+            print(f"  note: {n}", file=sys.stderr)
+    return 0
+
+
+def run_summary(args) -> int:
+    db = connect(args.db)
+    summary = narratives.rejudge_summary(db, args.project, query_id=args.query)
+    stored = narratives.store_changed_qrels(db, args.project) if args.store else None
+    if args.json:
+        out = {k: summary[k] for k in ("study_id", "scale", "queries", "overall", "qrels_changed")}
+        if args.documents:
+            out["documents"] = summary["documents"]
+        if stored is not None:
+            out["stored"] = stored
+        print(json.dumps(out))
+        return 0
+    if summary["study_id"] is None:
+        print("no re-judging yet: save a modified narrative first (`ifjudge narrative edit`)")
+        return 0
+    print("query\tversion\trelevant_og\trejudged\tresolved\tflipped\tshare_flipped\tunresolved\tcontrols\tpercent_agreement")
+    for q in [*summary["queries"], {**summary["overall"], "query_id": "ALL", "version_id": "-"}]:
+        print(f"{q['query_id']}\t{q['version_id']}\t{q['relevant_original']}\t{q['rejudged']}\t{q['resolved']}"
+              f"\t{q['flipped']}\t{_fmt(q['share_flipped'])}\t{q['unresolved']}\t{q['controls']}"
+              f"\t{_fmt(q['agreement']['percent_agreement'])}")
+    if args.documents:
+        print()
+        print("query\tdoc_id\tcontrol\toriginal\tlabels\tstatus\tchanged")
+        for d in summary["documents"]:
+            labels = ",".join(f"{a}={v}" for a, v in sorted(d["labels"].items())) or "-"
+            changed = "unresolved" if d["changed"] is None else d["changed"]
+            print(f"{d['query_id']}\t{d['doc_id']}\t{'yes' if d['control'] else 'no'}\t{d['original']}\t{labels}"
+                  f"\t{d['status']}\t{changed}")
+    if stored is not None:
+        print(f"stored qrels 'changed': {stored['rows']} rows for {stored['queries']} re-judged queries")
+    return 0
+
+
+def run_export(args) -> int:
+    result = narratives.export_followir(connect(args.db), args.project, args.out, all_documents=args.all_documents)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        c = result["counts"]
+        print(f"wrote {len(result['files'])} files to {args.out}: {c['queries']} queries, {c['documents']} documents, "
+              f"{c.get('qrels_original', 0)} qrels_og rows, {c.get('qrels_changed', 0)} qrels_changed rows")
+        for n in result["notes"]:
+            print(f"  note: {n}", file=sys.stderr)
+    return 0

@@ -1,0 +1,162 @@
+"""Narratives (FollowIR, Weller et al. 2024, §3): an expert makes a query's narrative more specific
+or adds a negation; each save is a new version and sends the originally relevant documents to
+re-judging; the lead reads how many flipped and stores qrels_changed."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from annotation import narratives
+from storage import narratives as store
+from storage import projects, studies, users
+from storage.errors import IFJudgeError
+from ui.session import db, require_role
+from ui.text import literal
+
+user = require_role("expert", "lead")
+conn = db()
+st.title("Narratives")
+
+plist = store.projects_with_narratives(conn)
+if not plist:
+    st.info("No project has narratives yet: import a FollowIR project or TREC topics with narratives.")
+    st.stop()
+names = [p["name"] for p in plist]
+project = st.selectbox("Project", names, key="nar_project", label_visibility="collapsed" if len(names) == 1 else "visible")
+pid = next(p["id"] for p in plist if p["name"] == project)
+qtext = projects.queries(conn, pid)
+query_id = st.selectbox("Query", store.narrative_queries(conn, pid), key=f"nar_query:{pid}",
+                        format_func=lambda q: f"{q}: {qtext.get(q, '')}")
+state = narratives.narrative_state(conn, project, query_id)
+root, newest, versions = state["original"], state["newest"], state["versions"]
+
+flash = st.session_state.pop("nar_flash", None)
+if flash:
+    (st.success if flash[0] == "ok" else st.info)(flash[1])
+
+literal("Query", state["query"])
+literal(f"Original narrative (v{root['id']}, {root['author']})", root["text"])
+
+n_rel = len(state["relevant"])
+st.subheader(f"Documents relevant under the original narrative: {n_rel}")
+for d in state["relevant"]:
+    doc = state["documents"].get(d)
+    with st.expander(narratives.md_escape(f"{d}: {doc['title'] if doc else '(not in the corpus)'}")):
+        st.text(doc["text"] if doc else "", width="stretch")
+
+st.subheader("Versions")
+st.dataframe(
+    pd.DataFrame([
+        {"version": v["id"], "variant": v["variant"], "parent": v["parent_id"], "author": v["author"],
+         "saved": v["created_at"], "tokens added": v["added"], "tokens removed": v["removed"]}
+        for v in versions
+    ]),
+    hide_index=True, key=f"nar_versions:{pid}:{query_id}",
+)
+by_id = {v["id"]: v for v in versions}
+shown = st.selectbox("Read a version", list(reversed(by_id)), key=f"nar_read:{pid}:{query_id}",
+                     format_func=lambda i: f"v{i} by {by_id[i]['author']} ({by_id[i]['created_at']})")
+with st.expander(f"Version {shown}", expanded=False):
+    st.text(by_id[shown]["text"], width="stretch")
+    st.caption("Against the original narrative")
+    st.markdown(narratives.diff_markdown(narratives.word_diff(root["text"], by_id[shown]["text"])))
+
+st.subheader("Edit")
+left, right = st.columns([3, 2])
+with right:
+    st.info(narratives.GUIDANCE)
+    if n_rel:
+        st.caption(f"{n_rel} documents are relevant now: aim for about {n_rel // 2 or 1} of them to become non-relevant.")
+with left:
+    base_id = st.selectbox("Start from", list(reversed(by_id)), key=f"nar_base:{pid}:{query_id}:{newest['id']}",
+                           format_func=lambda i: f"v{i} by {by_id[i]['author']}" + (" (newest)" if i == newest["id"] else ""))
+    text = st.text_area("Modified narrative", by_id[base_id]["text"], height=180,
+                        key=f"nar_text:{pid}:{query_id}:{newest['id']}:{base_id}")
+    spans = narratives.word_diff(root["text"], text)
+    counts = narratives.diff_counts(spans)
+    st.caption(f"Changes against the original narrative: {counts['added']} tokens added (green), "
+               f"{counts['removed']} removed (red, struck through)")
+    with st.container(border=True, key="nar_diff"):
+        st.markdown(narratives.diff_markdown(spans))
+    with st.expander("Changes as a table"):
+        st.dataframe(pd.DataFrame(narratives.diff_rows(spans), columns=["change", "text"]), hide_index=True,
+                     key=f"nar_diff_table:{pid}:{query_id}")
+
+study_id = store.rejudge_study_id(conn, pid)
+study = studies.get_study(conn, study_id) if study_id else None
+settings = study["settings"] if study else {}
+st.markdown("**Re-judging**" + (f" (study {study_id})" if study else " (a re-judging study is created on the first save)"))
+pool = sorted({u["name"] for u in users.list_users(conn, "annotator")} | set(study["annotators"] if study else []))
+c1, c2, c3, c4 = st.columns([4, 1, 1, 2])
+chosen = c1.multiselect("Annotators", pool, default=(study["annotators"] if study else pool), key=f"nar_annotators:{pid}")
+overlap = c2.number_input("Per document", 1, 50, int(settings.get("overlap", 3)), key=f"nar_overlap:{pid}")
+controls = c3.number_input("Controls", 0, 1000, 0, key=f"nar_controls:{pid}",
+                           help="also re-judge this many originally non-relevant documents (seeded sample)")
+scale = c4.radio("Relevance", ["binary", "graded"], horizontal=True, key=f"nar_scale:{pid}",
+                 index=["binary", "graded"].index(settings.get("relevance", "binary")), disabled=study is not None)
+
+if st.button("Save as a new version", type="primary", key=f"nar_save:{pid}:{query_id}"):
+    try:
+        result = narratives.save_narrative(
+            conn, project=project, query_id=query_id, text=text, author=user["name"], base_version_id=base_id,
+            expected_newest_id=newest["id"], annotators=chosen, overlap=int(overlap), controls=int(controls),
+            relevance=None if study else scale,
+        )
+    except IFJudgeError as exc:
+        st.error(str(exc))
+    else:
+        if result["created"]:
+            st.session_state["nar_flash"] = ("ok", (
+                f"Saved version {result['version_id']}: {result['items']} documents to re-judge "
+                f"({result['controls']} controls), {result['assignments']} assignments in study {result['study_id']}."
+                + "".join(f" Note: {n}." for n in result["notes"])))
+        else:
+            st.session_state["nar_flash"] = ("info", f"Nothing saved: {result['reason']}.")
+        st.rerun()
+
+st.subheader("Re-judging results")
+summary = narratives.rejudge_summary(conn, project)
+if summary["study_id"] is None:
+    st.info("No re-judging yet: save a modified narrative.")
+    st.stop()
+
+
+def pct(v):
+    return "undefined" if v is None else f"{v:.0%}"
+
+
+ov = summary["overall"]
+m1, m2, m3, m4 = st.columns(4)
+m1.metric("Flipped to non-relevant", f"{ov['flipped']} of {ov['relevant_original']}", help="FollowIR aimed at about half")
+m2.metric("Share flipped", pct(ov["share_flipped"]))
+m3.metric("Percent agreement", pct(ov["agreement"]["percent_agreement"]),
+          help=ov["agreement"]["undefined_reason"] or "pairwise, over documents with two or more judgments")
+m4.metric("Unresolved", ov["unresolved"], help="ties and documents without judgments keep their original relevance")
+st.dataframe(
+    pd.DataFrame([
+        {"query": q["query_id"], "version": q["version_id"], "relevant (original)": q["relevant_original"],
+         "re-judged": q["rejudged"], "resolved": q["resolved"], "flipped": q["flipped"],
+         "share flipped": q["share_flipped"], "unresolved": q["unresolved"], "ties": q["ties"],
+         "adjudicated": q["adjudicated"], "controls": q["controls"],
+         "controls judged relevant": q["controls_judged_relevant"],
+         "percent agreement": q["agreement"]["percent_agreement"]}
+        for q in summary["queries"]
+    ]),
+    hide_index=True, key="nar_summary",
+)
+docs = [d for d in summary["documents"] if d["query_id"] == query_id]
+if docs:
+    st.caption(f"Documents of {query_id} (newest round, version {docs[0]['version_id']})")
+    st.dataframe(
+        pd.DataFrame([
+            {"doc": d["doc_id"], "title": d["title"], "control": d["control"], "original": d["original"],
+             "judgments": ", ".join(f"{a}: {v}" for a, v in sorted(d["labels"].items())),
+             "adjudication": d["adjudication"], "status": d["status"], "changed": d["changed"]}
+            for d in docs
+        ]),
+        hide_index=True, key=f"nar_docs:{pid}:{query_id}",
+    )
+if user["role"] == "lead" and st.button("Store qrels_changed", key=f"nar_store:{pid}"):
+    stored = narratives.store_changed_qrels(conn, project)
+    st.success(f"Stored qrels 'changed': {stored['rows']} rows for {stored['queries']} re-judged queries "
+               "(unresolved documents keep their original relevance).")

@@ -1,0 +1,59 @@
+"""A lead sees the Table 7 view and a chart, adjudicates one item, downloads the validated TREC
+qrels, and the file reflects the adjudicated value."""
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from annotation import monitor
+from evaluation.trec_io import read_qrels
+from storage.db import connect
+from tests.e2e.conftest import Server, sign_in
+from tests.test_pages import _label_demo
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def labelled_server(demo_db):
+    db = connect(demo_db)
+    _label_demo(db, 1)  # validity: ann1, ann2 Yes; ann3 No -> every instance kept by majority
+    s = Server(demo_db)
+    s.start()
+    yield s
+    s.stop()
+
+
+def choose(page, label: str, option: str) -> None:
+    page.get_by_label(label).click()
+    page.get_by_role("option", name=option).click()
+
+
+def test_lead_monitor_adjudicate_download(page, labelled_server, artifacts, tmp_path):
+    server = labelled_server
+    sign_in(page, server.url, "lead", "lead-demo")
+    page.get_by_role("link", name="Monitor").click()
+    expect(page.get_by_text("Human verification (InstructIR Table 7)")).to_be_visible(timeout=20_000)
+    expect(page.get_by_text("Pairwise Cohen kappa").or_(page.locator("[data-testid='stVegaLiteChart']")).first).to_be_visible()
+    assert page.locator("[data-testid='stVegaLiteChart']").count() >= 1
+    page.screenshot(path=str(artifacts / "monitor-page.png"), full_page=True)
+
+    validity = next(d for d in monitor.disagreements(connect(server.db_path), 1) if d["question"] == "validity")
+    page.get_by_role("link", name="Adjudicate").click()
+    expect(page.get_by_text("Record decision")).to_be_visible(timeout=20_000)
+    page.get_by_label("Item").click()
+    page.get_by_role("option", name=f"item {validity['item']}: ").click()
+    choose(page, "Final value", "No")
+    page.get_by_label("Note").fill("the instruction names no user context")
+    page.get_by_role("button", name="Record decision").click()
+    expect(page.get_by_text(f"Recorded No for item {validity['item']}.")).to_be_visible(timeout=20_000)
+
+    page.get_by_role("link", name="Export").click()
+    choose(page, "Format", "trec")
+    with page.expect_download(timeout=20_000) as dl:
+        page.get_by_role("button", name="Download validated TREC qrels").click()
+    path = tmp_path / "validated.qrels"
+    dl.value.save_as(path)
+    q = read_qrels(path)
+    assert validity["instance"] not in q  # adjudicated invalid: left out of the validated qrels
+    assert len(q) == 13  # 12 InstructIR-style instances + the FollowIR query, minus the adjudicated one
