@@ -8,6 +8,7 @@ DataFrame and the categories.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 
@@ -47,13 +48,31 @@ def parse_categories(text: str) -> list[str]:
     return cats
 
 
+def _read_utf8(path: str) -> str:
+    """The file's text; a file that is not UTF-8 is refused naming the line of the first bad byte."""
+    with open(path, "rb") as fh:
+        raw = fh.read()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ImportFailure(path, line, None, f"not UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
+                            "save the file as UTF-8") from None
+    if "\x00" in text:
+        line = text[: text.index("\x00")].count("\n") + 1
+        raise ImportFailure(path, line, None, "NUL byte in the file: expected a UTF-8 text CSV")
+    return text
+
+
 def read_csv_table(path: str, columns: tuple[str, ...]) -> tuple[pd.DataFrame, list[int]]:
     """Rows of a CSV with (at least) the header ``columns``, values stripped, and the file line of
     every row. Refuses an empty file, a missing column and rows with the wrong number of fields."""
     data: dict[str, list[str]] = {c: [] for c in columns}
     lines: list[int] = []
-    with open(path, newline="", encoding="utf-8-sig") as fh:
-        reader = csv.reader(fh)
+    text = _read_utf8(path)
+    csv.field_size_limit(1 << 30)  # long ids and labels are data, not an error
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
         header = next(reader, None)
         while header is not None and not any(h.strip() for h in header):
             header = next(reader, None)
@@ -76,6 +95,8 @@ def read_csv_table(path: str, columns: tuple[str, ...]) -> tuple[pd.DataFrame, l
             for c, i in zip(columns, pos):
                 data[c].append(row[i].strip())
             lines.append(reader.line_num)
+    except csv.Error as exc:
+        raise ImportFailure(path, reader.line_num, None, f"malformed CSV: {exc}") from None
     if not lines:
         raise ImportFailure(path, header_line, None, "no rows after the header")
     return pd.DataFrame(data), lines

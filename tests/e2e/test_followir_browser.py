@@ -1,0 +1,114 @@
+"""The FollowIR workflow in a real browser: the expert edits the demo query's narrative and sees the
+added words marked; three annotators re-judge its documents by keyboard; the lead settles a split on
+the Adjudicate page and stores qrels_changed; the FollowIR export holds exactly the expected qrels."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from annotation import narratives
+from storage import projects, studies
+from storage.db import connect
+from tests.e2e.conftest import sign_in
+
+pytestmark = pytest.mark.e2e
+
+ADDED = "Documents about knee surgery are not relevant."
+# what each annotator answers ("2" = not relevant); every other document gets "1" = relevant
+NOT_RELEVANT = {
+    "ann1": {"f-doc-3", "f-doc-4", "f-doc-5"},
+    "ann2": {"f-doc-3", "f-doc-4"},
+    "ann3": {"f-doc-2", "f-doc-3", "f-doc-4"},
+}
+EXPECTED_CHANGED = {"f-doc-1": 1, "f-doc-2": 1, "f-doc-3": 0, "f-doc-4": 0, "f-doc-5": 0, "f-doc-6": 0}
+HEADER = "query-id\tcorpus-id\tscore\n"
+
+
+def choose_option(page, label: str, option: str | re.Pattern) -> None:
+    """Pick ``option`` in the Streamlit selectbox labelled ``label``."""
+    page.get_by_label(label).click()
+    page.get_by_role("option", name=option).click()
+
+
+def press_and_wait(page, key: str) -> None:
+    """Press an answer key and wait until its button shows as chosen (a rerun has happened)."""
+    page.evaluate("document.activeElement && document.activeElement.blur()")
+    page.keyboard.press(key)
+    expect(page.locator('[data-testid="stBaseButton-primary"]', has_text=f"[{key}]")).to_be_visible(timeout=10_000)
+
+
+def test_followir_rejudging_flow(page, server, artifacts, run_cli, tmp_path):
+    db = connect(server.db_path)
+    pid = projects.get_project(db, "demo")["id"]
+    original_before = projects.qrels(db, pid, "original")
+
+    # 1. the expert edits the narrative: the live diff marks the added words
+    sign_in(page, server.url, "expert", "expert-demo")
+    page.get_by_role("link", name="Narratives").click()
+    expect(page.get_by_text("Documents relevant under the original narrative: 5")).to_be_visible(timeout=20_000)
+    box = page.get_by_label("Modified narrative")
+    newest = box.input_value()
+    box.fill(newest + " " + ADDED)
+    box.press("Control+Enter")
+    added = page.locator(".st-key-nar_diff .stMarkdownColoredBackground strong", has_text="knee surgery")
+    expect(added).to_have_text(ADDED, timeout=10_000)
+    page.screenshot(path=str(artifacts / "narratives-page.png"), full_page=True)
+    page.get_by_role("button", name="Save as a new version").click()
+    expect(page.get_by_text(re.compile(r"Saved version 3: 5 documents to re-judge \(0 controls\), 15 assignments"))
+           ).to_be_visible(timeout=20_000)
+    study_id = studies.list_studies(db, pid)[-1]["id"]
+    assert studies.get_study(db, study_id)["settings"]["purpose"] == "rejudge"
+
+    # 2. three annotators re-judge the five documents by keyboard, under the new narrative only
+    for name, not_relevant in NOT_RELEVANT.items():
+        sign_in(page, server.url, name, f"{name}-demo")
+        choose_option(page, "Study", f"{study_id}: demo: re-judging")
+        expect(page.get_by_text("0 of 5", exact=True)).to_be_visible(timeout=20_000)
+        expect(page.get_by_text(ADDED, exact=False).first).to_be_visible()
+        for done in range(1, 6):
+            caption = page.get_by_text(re.compile(r"^Document f-doc-\d+: "))
+            doc_id = caption.inner_text().split(":")[0].removeprefix("Document ")
+            press_and_wait(page, "2" if doc_id in not_relevant else "1")
+            page.keyboard.press("Control+Enter")
+            expect(page.get_by_text(f"{done} of 5", exact=True)).to_be_visible(timeout=20_000)
+        expect(page.get_by_text("All done")).to_be_visible(timeout=20_000)
+
+    labels = studies.current_labels(db, study_id, "relevance")
+    assert len(labels) == 15
+    assert {(r["annotator"], r["doc_id"]) for r in labels if r["value"] == "not relevant"} == {
+        (n, d) for n, ds in NOT_RELEVANT.items() for d in ds
+    }
+
+    # 3. the lead settles the f-doc-5 split (2 relevant, 1 not) on the Adjudicate page
+    item5 = next(i["id"] for i in studies.items_of_study(db, study_id) if i["doc_id"] == "f-doc-5")
+    sign_in(page, server.url, "lead", "lead-demo")
+    page.get_by_role("link", name="Adjudicate").click()
+    expect(page.get_by_label("Item")).to_be_visible(timeout=20_000)
+    choose_option(page, "Item", re.compile(rf"^item {item5}: "))
+    choose_option(page, "Final value", "not relevant")
+    page.get_by_role("button", name="Record decision").click()
+    expect(page.get_by_text(f"Recorded not relevant for item {item5}.")).to_be_visible(timeout=20_000)
+
+    # 4. the Narratives page shows the outcome; the lead stores qrels_changed
+    page.get_by_role("link", name="Narratives").click()
+    expect(page.get_by_text("3 of 5", exact=True)).to_be_visible(timeout=20_000)  # flipped to non-relevant
+    page.get_by_role("button", name="Store qrels_changed").click()
+    expect(page.get_by_text("Stored qrels 'changed': 6 rows for 1 re-judged queries")).to_be_visible(timeout=20_000)
+    page.screenshot(path=str(artifacts / "narratives-results.png"), full_page=True)
+    assert projects.qrels(db, pid, "changed")["f-robot"] == EXPECTED_CHANGED
+    assert projects.qrels(db, pid, "original") == original_before
+
+    summary = narratives.rejudge_summary(db, "demo")["queries"][0]
+    assert (summary["flipped"], summary["adjudicated"], summary["unresolved"]) == (3, 1, 0)
+    assert summary["agreement"]["percent_agreement"] == pytest.approx((2 + 3 / 3) / 5)
+
+    # 5. the FollowIR export holds exactly the expected qrels; qrels_og is untouched
+    out = tmp_path / "followir"
+    code, _, err = run_cli("export-followir", "--db", server.db_path, "--project", "demo", "--out", out)
+    assert code == 0, err
+    assert (out / "qrels_changed" / "test.tsv").read_text(encoding="utf-8") == HEADER + "".join(
+        f"f-robot\t{d}\t{r}\n" for d, r in sorted(EXPECTED_CHANGED.items()))
+    assert (out / "qrels_og" / "test.tsv").read_text(encoding="utf-8") == HEADER + "".join(
+        f"f-robot\t{d}\t{r}\n" for d, r in sorted(original_before["f-robot"].items()))

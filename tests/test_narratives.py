@@ -1,0 +1,423 @@
+"""The FollowIR workflow: word diff, narrative versions, re-judging rounds, qrels_changed, export."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from annotation import narratives, workspace
+from annotation.questions import GUIDELINES
+from storage import narratives as store
+from storage import projects, studies, users
+from storage.bundle import Bundle, Document, Instance, Narrative, Qrel, Query
+from storage.errors import IFJudgeError, NotFound, PermissionDenied
+from storage.importers import parse
+
+ROOT = Path(__file__).resolve().parents[1]
+ANNOTATORS = ["ann1", "ann2", "ann3"]
+ADDED = " Documents about knee surgery are not relevant."
+
+
+def ops(original, modified):
+    return [(s.op, " ".join(s.tokens)) for s in narratives.word_diff(original, modified)]
+
+
+# ------------------------------------------------------------------------------------------ diff
+
+
+def test_diff_marks_additions_and_removals():
+    assert ops("robots in surgery on patients", "robots in cardiac surgery") == [
+        ("equal", "robots in"), ("insert", "cardiac"), ("equal", "surgery"), ("delete", "on patients"),
+    ]
+    assert ops("about robots", "about surgical robots, not toys") == [
+        ("equal", "about"), ("insert", "surgical"), ("equal", "robots"), ("insert", ", not toys"),
+    ]
+    assert narratives.diff_counts(narratives.word_diff("a b c", "a x c d")) == {"added": 2, "removed": 1}
+
+
+def test_diff_treats_punctuation_as_tokens_and_ignores_whitespace():
+    assert ops("outcomes, costs.", "outcomes; costs.") == [
+        ("equal", "outcomes"), ("delete", ","), ("insert", ";"), ("equal", "costs ."),
+    ]
+    assert ops("a  b\nc", "a b c") == [("equal", "a b c")]
+    assert narratives.same_words("a  b\n c ", "a b c")
+    assert narratives.diff_text(narratives.word_diff("costs, training.", "costs.")) == "costs[-, training-]."
+
+
+def test_diff_of_empty_texts():
+    assert ops("", "") == []
+    assert ops("", "new words") == [("insert", "new words")]
+    assert ops("old words", "") == [("delete", "old words")]
+    assert narratives.diff_markdown([]) == ""
+    assert narratives.diff_rows(narratives.word_diff("x", "")) == [{"change": "removed", "text": "x"}]
+
+
+def test_diff_markdown_escapes_every_markdown_character_of_the_words():
+    md = narratives.diff_markdown(narratives.word_diff("plain text", "plain **bold** :red[x] <b>y</b> $z$ text"))
+    assert md.startswith("plain :green-background[**")
+    inserted = md[len("plain :green-background[**"):md.rindex("**]")]
+    # no unescaped Markdown / directive / maths / HTML character survives in the inserted words
+    assert inserted == r"\*\*bold\*\* \:red\[x\] \<b\>y\<\/b\> \$z\$"
+    removed = narratives.diff_markdown(narratives.word_diff("keep [link](http://x)", "keep"))
+    assert removed == r"keep :red-background[~~\[link\]\(http\:\/\/x\)~~]"
+
+
+# ------------------------------------------------------------------------------------------ versions
+
+
+def save(db, text, **kw):
+    kw.setdefault("annotators", ANNOTATORS)
+    return narratives.save_narrative(db, project="demo", query_id="f-robot", text=text, author=kw.pop("author", "expert"), **kw)
+
+
+def test_versions_form_a_parent_chain(demo):
+    db, _ = demo
+    state = narratives.narrative_state(db, "demo", "f-robot")
+    og, changed = state["versions"]
+    assert (og["variant"], og["parent_id"], changed["parent_id"]) == ("og", None, og["id"])
+    first = save(db, changed["text"] + ADDED)
+    assert first["created"] and first["parent_id"] == changed["id"]
+    second = save(db, og["text"] + " Only hospitals in Europe.", base_version_id=og["id"])
+    assert second["parent_id"] == og["id"]
+    vs = store.versions(db, state["project_id"], "f-robot")
+    assert [(v["id"], v["parent_id"], v["author"], v["variant"]) for v in vs[2:]] == [
+        (first["version_id"], changed["id"], "expert", "changed"), (second["version_id"], og["id"], "expert", "changed"),
+    ]
+    assert vs[2]["text"] == changed["text"] + ADDED  # earlier versions stay readable
+    assert all(v["created_at"] for v in vs)
+
+
+def test_unchanged_save_creates_nothing(demo):
+    db, _ = demo
+    state = narratives.narrative_state(db, "demo", "f-robot")
+    before = len(state["versions"])
+    for text in (state["newest"]["text"], "  " + state["newest"]["text"].replace(" ", "\n", 3) + "\n",
+                 state["original"]["text"]):
+        result = save(db, text)
+        assert result["created"] is False and "same words" in result["reason"]
+    assert len(store.versions(db, state["project_id"], "f-robot")) == before
+    assert store.rejudge_study_id(db, state["project_id"]) is None
+    with pytest.raises(IFJudgeError, match="empty"):
+        save(db, "  ")
+
+
+def test_only_experts_and_leads_edit_and_stale_edits_are_refused(demo):
+    db, _ = demo
+    state = narratives.narrative_state(db, "demo", "f-robot")
+    with pytest.raises(PermissionDenied):
+        save(db, state["newest"]["text"] + ADDED, author="ann1")
+    opened_on = state["newest"]["id"]
+    save(db, state["newest"]["text"] + ADDED, author="lead", expected_newest_id=opened_on)
+    with pytest.raises(store.StaleEdit, match="saved by lead"):
+        save(db, state["newest"]["text"] + " Other.", expected_newest_id=opened_on)
+    assert len(store.versions(db, state["project_id"], "f-robot")) == 3
+    with pytest.raises(NotFound):
+        narratives.narrative_state(db, "demo", "q1")
+
+
+# ------------------------------------------------------------------------------------------ items
+
+
+def test_save_creates_relevance_items_for_the_originally_relevant_documents(demo):
+    db, _ = demo
+    state = narratives.narrative_state(db, "demo", "f-robot")
+    r = save(db, state["newest"]["text"] + ADDED)
+    assert (r["items"], r["documents"], r["controls"], r["assignments"]) == (5, 5, 0, 15)
+    assert r["per_annotator"] == {"ann1": 5, "ann2": 5, "ann3": 5} and r["study_created"]
+    study = studies.get_study(db, r["study_id"])
+    assert study["questions"] == ["relevance"] and study["annotators"] == ANNOTATORS
+    s = study["settings"]
+    assert (s["purpose"], s["relevance"], s["overlap"]) == ("rejudge", "binary", 3)
+    assert s["guidelines"] == {"relevance": GUIDELINES["relevance"]}
+    items = studies.items_of_study(db, r["study_id"])
+    assert sorted(i["doc_id"] for i in items) == ["f-doc-1", "f-doc-2", "f-doc-3", "f-doc-4", "f-doc-5"]
+    v = r["version_id"]
+    assert {i["screen"] for i in items} == {f"f-robot-changed|{d}|v{v}" for d in state["relevant"]}
+    assert all(i["question"] == "relevance" and i["narrative_version_id"] == v and i["cap"] == 3 for i in items)
+    assert all(i["payload"] == {"control": False} for i in items)
+    # the re-judging study is on each annotator's list, and the screen shows the new narrative
+    ann1 = users.get_user(db, "ann1")
+    assert r["study_id"] in [x["id"] for x in studies.studies_for_user(db, ann1["id"])]
+    screen = workspace.open_screen(db, r["study_id"], ann1)
+    assert screen.narrative == state["newest"]["text"] + ADDED and screen.document["doc_id"] in state["relevant"]
+    assert [it.question.categories for it in screen.items] == [("relevant", "not relevant")]
+
+
+def test_no_duplicates_and_a_new_round_per_different_modification(demo):
+    db, _ = demo
+    newest = narratives.narrative_state(db, "demo", "f-robot")["newest"]["text"]
+    first = save(db, newest + ADDED)
+    assert save(db, newest + ADDED)["created"] is False
+    assert len(studies.items_of_study(db, first["study_id"])) == 5
+    second = save(db, newest + " Documents about costs are not relevant.", annotators=None)  # the study's annotators
+    assert second["created"] and second["study_id"] == first["study_id"] and not second["study_created"]
+    items = studies.items_of_study(db, first["study_id"])
+    assert len(items) == 10
+    assert {i["narrative_version_id"] for i in items} == {first["version_id"], second["version_id"]}
+    assert len({i["screen"] for i in items}) == 10
+    assert store.round_version_ids(db, first["study_id"]) == [first["version_id"], second["version_id"]]
+    summary = narratives.rejudge_summary(db, "demo")
+    assert [(q["version_id"], q["superseded_rounds"]) for q in summary["queries"]] == [(second["version_id"], 1)]
+
+
+def test_controls_are_flagged_seeded_and_reported_separately(demo):
+    db, _ = demo
+    newest = narratives.narrative_state(db, "demo", "f-robot")["newest"]["text"]
+    r = save(db, newest + ADDED, controls=1, seed=7)
+    assert (r["items"], r["documents"], r["controls"]) == (6, 5, 1)
+    items = studies.items_of_study(db, r["study_id"])
+    controls = [i for i in items if i["payload"] == {"control": True}]
+    assert [i["doc_id"] for i in controls] == ["f-doc-6"]  # the only originally non-relevant document
+    for name in ANNOTATORS:
+        judge(db, r["study_id"], name, {d: "not relevant" for d in ("f-doc-3", "f-doc-4", "f-doc-5", "f-doc-6")})
+    q = narratives.rejudge_summary(db, "demo")["queries"][0]
+    assert (q["rejudged"], q["controls"], q["controls_resolved"], q["controls_judged_relevant"]) == (5, 1, 1, 0)
+    assert (q["flipped"], q["relevant_original"]) == (3, 5)  # controls never count as flips
+
+
+def test_refuses_too_few_annotators_and_a_scale_change(demo):
+    db, _ = demo
+    newest = narratives.narrative_state(db, "demo", "f-robot")["newest"]["text"]
+    with pytest.raises(IFJudgeError, match="3 annotators per item"):
+        save(db, newest + ADDED, annotators=["ann1", "ann2"])
+    assert len(narratives.narrative_state(db, "demo", "f-robot")["versions"]) == 2  # nothing written
+    save(db, newest + ADDED)
+    with pytest.raises(IFJudgeError, match="binary relevance scale"):
+        save(db, newest + " Other.", relevance="graded")
+
+
+# ------------------------------------------------------------------------------------------ qrels
+
+
+def judge(db, study_id, name, answers, default="relevant"):
+    """``name`` answers every screen of theirs: answers[doc_id], else ``default``."""
+    user = users.get_user(db, name)
+    while (screen := workspace.open_screen(db, study_id, user)) is not None:
+        workspace.submit_screen(db, screen, user, {"relevance": {"value": answers.get(screen.document["doc_id"], default)}},
+                                started_at=None)
+
+
+def test_majority_adjudication_and_changed_qrels(demo):
+    db, _ = demo
+    newest = narratives.narrative_state(db, "demo", "f-robot")["newest"]["text"]
+    r = save(db, newest + ADDED)
+    judge(db, r["study_id"], "ann1", {"f-doc-3": "not relevant", "f-doc-4": "not relevant", "f-doc-5": "not relevant"})
+    judge(db, r["study_id"], "ann2", {"f-doc-3": "not relevant", "f-doc-4": "not relevant"})
+    judge(db, r["study_id"], "ann3", {"f-doc-2": "not relevant", "f-doc-4": "not relevant"})
+    summary = narratives.rejudge_summary(db, "demo")
+    docs = {d["doc_id"]: d for d in summary["documents"]}
+    assert {d: (x["status"], x["changed"]) for d, x in docs.items()} == {
+        "f-doc-1": ("unanimous", 1), "f-doc-2": ("majority", 1), "f-doc-3": ("majority", 0),
+        "f-doc-4": ("unanimous", 0), "f-doc-5": ("majority", 1),
+    }
+    item5 = docs["f-doc-5"]["item"]
+    studies.add_adjudication(db, item5, "relevant", "lead")
+    studies.add_adjudication(db, item5, "not relevant", "lead", "the newest decision counts")
+    summary = narratives.rejudge_summary(db, "demo")
+    assert summary["qrels_changed"] == {"f-robot": {"f-doc-1": 1, "f-doc-2": 1, "f-doc-3": 0, "f-doc-4": 0,
+                                                     "f-doc-5": 0, "f-doc-6": 0}}
+    q = summary["queries"][0]
+    assert (q["flipped"], q["share_flipped"], q["unresolved"], q["adjudicated"]) == (3, 0.6, 0, 1)
+    # percent agreement: 2 unanimous items, 3 items split 2-1 (1 of 3 pairs agree)
+    assert q["agreement"]["percent_agreement"] == pytest.approx((2 + 3 / 3) / 5)
+    assert summary["overall"]["agreement"]["percent_agreement"] == pytest.approx(0.6)
+
+
+def test_a_tie_is_unresolved_and_keeps_the_original_relevance(demo):
+    db, _ = demo
+    newest = narratives.narrative_state(db, "demo", "f-robot")["newest"]["text"]
+    r = save(db, newest + ADDED, annotators=["ann1", "ann2"], overlap=2)
+    judge(db, r["study_id"], "ann1", {"f-doc-3": "not relevant", "f-doc-4": "not relevant"})
+    judge(db, r["study_id"], "ann2", {"f-doc-3": "not relevant"})
+    summary = narratives.rejudge_summary(db, "demo")
+    docs = {d["doc_id"]: d for d in summary["documents"]}
+    assert (docs["f-doc-4"]["status"], docs["f-doc-4"]["changed"]) == ("tie", None)
+    assert summary["qrels_changed"]["f-robot"]["f-doc-4"] == 1  # left as original
+    assert summary["qrels_changed"]["f-robot"]["f-doc-3"] == 0
+    q = summary["queries"][0]
+    assert (q["resolved"], q["unresolved"], q["ties"], q["flipped"]) == (4, 1, 1, 1)
+    assert narratives.resolve(["relevant", "not relevant", "x", "x"]) == ("x", "majority")
+    assert narratives.resolve(["1", "2", "0"]) == (None, "tie")
+    assert narratives.resolve([]) == (None, "no labels")
+
+
+def two_query_bundle() -> Bundle:
+    b = Bundle()
+    b.documents = [Document(f"d{i}", f"text {i}", f"title {i}") for i in range(1, 6)]
+    b.queries = [Query("q1", "first"), Query("q2", "second")]
+    for q in ("q1", "q2"):
+        b.instances += [Instance(f"{q}-og", q, q, f"{q} original narrative.", "og"),
+                        Instance(f"{q}-changed", q, q, f"{q} changed narrative.", "changed")]
+        b.narratives += [Narrative(q, f"{q} original narrative.", "og"), Narrative(q, f"{q} changed narrative.", "changed")]
+    b.qrels = [Qrel("q1", "d1", 2, "original"), Qrel("q1", "d2", 1, "original"), Qrel("q1", "d3", 0, "original"),
+               Qrel("q1", "d1", 2, "changed"), Qrel("q1", "d2", 1, "changed"), Qrel("q1", "d3", 0, "changed"),
+               Qrel("q2", "d4", 1, "original"), Qrel("q2", "d5", 1, "original"),
+               Qrel("q2", "d4", 1, "changed"), Qrel("q2", "d5", 0, "changed")]
+    return b
+
+
+def test_store_replaces_only_the_rejudged_queries(demo):
+    db, _ = demo
+    projects.import_bundle(db, "fir", two_query_bundle(), fmt="followir")
+    r = narratives.save_narrative(db, project="fir", query_id="q1", text="q1 narrative, negated: not d2.",
+                                  author="expert", annotators=ANNOTATORS)
+    for name in ANNOTATORS:
+        judge(db, r["study_id"], name, {"d2": "not relevant"})
+    stored = narratives.store_changed_qrels(db, "fir")
+    assert stored == {"queries": 1, "rows": 3}
+    pid = projects.get_project(db, "fir")["id"]
+    assert projects.qrels(db, pid, "changed") == {"q1": {"d1": 2, "d2": 0, "d3": 0}, "q2": {"d4": 1, "d5": 0}}
+    assert projects.qrels(db, pid, "original")["q1"] == {"d1": 2, "d2": 1, "d3": 0}  # graded grade kept for d1
+    demo_pid = projects.get_project(db, "demo")["id"]
+    assert projects.qrels(db, demo_pid, "changed")["f-robot"]["f-doc-3"] == 0  # another project untouched
+
+
+# ------------------------------------------------------------------------------------------ export
+
+
+def content(b: Bundle) -> tuple:
+    return (b.documents, b.queries, b.instances, sorted(b.qrels, key=repr), b.narratives, b.top_ranked)
+
+
+def rejudged_demo(db):
+    newest = narratives.narrative_state(db, "demo", "f-robot")["newest"]["text"]
+    r = save(db, newest + ADDED)
+    judge(db, r["study_id"], "ann1", {"f-doc-3": "not relevant", "f-doc-4": "not relevant"})
+    judge(db, r["study_id"], "ann2", {"f-doc-3": "not relevant", "f-doc-4": "not relevant", "f-doc-5": "not relevant"})
+    judge(db, r["study_id"], "ann3", {"f-doc-3": "not relevant", "f-doc-4": "not relevant"})
+    return r, newest + ADDED
+
+
+def test_export_round_trip_and_pmrr_accepts_the_qrels(demo, tmp_path, run_cli, db_path):
+    db, _ = demo
+    _, text = rejudged_demo(db)
+    code, out, err = run_cli("export-followir", "--db", db_path, "--project", "demo", "--out", tmp_path / "fir", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["counts"]["queries"] == 1 and result["notes"] == []
+    written, _ = narratives.followir_bundle(db, "demo")
+    again = parse("followir", [tmp_path / "fir"])
+    assert content(again) == content(written)
+    queries = [json.loads(line) for line in (tmp_path / "fir" / "queries.jsonl").read_text().splitlines()]
+    og = narratives.narrative_state(db, "demo", "f-robot")["original"]["text"]
+    assert queries == [{"_id": "f-robot", "text": "robots in surgery", "instruction_og": og, "instruction_changed": text}]
+    assert (tmp_path / "fir" / "qrels_changed" / "test.tsv").read_text() == (
+        "query-id\tcorpus-id\tscore\n"
+        "f-robot\tf-doc-1\t1\nf-robot\tf-doc-2\t1\nf-robot\tf-doc-3\t0\nf-robot\tf-doc-4\t0\n"
+        "f-robot\tf-doc-5\t1\nf-robot\tf-doc-6\t0\n"
+    )
+    assert (tmp_path / "fir" / "qrels_og" / "test.tsv").read_text() == (
+        "query-id\tcorpus-id\tscore\n"
+        + "".join(f"f-robot\tf-doc-{i}\t1\n" for i in range(1, 6)) + "f-robot\tf-doc-6\t0\n"
+    )
+    # the export imports back into a project, and p-MRR reads its qrels
+    projects.import_bundle(db, "reimported", again, fmt="followir")
+    og_order = ["f-doc-3", "f-doc-4", "f-doc-1", "f-doc-2", "f-doc-5", "f-doc-6"]
+    new_order = ["f-doc-1", "f-doc-2", "f-doc-5", "f-doc-6", "f-doc-3", "f-doc-4"]
+    for name, order in (("og", og_order), ("changed", new_order)):
+        (tmp_path / f"run_{name}.trec").write_text(
+            "".join(f"f-robot Q0 {d} {k} {10 - k} run\n" for k, d in enumerate(order, start=1)))
+    code, out, err = run_cli(
+        "eval", "pmrr", "--qrels-og", tmp_path / "fir" / "qrels_og" / "test.tsv",
+        "--qrels-changed", tmp_path / "fir" / "qrels_changed" / "test.tsv",
+        "--run-og", tmp_path / "run_og.trec", "--run-changed", tmp_path / "run_changed.trec", "--json",
+    )
+    assert code == 0, err
+    pmrr = json.loads(out)
+    # changed: f-doc-3 (rank 1 -> 5) and f-doc-4 (2 -> 6): (1 - 1/5 + 1 - 2/6) / 2
+    assert pmrr["p-MRR"] == pytest.approx((0.8 + 2 / 3) / 2)
+    assert pmrr["n_queries"] == 1
+
+
+def test_export_uses_stored_changed_qrels_for_queries_without_a_round(demo, tmp_path):
+    db, _ = demo
+    projects.import_bundle(db, "fir", two_query_bundle(), fmt="followir")
+    result = narratives.export_followir(db, "fir", tmp_path / "out")
+    again = parse("followir", [tmp_path / "out"])
+    assert content(again) == content(narratives.followir_bundle(db, "fir")[0])
+    assert result["counts"]["qrels_changed"] == 5
+    assert again.top_ranked == {"q1": ["d1", "d2", "d3"], "q2": ["d4", "d5"]}  # judged documents when none stored
+    projects.import_bundle(db, "bare", Bundle(queries=[Query("x", "x")], narratives=[Narrative("x", "n")]), fmt="trec")
+    with pytest.raises(IFJudgeError, match="no query"):
+        narratives.export_followir(db, "bare", tmp_path / "bare")
+
+
+# ------------------------------------------------------------------------------------------ CLI
+
+
+def test_cli_edit_show_and_summary(demo, run_cli, db_path, tmp_path):
+    db, _ = demo
+    newest = narratives.narrative_state(db, "demo", "f-robot")["newest"]["text"]
+    (tmp_path / "n.txt").write_text(newest + ADDED, encoding="utf-8")
+    base = ["--db", db_path, "--project", "demo"]
+    code, out, err = run_cli("narrative", "edit", *base, "--query", "f-robot", "--author", "expert",
+                             "--file", tmp_path / "n.txt", "--annotators", ",".join(ANNOTATORS), "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert (result["created"], result["items"], result["assignments"]) == (True, 5, 15)
+    code, out, _ = run_cli("narrative", "edit", *base, "--query", "f-robot", "--author", "expert",
+                           "--file", tmp_path / "n.txt")
+    assert (code, out.startswith("unchanged:")) == (0, True)
+    code, out, _ = run_cli("narrative", "show", *base, "--query", "f-robot", "--version", str(result["version_id"]))
+    assert "{+Documents about knee surgery are not relevant.+}" in out
+    code, out, _ = run_cli("narrative", "show", *base)
+    assert out.startswith("f-robot\t3 version(s)")
+    for name in ANNOTATORS:
+        judge(db, result["study_id"], name, {"f-doc-3": "not relevant"})
+    code, out, _ = run_cli("narrative", "rejudge-summary", *base, "--store", "--json")
+    summary = json.loads(out)
+    assert (summary["overall"]["flipped"], summary["overall"]["agreement"]["percent_agreement"]) == (1, 1.0)
+    assert summary["stored"] == {"queries": 1, "rows": 6}
+    assert projects.qrels(db, projects.get_project(db, "demo")["id"], "changed")["f-robot"]["f-doc-4"] == 1
+    code, out, _ = run_cli("narrative", "rejudge-summary", *base, "--documents")
+    assert f"f-robot\t{result['version_id']}\t5\t5\t5\t1\t0.200\t0\t0\t1.000" in out
+    assert "f-robot\tf-doc-3\tno\t1\tann1=not relevant,ann2=not relevant,ann3=not relevant\tunanimous\t0" in out
+    code, _, err = run_cli("narrative", "edit", *base, "--query", "nope", "--author", "expert", "--text", "x")
+    assert code == 2 and "has no narrative" in err
+    code, _, err = run_cli("narrative", "edit", *base, "--query", "f-robot", "--author", "ann1", "--text", "x y")
+    assert code == 2 and "only an expert or a lead" in err
+
+
+# ------------------------------------------------------------------------------------------ page
+
+
+def page(db, name):
+    at = AppTest.from_file(str(ROOT / "pages" / "narratives.py"), default_timeout=30)
+    u = users.get_user(db, name)
+    at.session_state["user"] = {k: u[k] for k in ("id", "name", "role")}
+    return at.run()
+
+
+@pytest.fixture
+def env_demo(demo, monkeypatch, db_path):
+    monkeypatch.setenv("IFJUDGE_DB", str(db_path))
+    return demo
+
+
+def test_page_refuses_annotators(env_demo):
+    db, _ = env_demo
+    at = page(db, "ann1")
+    assert [e.value for e in at.error] == ["You do not have access to this page."]
+
+
+def test_page_live_diff_and_save(env_demo):
+    db, _ = env_demo
+    at = page(db, "expert")
+    assert not at.exception
+    assert at.subheader[0].value == "Documents relevant under the original narrative: 5"
+    assert [e.label for e in at.expander][:5] == [
+        r"f\-doc\-1\: Robot\-assisted prostate surgery outcomes", r"f\-doc\-2\: Surgical robots and hospital costs",
+        r"f\-doc\-3\: Remote telesurgery across the Atlantic", r"f\-doc\-4\: Robotic arms in knee replacement",
+        r"f\-doc\-5\: Training surgeons on robotic systems",
+    ]
+    box = at.text_area[0]
+    box.input(box.value + " Not **knee** surgery.").run()
+    diff = at.container(key="nar_diff").markdown[0].value
+    assert diff.endswith(r":green-background[**Not \*\*knee\*\* surgery\.**]")
+    at.button(key=next(b.key for b in at.button if b.key.startswith("nar_save"))).click().run()
+    assert [s.value for s in at.success] == ["Saved version 3: 5 documents to re-judge (0 controls), 15 assignments in study 2."]
+    at.button(key=next(b.key for b in at.button if b.key.startswith("nar_save"))).click().run()
+    assert [i.value for i in at.info if i.value.startswith("Nothing saved")]
+    assert len(store.versions(db, projects.get_project(db, "demo")["id"], "f-robot")) == 3
