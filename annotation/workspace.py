@@ -67,7 +67,7 @@ def open_screen(db: sqlite_utils.Database, study_id: int, user: dict, screen: st
     rows = studies.screen_items(db, study_id, screen)
     current = studies.newest_labels(db, [r["id"] for r in rows], user["id"])
     pid = study["project_id"]
-    inst = next((i for i in projects.instances(db, pid) if i["instance_id"] == rows[0]["instance_id"]), None)
+    inst = projects.get_instance(db, pid, rows[0]["instance_id"])
     if inst is None:
         raise IFJudgeError(f"instance {rows[0]['instance_id']!r} is no longer in the project")
     docs_needed = {d for r in rows for d in r["payload"].get("candidates", [])} | {r["doc_id"] for r in rows if r["doc_id"]}
@@ -100,11 +100,11 @@ def studies_narrative_text(db: sqlite_utils.Database, version_id: int) -> str:
 def _documents(db: sqlite_utils.Database, project_id: int, doc_ids: set[str]) -> dict[str, dict]:
     if not doc_ids:
         return {}
-    all_docs = projects.documents(db, project_id)
-    missing = doc_ids - set(all_docs)
+    found = projects.documents_by_id(db, project_id, doc_ids)
+    missing = doc_ids - set(found)
     if missing:
         raise IFJudgeError(f"documents missing from the project: {', '.join(sorted(missing))}")
-    return {d: all_docs[d] for d in doc_ids}
+    return found
 
 
 def submit_screen(

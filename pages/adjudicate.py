@@ -30,10 +30,10 @@ entry = st.selectbox(
     format_func=lambda r: f"item {r['item']}: {r['instance']} / {r['question']} ({r['provenance']}, labels {r['labels']})",
 )
 item = next(i for i in studies.items_of_study(conn, study["id"], entry["question"]) if i["id"] == entry["item"])
-inst = next(i for i in projects.instances(conn, study["project_id"]) if i["instance_id"] == item["instance_id"])
+inst = projects.get_instance(conn, study["project_id"], item["instance_id"])
 literal("Instruction", inst["instruction"])
 literal("Query", inst["query"])
-docs = projects.documents(conn, study["project_id"])
+docs = projects.documents_by_id(conn, study["project_id"], set(item["payload"].get("candidates", [])) | {item["doc_id"]} - {None})
 s = study["settings"]
 if entry["question"] == "best_passage":
     options = item["payload"]["candidates"]

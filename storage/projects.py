@@ -158,6 +158,32 @@ def documents(db: sqlite_utils.Database, project_id: int) -> dict[str, dict]:
     }
 
 
+def documents_by_id(db: sqlite_utils.Database, project_id: int, doc_ids) -> dict[str, dict]:
+    """doc_id -> {"title", "text"} for the given ids only (missing ids are absent)."""
+    ids = list(doc_ids)
+    out = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        marks = ",".join("?" * len(chunk))
+        for r in db.execute(
+            f"SELECT doc_id, title, text FROM documents WHERE project_id = ? AND doc_id IN ({marks})", [project_id, *chunk]
+        ):
+            out[r[0]] = {"title": r[1], "text": r[2]}
+    return out
+
+
+def get_instance(db: sqlite_utils.Database, project_id: int, instance_id: str) -> dict | None:
+    """One instance with its query text, or None."""
+    row = db.execute(
+        "SELECT i.instance_id, i.query_id, i.group_id, i.instruction, i.variant, COALESCE(q.text, '')"
+        " FROM instances i LEFT JOIN queries q ON q.project_id = i.project_id AND q.query_id = i.query_id"
+        " WHERE i.project_id = ? AND i.instance_id = ?",
+        [project_id, instance_id],
+    ).fetchone()
+    keys = ("instance_id", "query_id", "group_id", "instruction", "variant", "query")
+    return dict(zip(keys, row)) if row else None
+
+
 def queries(db: sqlite_utils.Database, project_id: int) -> dict[str, str]:
     return dict(db.execute("SELECT query_id, text FROM queries WHERE project_id = ?", [project_id]).fetchall())
 

@@ -105,3 +105,12 @@ def sign_in(page, url: str, name: str, password: str) -> None:
     page.get_by_label("Password", exact=True).fill(password)
     page.get_by_role("button", name="Sign in").click()
     page.get_by_text(f"Signed in as {name}").wait_for(timeout=20_000)
+
+
+def settle(page) -> None:
+    """Wait until the app is not running a script (Streamlit's status widget is gone): a key
+    pressed during a rerun can be lost."""
+    from playwright.sync_api import expect
+
+    page.wait_for_timeout(200)
+    expect(page.locator("[data-testid='stStatusWidget']")).to_have_count(0, timeout=20_000)

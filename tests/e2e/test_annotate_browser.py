@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 
 from storage import studies
 from storage.db import connect
-from tests.e2e.conftest import sign_in
+from tests.e2e.conftest import settle, sign_in
 
 pytestmark = pytest.mark.e2e
 
@@ -27,6 +27,7 @@ def answer_by_keyboard(page, keys):
     """Press each answer key and wait until its button shows as chosen (a rerun has happened)."""
     page.evaluate("document.activeElement && document.activeElement.blur()")
     for k in keys:
+        settle(page)
         page.keyboard.press(k)
         chosen = page.locator('[data-testid="stBaseButton-primary"]', has_text=f"[{k}]")
         expect(chosen).to_be_visible(timeout=10_000)

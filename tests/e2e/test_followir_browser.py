@@ -67,12 +67,19 @@ def test_followir_rejudging_flow(page, server, artifacts, run_cli, tmp_path):
         choose_option(page, "Study", f"{study_id}: demo: re-judging")
         expect(page.get_by_text("0 of 5", exact=True)).to_be_visible(timeout=20_000)
         expect(page.get_by_text(ADDED, exact=False).first).to_be_visible()
+        seen: list[str] = []
         for done in range(1, 6):
+            # a fresh screen: a document not judged yet, no answer chosen, no element left from the last run
             caption = page.get_by_text(re.compile(r"^Document f-doc-\d+: "))
+            expect(caption).not_to_have_text(re.compile("|".join(["^$", *(f"^Document {d}:" for d in seen)])))
+            expect(page.locator('[data-testid="stBaseButton-primary"]', has_text=re.compile(r"\[[12]\]"))).to_have_count(0)
+            expect(page.locator('[data-stale="true"]')).to_have_count(0)
             doc_id = caption.inner_text().split(":")[0].removeprefix("Document ")
+            seen.append(doc_id)
             press_and_wait(page, "2" if doc_id in not_relevant else "1")
             page.keyboard.press("Control+Enter")
             expect(page.get_by_text(f"{done} of 5", exact=True)).to_be_visible(timeout=20_000)
+        assert sorted(seen) == [f"f-doc-{i}" for i in range(1, 6)]
         expect(page.get_by_text("All done")).to_be_visible(timeout=20_000)
 
     labels = studies.current_labels(db, study_id, "relevance")
