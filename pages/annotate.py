@@ -26,14 +26,48 @@ study = st.selectbox(
 sid = study["id"]
 state_key = f"ann_screen:{sid}"
 
-# The screen in progress is UI state; what is submitted lives in the database only.
-if st.session_state.get(state_key) is None:
-    screen = workspace.open_screen(conn, sid, user)
-    if screen is not None:
-        st.session_state[state_key] = screen.screen
-        st.session_state[f"started:{sid}:{screen.screen}"] = time.time()
-else:
-    screen = workspace.open_screen(conn, sid, user, st.session_state[state_key])
+answer_key = lambda screen_id, q: f"ans:{sid}:{screen_id}:{q}"  # noqa: E731
+
+
+def current_screen():
+    """The screen in progress (UI state); a new one is claimed when there is none."""
+    if st.session_state.get(state_key) is None:
+        opened = workspace.open_screen(conn, sid, user)
+        if opened is not None:
+            st.session_state[state_key] = opened.screen
+            st.session_state[f"started:{sid}:{opened.screen}"] = time.time()
+        return opened
+    return workspace.open_screen(conn, sid, user, st.session_state[state_key])
+
+
+screen = current_screen()
+submit_error = None
+# The one submit branch, run before anything is drawn, so the next screen shows in this same run:
+# the answers are committed to SQLite before it appears.
+if screen is not None and st.session_state.get(f"submit:{sid}:{screen.screen}"):
+    answers = {
+        it.question.id: {
+            "value": st.session_state.get(answer_key(screen.screen, it.question.id)),
+            "reason": st.session_state.get(answer_key(screen.screen, it.question.id) + ":reason", ""),
+        }
+        for it in screen.items
+    }
+    try:
+        workspace.submit_screen(
+            conn, screen, user, answers, started_at=st.session_state.get(f"started:{sid}:{screen.screen}")
+        )
+    except (studies.StaleSubmission, PermissionDenied):
+        # already stored from another tab, or the claim expired and went to someone else: move on
+        st.session_state[state_key] = None
+        screen = current_screen()
+    except IFJudgeError as exc:
+        submit_error = str(exc)
+    else:
+        for k in [k for k in st.session_state if isinstance(k, str) and k.startswith(f"ans:{sid}:{screen.screen}:")]:
+            del st.session_state[k]
+        st.session_state[state_key] = None
+        st.toast("Saved")
+        screen = current_screen()
 
 done, total = workspace.progress(conn, sid, user)
 st.progress(done / total if total else 1.0, text=f"{done} of {total}")
@@ -58,17 +92,14 @@ if screen is None:
     st.success("All done: there is nothing left in your queue for this study. Thank you!")
     st.stop()
 
-answer_key = lambda q: f"ans:{sid}:{screen.screen}:{q}"  # noqa: E731
-
-
-def choose(qid: str, value: str) -> None:
-    st.session_state[answer_key(qid)] = value
+def choose(screen_id: str, qid: str, value: str) -> None:
+    st.session_state[answer_key(screen_id, qid)] = value
 
 
 for it in screen.items:  # going back: start from the current answer
-    if it.current and answer_key(it.question.id) not in st.session_state:
-        st.session_state[answer_key(it.question.id)] = it.current["value"]
-        st.session_state[answer_key(it.question.id) + ":reason"] = it.current["reason"]
+    if it.current and answer_key(screen.screen, it.question.id) not in st.session_state:
+        st.session_state[answer_key(screen.screen, it.question.id)] = it.current["value"]
+        st.session_state[answer_key(screen.screen, it.question.id) + ":reason"] = it.current["reason"]
 
 revising = any(it.current for it in screen.items)
 if revising:
@@ -84,7 +115,7 @@ if screen.document:
 for it in screen.items:
     q = it.question
     st.markdown(f"**{q.prompt}**")
-    chosen = st.session_state.get(answer_key(q.id))
+    chosen = st.session_state.get(answer_key(screen.screen, q.id))
     if q.id == "best_passage":
         for n, (p, key) in enumerate(zip(it.passages, q.keys), start=1):
             with st.container(border=True):
@@ -92,46 +123,24 @@ for it in screen.items:
                 st.button(
                     f"Passage {n} [{key}]", key=f"pick:{sid}:{screen.screen}:{n}", shortcut=key,
                     type="primary" if chosen == p["doc_id"] else "secondary",
-                    on_click=choose, args=(q.id, p["doc_id"]),
+                    on_click=choose, args=(screen.screen, q.id, p["doc_id"]),
                 )
     else:
         cols = st.columns(len(q.categories) + 1)
         for col, (value, key) in zip(cols, zip(q.categories, q.keys)):
             col.button(
                 f"{value} [{key}]", key=f"val:{sid}:{screen.screen}:{q.id}:{value}", shortcut=key,
-                type="primary" if chosen == value else "secondary", on_click=choose, args=(q.id, value),
+                type="primary" if chosen == value else "secondary", on_click=choose, args=(screen.screen, q.id, value),
             )
     if chosen in q.reason_required_for:
-        st.text_area(f"Reason (required when the answer is {chosen})", key=answer_key(q.id) + ":reason", height=80)
+        st.text_area(f"Reason (required when the answer is {chosen})", key=answer_key(screen.screen, q.id) + ":reason", height=80)
 
 left, right = st.columns([1, 5])
-submit = left.button("Submit [Ctrl+Enter]", key=f"submit:{sid}:{screen.screen}", type="primary", shortcut="ctrl+enter")
+left.button("Submit [Ctrl+Enter]", key=f"submit:{sid}:{screen.screen}", type="primary", shortcut="ctrl+enter")
 if not revising and right.button("Skip for now", key=f"skip:{sid}:{screen.screen}"):
     workspace.skip(conn, screen, user)
     st.session_state[state_key] = None
     st.rerun()
 
-if submit:
-    answers = {
-        it.question.id: {
-            "value": st.session_state.get(answer_key(it.question.id)),
-            "reason": st.session_state.get(answer_key(it.question.id) + ":reason", ""),
-        }
-        for it in screen.items
-    }
-    try:
-        workspace.submit_screen(
-            conn, screen, user, answers, started_at=st.session_state.get(f"started:{sid}:{screen.screen}")
-        )
-    except (studies.StaleSubmission, PermissionDenied):
-        # already stored from another tab, or the claim expired and went to someone else: move on
-        st.session_state[state_key] = None
-        st.rerun()
-    except IFJudgeError as exc:
-        st.error(str(exc))
-    else:
-        for k in [k for k in st.session_state if isinstance(k, str) and k.startswith(f"ans:{sid}:{screen.screen}:")]:
-            del st.session_state[k]
-        st.session_state[state_key] = None
-        st.toast("Saved")
-        st.rerun()
+if submit_error:
+    st.error(submit_error)
