@@ -30,8 +30,10 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import pandas as pd
 import sqlite_utils
 
+from annotation.agreement import agreement_report
 from annotation.questions import GUIDELINES, question
 from annotation.studies import StudySettings, balanced_plan
 from storage import narratives as store
@@ -404,10 +406,6 @@ def to_relevance(value: str, *, scale: str, original: int | None) -> int:
 
 def _agreement(label_rows: list[dict], categories: tuple[str, ...]) -> dict:
     """Percent agreement (and Randolph's kappa) of the re-judging, from annotation.agreement."""
-    from annotation.agreement import agreement_report  # pandas/numpy only when a summary is asked for
-
-    import pandas as pd
-
     per_item = Counter(r["item"] for r in label_rows)
     if not any(n >= 2 for n in per_item.values()):
         return {"percent_agreement": None, "randolph_kappa": None, "n_items_pairable": 0,

@@ -86,8 +86,11 @@ def open_screen(db: sqlite_utils.Database, study_id: int, user: dict, screen: st
         if r["narrative_version_id"]:
             narrative = studies_narrative_text(db, r["narrative_version_id"])
         items.append(ScreenItem(r["id"], q, r["doc_id"], passages, current.get(r["id"])))
+    # under a narrative (re-judging), the narrative is the instruction: the instance's own text
+    # (the original narrative) is not shown beside it
     return Screen(
-        study_id, screen, inst["instance_id"], inst["instruction"], inst["query"], items, document, narrative,
+        study_id, screen, inst["instance_id"], "" if narrative is not None else inst["instruction"], inst["query"],
+        items, document, narrative,
         {q: settings.get("guidelines", {}).get(q, "") for q in study["questions"]},
     )
 

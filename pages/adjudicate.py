@@ -4,7 +4,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from annotation import monitor
+from annotation import monitor, workspace
 from annotation.questions import question
 from storage import projects, studies
 from storage.errors import IFJudgeError
@@ -31,8 +31,11 @@ entry = st.selectbox(
 )
 item = next(i for i in studies.items_of_study(conn, study["id"], entry["question"]) if i["id"] == entry["item"])
 inst = projects.get_instance(conn, study["project_id"], item["instance_id"])
-literal("Instruction", inst["instruction"])
 literal("Query", inst["query"])
+if item["narrative_version_id"]:
+    literal("Narrative (the version judged)", workspace.studies_narrative_text(conn, item["narrative_version_id"]))
+else:
+    literal("Instruction", inst["instruction"])
 docs = projects.documents_by_id(conn, study["project_id"], set(item["payload"].get("candidates", [])) | {item["doc_id"]} - {None})
 s = study["settings"]
 if entry["question"] == "best_passage":

@@ -105,10 +105,11 @@ revising = any(it.current for it in screen.items)
 if revising:
     st.info("You are changing an answer you already submitted; the earlier answer stays in the history.")
 
-literal("Instruction", screen.instruction)
 literal("Query", screen.query)
 if screen.narrative:
     literal("Narrative", screen.narrative)
+else:
+    literal("Instruction", screen.instruction)
 if screen.document:
     literal(f"Document {screen.document['doc_id']}: {screen.document['title']}", screen.document["text"])
 

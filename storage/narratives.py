@@ -21,7 +21,7 @@ import sqlite_utils
 from storage.bundle import QRELS_VERSIONS
 from storage.db import now_iso, write
 from storage.errors import IFJudgeError
-from storage.studies import _insert_items
+from storage.studies import insert_items
 
 REJUDGE_PURPOSE = "rejudge"
 VERSION_KEYS = ("id", "project_id", "query_id", "variant", "text", "author", "created_at", "parent_id")
@@ -166,7 +166,7 @@ def insert_version(
                 "SELECT COALESCE(MAX(position), -1) + 1 FROM items WHERE study_id = ?", [study_id]
             ).fetchone()[0]
             fmt = lambda s: s.replace("{version}", str(version_id))  # noqa: E731
-            _insert_items(
+            insert_items(
                 db, study_id,
                 [{**it, "screen": fmt(it["screen"]), "position": it["position"] + start,
                   "narrative_version_id": version_id} for it in items],

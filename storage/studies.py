@@ -43,7 +43,7 @@ def insert_study(
         db.conn.executemany(
             "INSERT INTO study_annotators (study_id, user_id) VALUES (?, ?)", [(study_id, u) for u in annotator_ids]
         )
-        _insert_items(db, study_id, items, plan)
+        insert_items(db, study_id, items, plan)
     return study_id
 
 
@@ -51,11 +51,12 @@ def add_items(db: sqlite_utils.Database, study_id: int, items: list[dict], plan:
     """Add items (and their assignment plan) to an existing study in one transaction."""
     with write(db):
         start = db.execute("SELECT COALESCE(MAX(position), -1) + 1 FROM items WHERE study_id = ?", [study_id]).fetchone()[0]
-        _insert_items(db, study_id, [{**it, "position": it["position"] + start} for it in items], plan)
+        insert_items(db, study_id, [{**it, "position": it["position"] + start} for it in items], plan)
     return len(items)
 
 
-def _insert_items(db, study_id: int, items: list[dict], plan: dict[str, list[int]]) -> None:
+def insert_items(db, study_id: int, items: list[dict], plan: dict[str, list[int]]) -> None:
+    """Insert items and their assignment plan inside the caller's write transaction."""
     for it in items:
         item_id = db.execute(
             "INSERT INTO items (study_id, screen, position, instance_id, question, doc_id, narrative_version_id, payload, cap)"

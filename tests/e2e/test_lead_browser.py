@@ -60,7 +60,9 @@ def test_lead_monitor_adjudicate_download(page, labelled_server, artifacts, tmp_
     choose(page, "Item", f"item {validity['item']}: ")
     expect(page.get_by_role("combobox", name="Item")).to_have_value(re.compile(f"^item {validity['item']}: "))
     choose(page, "Final value", "No")
+    expect(page.get_by_role("combobox", name="Final value")).to_have_value("No")
     page.get_by_label("Note").fill("the instruction names no user context")
+    settle(page)
     page.get_by_role("button", name="Record decision").click()
     expect(page.get_by_text(f"Recorded No for item {validity['item']}.")).to_be_visible(timeout=20_000)
 
