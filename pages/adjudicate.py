@@ -20,15 +20,21 @@ if not all_studies:
     st.stop()
 study = st.selectbox("Study", all_studies, index=len(all_studies) - 1, key="adj_study",
                      format_func=lambda s: f"{s['id']}: {s['name']}")
+if flash := st.session_state.pop("adj_flash", None):
+    st.success(flash)
 queue = monitor.disagreements(conn, study["id"])
 if not queue:
     st.success("No disagreement to settle.")
     st.stop()
 st.dataframe(pd.DataFrame(queue), hide_index=True, key="adj_queue")
-entry = st.selectbox(
-    "Item", queue, key="adj_item",
-    format_func=lambda r: f"item {r['item']}: {r['instance']} / {r['question']} ({r['provenance']}, labels {r['labels']})",
-)
+by_item = {r["item"]: r for r in queue}
+# the options are item ids, so the choice survives a rerun in which an item's labels or
+# provenance (and with them its label in the list) change
+entry = by_item[st.selectbox(
+    "Item", list(by_item), key="adj_item",
+    format_func=lambda i: f"item {i}: {by_item[i]['instance']} / {by_item[i]['question']} "
+                          f"({by_item[i]['provenance']}, labels {by_item[i]['labels']})",
+)]
 item = next(i for i in studies.items_of_study(conn, study["id"], entry["question"]) if i["id"] == entry["item"])
 inst = projects.get_instance(conn, study["project_id"], item["instance_id"])
 literal("Query", inst["query"])
@@ -50,14 +56,15 @@ else:
 labels = [r for r in studies.current_labels(conn, study["id"], entry["question"]) if r["item"] == item["id"]]
 st.dataframe(pd.DataFrame([{"annotator": r["annotator"], "value": r["value"], "reason": r["reason"]} for r in labels]),
              hide_index=True, key="adj_labels")
-with st.form("adj_form"):
-    value = st.selectbox("Final value", options, key="adj_value")
-    note = st.text_area("Note", key="adj_note")
+with st.form(f"adj_form_{item['id']}", clear_on_submit=True):  # one form per item: no answer carries over
+    value = st.selectbox("Final value", options, key=f"adj_value_{item['id']}")
+    note = st.text_area("Note", key=f"adj_note_{item['id']}")
     go = st.form_submit_button("Record decision")
 if go:
     try:
         studies.add_adjudication(conn, item["id"], value, lead["name"], note)
     except IFJudgeError as exc:
         st.error(str(exc))
-    else:
-        st.success(f"Recorded {value} for item {item['id']}.")
+    else:  # committed: redraw the queue with the new provenance and say what was recorded
+        st.session_state["adj_flash"] = f"Recorded {value} for item {item['id']}."
+        st.rerun()

@@ -1,10 +1,23 @@
 import os
+import sys
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import pytest
 
 from cli.main import main as cli_main
+
+
+_PYTEST_MAIN = sys.modules["__main__"]
+
+
+@pytest.fixture(autouse=True)
+def _restore_main_module():
+    """Streamlit's AppTest leaves a page script installed as ``__main__``; a later test that
+    starts spawn workers would then run that page in every child, which dies and is respawned
+    forever. Put pytest's own ``__main__`` back after every test."""
+    yield
+    sys.modules["__main__"] = _PYTEST_MAIN
 
 
 @pytest.fixture

@@ -1,5 +1,6 @@
 """The assignment engine: claims, expiry and hand-over, caps, and 8 concurrent workers."""
 import multiprocessing as mp
+from concurrent.futures import ProcessPoolExecutor
 import time
 from collections import Counter
 
@@ -102,8 +103,10 @@ def test_eight_concurrent_workers_respect_caps_and_lose_nothing(db_path):
     db, sid = setup_study(db_path, n_ann=8, overlap=3, fraction=1.0, timeout=0.0)
     names = [f"a{i}" for i in range(8)]
     ctx = mp.get_context("spawn")
-    with ctx.Pool(8) as pool:
-        counts = pool.starmap(_worker, [(str(db_path), sid, n, n == "a7") for n in names])
+    # an executor, not a Pool: a worker that dies fails the test instead of being respawned forever
+    with ProcessPoolExecutor(8, mp_context=ctx) as pool:
+        futures = [pool.submit(_worker, str(db_path), sid, n, n == "a7") for n in names]
+        counts = [f.result(timeout=300) for f in futures]
     rows = studies.assignment_rows(db, sid)
     per_item = Counter(r["item"] for r in rows)
     caps = {i["id"]: i["cap"] for i in studies.items_of_study(db, sid)}

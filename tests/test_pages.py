@@ -10,7 +10,9 @@ ROOT = Path(__file__).resolve().parents[1]
 def app(path):
     return AppTest.from_file(str(ROOT / path), default_timeout=30)
 
-LEAD_PAGES = ["pages/home.py", "pages/study_setup.py"]
+LEAD_PAGES = ["pages/home.py", "pages/study_setup.py", "pages/monitor.py", "pages/adjudicate.py",
+              "pages/export.py", "pages/evaluate.py"]
+EXPERT_PAGES = ["pages/narratives.py"]
 
 
 @pytest.fixture
@@ -36,19 +38,19 @@ def test_sign_in_form_and_wrong_password(env_db):
     assert any("0 of 8" in str(p.value) or "0 of 8" in str(getattr(p, "text", "")) for p in at.get("progress"))
 
 
-@pytest.mark.parametrize("page", LEAD_PAGES)
-def test_lead_pages_refuse_annotators(env_db, page):
+@pytest.mark.parametrize("page_path", LEAD_PAGES + EXPERT_PAGES)
+def test_lead_pages_refuse_annotators(env_db, page_path):
     db, _ = env_db
-    at = app(page)
+    at = app(page_path)
     at.session_state["user"] = user_row(db, "ann1")
     at.run()
     assert [e.value for e in at.error] == ["You do not have access to this page."]
     assert not at.dataframe and not at.title
 
 
-@pytest.mark.parametrize("page", LEAD_PAGES + ["pages/annotate.py"])
-def test_pages_refuse_anonymous(env_db, page):
-    at = app(page).run()
+@pytest.mark.parametrize("page_path", LEAD_PAGES + EXPERT_PAGES + ["pages/annotate.py"])
+def test_pages_refuse_anonymous(env_db, page_path):
+    at = app(page_path).run()
     assert [e.value for e in at.error] == ["You do not have access to this page."]
 
 
@@ -108,15 +110,6 @@ def _label_demo(db, study_id):
             }, started_at=time.time() - 1)
 
 
-@pytest.mark.parametrize("page", ["pages/monitor.py", "pages/adjudicate.py", "pages/export.py"])
-def test_new_lead_pages_refuse_annotators(env_db, page):
-    db, _ = env_db
-    at = app(page)
-    at.session_state["user"] = user_row(db, "ann2")
-    at.run()
-    assert [e.value for e in at.error] == ["You do not have access to this page."]
-
-
 def test_monitor_shows_table7_charts_and_reasons(env_db):
     db, r = env_db
     _label_demo(db, r["study_id"])
@@ -142,10 +135,12 @@ def test_adjudicate_records_a_decision(env_db):
     from annotation import monitor
 
     validity = next(d for d in monitor.disagreements(db, r["study_id"]) if d["question"] == "validity")
-    at.selectbox(key="adj_item").set_value(validity).run()
-    at.selectbox(key="adj_value").select("No")
-    at.text_area(key="adj_note").input("ann3 is right")
+    at.selectbox(key="adj_item").set_value(validity["item"]).run()
+    at.selectbox(key=f"adj_value_{validity['item']}").select("No")
+    at.text_area(key=f"adj_note_{validity['item']}").input("ann3 is right")
     at.button[0].click().run()
+    assert [s.value for s in at.success] == [f"Recorded No for item {validity['item']}."]
+    assert at.selectbox(key="adj_item").value == validity["item"]  # still on the item just decided
     from storage import studies
 
     adj = studies.adjudications(db, r["study_id"])
@@ -173,10 +168,3 @@ def test_evaluate_page_runs_bm25_on_two_qrels_versions_and_compares(env_db, tmp_
     assert len(at.get("vega_lite_chart")) == 2
 
 
-@pytest.mark.parametrize("page", ["pages/evaluate.py"])
-def test_evaluate_page_refuses_annotators(env_db, page):
-    db, _ = env_db
-    at = app(page)
-    at.session_state["user"] = user_row(db, "ann1")
-    at.run()
-    assert [e.value for e in at.error] == ["You do not have access to this page."]
