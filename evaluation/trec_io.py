@@ -21,6 +21,7 @@ line and the field. Blank lines are skipped.
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import Mapping
 
@@ -50,10 +51,22 @@ def _read_text(path: str | Path) -> str:
 
 
 def _lines(text: str):
-    """(1-based line number, line) for every non-blank line."""
-    for number, line in enumerate(text.splitlines(), start=1):
+    """(1-based line number, line) for every non-blank line. Lines end at ``\n`` only (a ``\r``
+    before it is dropped), as in a text editor: ``str.splitlines`` would also break at ``\x85``,
+    ``\u2028`` and form feeds and so report line numbers the user cannot find."""
+    for number, line in enumerate(text.split("\n"), start=1):
+        line = line.removesuffix("\r")
         if line.strip():
             yield number, line
+
+
+_ASCII_SPACE = re.compile(r"[ \t\f\v\r]+")
+
+
+def _fields(line: str) -> list[str]:
+    """The whitespace-separated columns of a TREC line: ASCII whitespace only, as trec_eval reads
+    them (``str.split`` would also split at ``\x85``, ``\xa0`` or ``\u2028`` inside an id)."""
+    return [f for f in _ASCII_SPACE.split(line) if f]
 
 
 def _relevance(value: str, path, number: int, field: str) -> int:
@@ -92,7 +105,7 @@ def read_run(path: str | Path) -> dict[str, dict[str, float]]:
     text = _read_text(path)
     run: dict[str, dict[str, float]] = {}
     for number, line in _lines(text):
-        parts = line.split()
+        parts = _fields(line)
         if len(parts) != 6:
             raise ImportFailure(
                 str(path), number, None,
@@ -107,8 +120,8 @@ def read_run(path: str | Path) -> dict[str, dict[str, float]]:
             value = float(score)
         except ValueError:
             raise ImportFailure(str(path), number, "score", f"expected a number, got {score!r}") from None
-        if math.isnan(value):
-            raise ImportFailure(str(path), number, "score", "expected a number, got NaN")
+        if not math.isfinite(value):
+            raise ImportFailure(str(path), number, "score", f"expected a finite number, got {score!r}")
         docs = run.setdefault(qid, {})
         if docid in docs:
             raise ImportFailure(
@@ -178,7 +191,7 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
         return qrels
 
     for number, line in lines:
-        parts = line.split()
+        parts = _fields(line)
         if len(parts) != 4:
             hint = ""
             if len(parts) == 3:

@@ -48,6 +48,11 @@ def test_blank_lines_and_bom_are_accepted(tmp_path):
         ("q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 high t\n", 2, "score", "number"),
         ("q1 Q0 d1 one 0.5 t\n", 1, "rank", "number"),
         ("q1 Q0 d1 1 0.5 t\nq2 Q0 d1 1 0.5 t\nq1 Q0 d1 3 0.2 t\n", 3, "docid", "twice"),
+        ("q1 Q0 d1 1 nan t\n", 1, "score", "finite"),
+        ("q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 -inf t\n", 2, "score", "finite"),
+        # \x85 and \u2028 inside a line do not start a new line: the error is on editor line 2
+        ("q1 Q0 d\x851 1 0.5 t\u2028\nq1 Q0 d2 2 0.4\n", 2, None, "6 columns"),
+        ("q1 Q0 d1 1 0.5 t\r\nq1 Q0 d2 2 high t\r\n", 2, "score", "number"),
     ],
 )
 def test_bad_run_names_file_line_and_field(tmp_path, content, line, field, words):
