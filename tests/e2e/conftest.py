@@ -11,6 +11,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Error as PlaywrightError
+from playwright.sync_api import expect
 
 from annotation.demo import load_demo
 from storage.db import connect
@@ -110,7 +112,24 @@ def sign_in(page, url: str, name: str, password: str) -> None:
 def settle(page) -> None:
     """Wait until the app is not running a script (Streamlit's status widget is gone): a key
     pressed during a rerun can be lost."""
-    from playwright.sync_api import expect
-
     page.wait_for_timeout(200)
     expect(page.locator("[data-testid='stStatusWidget']")).to_have_count(0, timeout=20_000)
+
+
+def choose(page, label: str, option: str) -> None:
+    """Pick an option of a Streamlit selectbox (or add one to a multiselect) from the keyboard:
+    type to filter, Enter."""
+    for _ in range(3):  # the box may be re-rendered by a rerun between the click and the typing
+        settle(page)
+        try:
+            box = page.get_by_role("combobox", name=label)
+            box.scroll_into_view_if_needed()
+            box.click()
+            page.keyboard.type(option)
+            expect(page.get_by_role("option").first).to_contain_text(option, timeout=5_000)
+        except (AssertionError, PlaywrightError):
+            page.keyboard.press("Escape")
+            continue
+        page.keyboard.press("Enter")
+        return
+    raise AssertionError(f"could not choose {option!r} in {label!r}")

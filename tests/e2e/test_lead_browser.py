@@ -5,13 +5,12 @@ from __future__ import annotations
 import re
 
 import pytest
-from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
 
 from annotation import monitor
 from evaluation.trec_io import read_qrels
 from storage.db import connect
-from tests.e2e.conftest import Server, settle, sign_in
+from tests.e2e.conftest import Server, choose, settle, sign_in
 from tests.test_pages import _label_demo
 
 pytestmark = pytest.mark.e2e
@@ -25,24 +24,6 @@ def labelled_server(demo_db):
     s.start()
     yield s
     s.stop()
-
-
-def choose(page, label: str, option: str) -> None:
-    """Pick an option of a Streamlit selectbox from the keyboard: type to filter, Enter."""
-    for _ in range(3):  # the box may be re-rendered by a rerun between the click and the typing
-        settle(page)
-        try:
-            box = page.get_by_role("combobox", name=label)
-            box.scroll_into_view_if_needed()
-            box.click()
-            page.keyboard.type(option)
-            expect(page.get_by_role("option").first).to_contain_text(option, timeout=5_000)
-        except (AssertionError, PlaywrightError):
-            page.keyboard.press("Escape")
-            continue
-        page.keyboard.press("Enter")
-        return
-    raise AssertionError(f"could not choose {option!r} in {label!r}")
 
 
 def test_lead_monitor_adjudicate_download(page, labelled_server, artifacts, tmp_path):
