@@ -11,7 +11,7 @@ alone, and open_screen + submit_screen), compared with the 300 ms target for "su
 
 Run (full variant: 20 annotators, 2 minutes, loopback-free: no server, one local file)::
 
-    python bench/load_test.py                     # 20 annotators, 120 s, 2,000 instances
+    python bench/load_test.py                     # 20 annotators, 120 s, 20,000 instances
     python bench/load_test.py --annotators 6 --seconds 8
 
 The functions here are shared by tests/test_load.py (short CI variant), tests/test_crash.py and
@@ -271,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--annotators", type=int, default=20)
     ap.add_argument("--seconds", type=float, default=120.0)
-    ap.add_argument("--instances", type=int, default=2000)
+    ap.add_argument("--instances", type=int, default=20_000)
     ap.add_argument("--max-screens", type=int, default=100_000, help="per annotator")
     ap.add_argument("--db", help="(worker) database; (run) where to build it (default: a temp dir)")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)

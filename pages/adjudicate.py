@@ -8,18 +8,13 @@ from annotation import monitor, workspace
 from annotation.questions import question
 from storage import projects, studies
 from storage.errors import IFJudgeError
-from ui.session import db, require_role
+from ui.session import db, pick_study, require_role
 from ui.text import literal
 
 lead = require_role("lead")
 conn = db()
 st.title("Adjudicate")
-all_studies = studies.list_studies(conn)
-if not all_studies:
-    st.info("No study yet.")
-    st.stop()
-study = st.selectbox("Study", all_studies, index=len(all_studies) - 1, key="adj_study",
-                     format_func=lambda s: f"{s['id']}: {s['name']}")
+study = pick_study(conn, key="adj_study")
 if flash := st.session_state.pop("adj_flash", None):
     st.success(flash)
 queue = monitor.disagreements(conn, study["id"])

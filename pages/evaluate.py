@@ -15,17 +15,12 @@ from evaluation.templates import TEMPLATES
 from evaluation.trec_io import write_run
 from storage import eval_runs, projects
 from storage.errors import IFJudgeError
-from ui.session import db, require_role
+from ui.session import db, pick_project, require_role
 
 require_role("lead")
 conn = db()
 st.title("Evaluate")
-plist = projects.list_projects(conn)
-if not plist:
-    st.info("No project yet.")
-    st.stop()
-project = st.selectbox("Project", [p["name"] for p in plist], key="ev_project")
-proj = projects.get_project(conn, project)
+proj = pick_project(conn, key="ev_project")
 versions = projects.qrels_versions(conn, proj["id"])
 
 with st.form("ev_form"):

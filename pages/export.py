@@ -12,16 +12,12 @@ from annotation.outcomes import ValidationRules, store_validated_qrels
 from exports.validated import FORMATS, default_study, export_project
 from storage import projects
 from storage.errors import IFJudgeError
-from ui.session import db, require_role
+from ui.session import db, pick_project, require_role
 
 require_role("lead")
 conn = db()
 st.title("Export")
-plist = projects.list_projects(conn)
-if not plist:
-    st.info("No project yet.")
-    st.stop()
-project = st.selectbox("Project", [p["name"] for p in plist], key="exp_project")
+project = pick_project(conn, key="exp_project")["name"]
 fmt = st.selectbox("Format", FORMATS, key="exp_format")
 c1, c2, c3 = st.columns(3)
 rules = ValidationRules(

@@ -6,19 +6,12 @@ import pandas as pd
 import streamlit as st
 
 from annotation import monitor
-from storage import projects, studies
-from ui.session import db, require_role
+from ui.session import db, pick_study, require_role
 
 require_role("lead")
 conn = db()
 st.title("Monitor")
-all_studies = studies.list_studies(conn)
-if not all_studies:
-    st.info("No study yet.")
-    st.stop()
-names = {p["id"]: p["name"] for p in projects.list_projects(conn)}
-study = st.selectbox("Study", all_studies, index=len(all_studies) - 1, key="mon_study",
-                     format_func=lambda s: f"{s['id']}: {s['name']} ({names.get(s['project_id'], '?')})")
+study = pick_study(conn, key="mon_study")
 sid = study["id"]
 n_boot = st.select_slider("Bootstrap replicates for the intervals", [0, 200, 1000], value=200, key="mon_boot")
 if st.button("Refresh", key="mon_refresh"):

@@ -149,12 +149,18 @@ def claim_next(
     """
     now = time.time() if now is None else now
     with write(db):
-        row = db.execute(
-            "SELECT i.screen FROM assignments a JOIN items i ON i.id = a.item_id"
-            " WHERE a.user_id = ? AND i.study_id = ? AND a.state IN ('claimed', 'pending')"
-            " ORDER BY a.state = 'claimed' DESC, a.position, i.id LIMIT 1",
-            [user_id, study_id],
-        ).fetchone()
+        # held first, then the first pending: two queries that each walk the index
+        # (user_id, state, position) in order, instead of sorting all of the user's open rows
+        row = None
+        for state in ("claimed", "pending"):
+            row = db.execute(
+                "SELECT i.screen FROM assignments a JOIN items i ON i.id = a.item_id"
+                " WHERE a.user_id = ? AND a.state = ? AND i.study_id = ?"
+                " ORDER BY a.position, a.item_id LIMIT 1",
+                [user_id, state, study_id],
+            ).fetchone()
+            if row is not None:
+                break
         if row is not None:
             screen = row[0]
         else:
