@@ -34,6 +34,7 @@ import pandas as pd
 import sqlite_utils
 
 from annotation.agreement import agreement_report
+from annotation.outcomes import decide
 from annotation.questions import GUIDELINES, question
 from annotation.studies import StudySettings, balanced_plan
 from storage import narratives as store
@@ -269,8 +270,10 @@ def save_narrative(
     settings (first save: 3, binary, 0). ``expected_newest_id`` (the page passes the version it
     was opened on) refuses a save built on an outdated version with ``StaleEdit``.
 
-    Returns ``{"created", "version_id", "parent_id", "study_id", "study_created", "items",
-    "documents", "controls", "assignments", "per_annotator", "added", "removed", "notes"}``.
+    Saving supersedes the query's earlier rounds: their unjudged assignments leave the queues.
+
+    Returns ``{"created", "version_id", "parent_id", "study_id", "study_created", "withdrawn",
+    "items", "documents", "controls", "assignments", "per_annotator", "added", "removed", "notes"}``.
 
     Examples
     --------
@@ -342,7 +345,7 @@ def save_narrative(
                 "question": "relevance", "doc_id": d, "payload": {"control": control}, "cap": settings.overlap,
             })
         plan = balanced_plan([it["screen"] for it in items], [p["id"] for p in people], settings.overlap,
-                             seed=settings.seed)
+                             seed=settings.seed, loads=store.rejudge_screen_loads(db, pid))
     else:
         notes.append("no document is relevant under the original qrels: nothing to re-judge")
     stored = asdict(settings)
@@ -358,7 +361,8 @@ def save_narrative(
     per = {p["name"]: sum(p["id"] in v for v in plan.values()) for p in people} if items else {}
     return {
         "created": True, "version_id": result["version_id"], "parent_id": base["id"], "study_id": result["study_id"],
-        "study_created": result["study_created"], "items": len(items), "documents": len(relevant),
+        "study_created": result["study_created"], "withdrawn": result["withdrawn"], "items": len(items),
+        "documents": len(relevant),
         "controls": len(chosen_controls), "assignments": sum(len(v) for v in plan.values()),
         "per_annotator": per, **diff_counts(word_diff(state["original"]["text"], text)), "notes": notes,
     }
@@ -367,29 +371,36 @@ def save_narrative(
 # ---------------------------------------------------------------------------------------------- judgments
 
 
-def resolve(values: list[str], adjudication: str | None = None) -> tuple[str | None, str]:
-    """The changed judgment of one item and how it was reached.
+def resolve(values: list[str], adjudication: str | None = None, *, cap: int = 1) -> tuple[str | None, str]:
+    """The changed judgment of one item and how it was reached: the rule of
+    :func:`annotation.outcomes.decide`, the one the agreement and adjudication pages use.
 
     The newest adjudication wins (``adjudicated``); else the label with a strict plurality
-    (``unanimous`` when every label agrees, else ``majority``); a tie for the most labels is
-    ``tie`` and no label at all is ``no labels`` — both unresolved (value None). SPEC.md,
-    "Majority vote: the label with a strict plurality; a tie is no majority".
+    (``unanimous`` when every label agrees, else ``majority``). Unresolved (value None): a tie for
+    the most labels (``tie``), no label at all (``no labels``), and a single label on an item
+    meant for ``cap`` > 1 annotators (``awaiting labels``: one person does not decide an item the
+    study wanted several judgments of). SPEC.md, "Majority vote: the label with a strict
+    plurality; a tie is no majority".
 
-    >>> resolve(["relevant", "not relevant", "relevant"])
+    >>> resolve(["relevant", "not relevant", "relevant"], cap=3)
     ('relevant', 'majority')
-    >>> resolve(["relevant", "not relevant"])
+    >>> resolve(["relevant", "not relevant"], cap=3)
     (None, 'tie')
-    >>> resolve(["relevant", "not relevant"], "not relevant")
+    >>> resolve(["not relevant"], cap=3)
+    (None, 'awaiting labels')
+    >>> resolve(["not relevant"], cap=1)
+    ('not relevant', 'majority')
+    >>> resolve(["relevant", "not relevant"], "not relevant", cap=3)
     ('not relevant', 'adjudicated')
     """
     if adjudication is not None:
         return adjudication, "adjudicated"
     if not values:
         return None, "no labels"
-    (top, n), *rest = Counter(values).most_common() + [(None, 0)]
-    if rest and rest[0][1] == n:
-        return None, "tie"
-    return top, "unanimous" if n == len(values) else "majority"
+    value, provenance = decide(Counter(values), cap=cap)
+    if value is not None:
+        return value, provenance
+    return None, ("tie" if len(values) > 1 else "awaiting labels")
 
 
 def to_relevance(value: str, *, scale: str, original: int | None) -> int:
@@ -472,7 +483,7 @@ def rejudge_summary(db: sqlite_utils.Database, project: str, *, query_id: str | 
             labs = labels_by_item.get(it["id"], [])
             round_labels += labs
             adj = adjudicated.get(it["id"])
-            value, status = resolve([lab["value"] for lab in labs], adj["value"] if adj else None)
+            value, status = resolve([lab["value"] for lab in labs], adj["value"] if adj else None, cap=it["cap"])
             orig = judged.get(it["doc_id"])
             rel = None if value is None else to_relevance(value, scale=scale, original=orig)
             if rel is not None:

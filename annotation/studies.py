@@ -58,16 +58,20 @@ def sample_instances(instances: list[dict], *, group_fraction: float, per_group:
     return out
 
 
-def balanced_plan(screens: list[str], annotator_ids: list[int], overlap: int, *, seed: int) -> dict[str, list[int]]:
+def balanced_plan(
+    screens: list[str], annotator_ids: list[int], overlap: int, *, seed: int, loads: dict[int, int] | None = None
+) -> dict[str, list[int]]:
     """Give each screen ``overlap`` distinct annotators so that loads differ by at most one.
 
     Greedy: each screen goes to the least-loaded annotators (ties broken by a seeded order).
+    ``loads``: screens each annotator already has (a study that grows round by round), so the
+    totals stay balanced, not only each round's share.
     """
     if overlap > len(annotator_ids):
         raise IFJudgeError(f"{overlap} annotators per item were asked for but only {len(annotator_ids)} annotators were given")
     rng = random.Random(seed)
     tiebreak = {u: rng.random() for u in annotator_ids}
-    load = {u: 0 for u in annotator_ids}
+    load = {u: (loads or {}).get(u, 0) for u in annotator_ids}
     plan = {}
     for s in screens:
         chosen = sorted(annotator_ids, key=lambda u: (load[u], tiebreak[u]))[:overlap]

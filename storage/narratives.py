@@ -113,7 +113,9 @@ def insert_version(
     "questions", "settings", "created_by", "annotator_ids"}``, used to create the project's
     re-judging study if it does not exist yet (otherwise only ``annotator_ids`` missing from it
     are added). ``items`` and ``plan`` use the placeholder ``{version}`` in their screen keys; it is
-    replaced by the new version's id. Returns ``{"version_id", "study_id", "study_created"}``.
+    replaced by the new version's id. Unjudged assignments of the query's older rounds are withdrawn
+    in the same transaction. Returns ``{"version_id", "study_id", "study_created", "withdrawn"}``
+    (``withdrawn``: assignments taken out of queues).
     """
     items = items or []
     plan = plan or {}
@@ -138,6 +140,14 @@ def insert_version(
             " VALUES (?, ?, ?, ?, ?, ?, ?)",
             [project_id, query_id, variant, text, author, now_iso(), parent_id],
         ).lastrowid
+        # the older rounds of this query are superseded: their unjudged screens leave every queue
+        # (labels already given stay, as history of those rounds)
+        withdrawn = db.execute(
+            "DELETE FROM assignments WHERE state != 'done' AND item_id IN ("
+            " SELECT i.id FROM items i JOIN narrative_versions v ON v.id = i.narrative_version_id"
+            " WHERE v.project_id = ? AND v.query_id = ? AND v.id < ?)",
+            [project_id, query_id, version_id],
+        ).rowcount
         study_id, created = None, False
         if items:
             if study is None:
@@ -172,7 +182,20 @@ def insert_version(
                   "narrative_version_id": version_id} for it in items],
                 {fmt(s): users for s, users in plan.items()},
             )
-    return {"version_id": version_id, "study_id": study_id, "study_created": created}
+    return {"version_id": version_id, "study_id": study_id, "study_created": created, "withdrawn": withdrawn}
+
+
+def rejudge_screen_loads(db: sqlite_utils.Database, project_id: int) -> dict[int, int]:
+    """user id -> screens assigned to them in the project's re-judging study (empty if none yet)."""
+    return {
+        r[0]: r[1]
+        for r in db.execute(
+            "SELECT a.user_id, COUNT(DISTINCT i.screen) FROM assignments a JOIN items i ON i.id = a.item_id"
+            " JOIN studies s ON s.id = i.study_id"
+            " WHERE s.project_id = ? AND json_extract(s.settings, '$.purpose') = ? GROUP BY a.user_id",
+            [project_id, REJUDGE_PURPOSE],
+        )
+    }
 
 
 def replace_query_qrels(

@@ -162,6 +162,30 @@ def test_no_duplicates_and_a_new_round_per_different_modification(demo):
     assert [(q["version_id"], q["superseded_rounds"]) for q in summary["queries"]] == [(second["version_id"], 1)]
 
 
+def test_a_new_round_withdraws_unjudged_screens_of_the_old_one_and_keeps_totals_balanced(demo):
+    db, _ = demo
+    newest = narratives.narrative_state(db, "demo", "f-robot")["newest"]["text"]
+    ann = ["ann1", "ann2", "ann3", "expert"]
+    first = save(db, newest + ADDED, annotators=ann)  # 5 documents x 3 over 4 people: loads 4,4,4,3
+    assert first["withdrawn"] == 0
+    sid = first["study_id"]
+    u1 = users.get_user(db, "ann1")
+    screen = workspace.open_screen(db, sid, u1)  # ann1 judges one screen of the first round
+    workspace.submit_screen(db, screen, u1, {"relevance": {"value": "not relevant"}}, started_at=None)
+    second = save(db, newest + " Documents about costs are not relevant.", annotators=None)
+    assert second["withdrawn"] == 15 - 1  # every unjudged assignment of round 1
+    rows = studies.assignment_rows(db, sid)
+    old_items = {i["id"] for i in studies.items_of_study(db, sid) if i["narrative_version_id"] == first["version_id"]}
+    assert [(r["annotator"], r["state"]) for r in rows if r["item"] in old_items] == [("ann1", "done")]
+    assert len(studies.label_history(db, sid)) == 1  # the label given under round 1 stays
+    # the next screen of every annotator is from the new round
+    for name in ann:
+        s = workspace.open_screen(db, sid, users.get_user(db, name))
+        assert s is not None and s.items[0].item_id not in old_items
+    totals = {p: first["per_annotator"].get(p, 0) + second["per_annotator"].get(p, 0) for p in ann}
+    assert max(totals.values()) - min(totals.values()) <= 1  # balanced over both rounds: 30 = 8+8+7+7
+
+
 def test_controls_are_flagged_seeded_and_reported_separately(demo):
     db, _ = demo
     newest = narratives.narrative_state(db, "demo", "f-robot")["newest"]["text"]
@@ -241,6 +265,24 @@ def test_a_tie_is_unresolved_and_keeps_the_original_relevance(demo):
     assert narratives.resolve(["relevant", "not relevant", "x", "x"]) == ("x", "majority")
     assert narratives.resolve(["1", "2", "0"]) == (None, "tie")
     assert narratives.resolve([]) == (None, "no labels")
+
+
+def test_one_label_of_three_does_not_decide_a_document(demo):
+    db, _ = demo
+    newest = narratives.narrative_state(db, "demo", "f-robot")["newest"]["text"]
+    r = save(db, newest + ADDED)  # overlap 3
+    judge(db, r["study_id"], "ann1", {"f-doc-3": "not relevant"})
+    summary = narratives.rejudge_summary(db, "demo")
+    docs = {d["doc_id"]: d for d in summary["documents"]}
+    assert {d: (x["status"], x["changed"]) for d, x in docs.items()} == {
+        d: ("awaiting labels", None) for d in ("f-doc-1", "f-doc-2", "f-doc-3", "f-doc-4", "f-doc-5")
+    }
+    assert summary["qrels_changed"]["f-robot"]["f-doc-3"] == 1  # not flipped by one annotator
+    q = summary["queries"][0]
+    assert (q["resolved"], q["unresolved"], q["flipped"]) == (0, 5, 0)
+    judge(db, r["study_id"], "ann2", {"f-doc-3": "not relevant"})
+    docs = {d["doc_id"]: d for d in narratives.rejudge_summary(db, "demo")["documents"]}
+    assert (docs["f-doc-3"]["status"], docs["f-doc-3"]["changed"]) == ("unanimous", 0)  # 2 of 3 agree
 
 
 def two_query_bundle() -> Bundle:
