@@ -57,6 +57,11 @@ class Question:
     reason_required_for: tuple[str, ...] = ()
     keys: tuple[str, ...] = field(default=())
 
+    def label(self, value: str) -> str:
+        """How an answer reads on its button (``not relevant`` -> ``Not relevant``); the stored
+        value is unchanged."""
+        return value[:1].upper() + value[1:]
+
     def check(self, value: str, reason: str, *, categories: tuple[str, ...] | None = None) -> None:
         """Refuse a value outside the declared categories, or a missing reason where one is required."""
         allowed = categories or self.categories
@@ -91,3 +96,29 @@ def question(qid: str, *, naturalness: str = "yesno", relevance: str = "binary")
 
 
 INSTANCE_QUESTIONS = ("validity", "naturalness", "best_passage", "passage_match")
+
+
+def screen_shortcuts(questions: list[Question], n_passages: int = 0) -> dict[str, list[str | None]]:
+    """The keyboard key of every option on one screen, per question id (None: no key).
+
+    Each question keeps its own keys (validity 1/2, naturalness 3/4, passages 5/6/7, 1-5 on a
+    Likert-only screen, relevance 1/2 or 1/2/3). A question whose keys collide with those of an
+    earlier question on the same screen (a 1-5 scale beside validity) is answered by click only,
+    so a key never means two things; options beyond a question's keys (a fourth passage) get none.
+
+    >>> v, n = question("validity"), question("naturalness", naturalness="likert")
+    >>> screen_shortcuts([v, n])
+    {'validity': ['1', '2'], 'naturalness': [None, None, None, None, None]}
+    >>> screen_shortcuts([question("best_passage")], n_passages=4)
+    {'best_passage': ['5', '6', '7', None]}
+    """
+    used: set[str] = set()
+    out: dict[str, list[str | None]] = {}
+    for q in questions:
+        n = n_passages if q.id == "best_passage" else len(q.categories)
+        keys = [q.keys[i] if i < len(q.keys) else None for i in range(n)]
+        if used & {k for k in keys if k}:
+            keys = [None] * n
+        used |= {k for k in keys if k}
+        out[q.id] = keys
+    return out

@@ -11,9 +11,11 @@ from dataclasses import dataclass, field
 
 import sqlite_utils
 
+from annotation.narratives import word_diff
 from annotation.questions import Question, question
+from storage import narratives as narrative_store
 from storage import projects, studies
-from storage.errors import IFJudgeError, InvalidAnswer, PermissionDenied
+from storage.errors import IFJudgeError, InvalidAnswer, NotFound, PermissionDenied
 
 
 @dataclass
@@ -36,6 +38,8 @@ class Screen:
     document: dict | None = None  # passage_match / relevance: the one document
     narrative: str | None = None
     guidelines: dict[str, str] = field(default_factory=dict)
+    # re-judging: the word diff of the narrative against the query's original one (DiffSpan list)
+    narrative_changes: list | None = None
 
     @property
     def based_on(self) -> dict[int, int | None]:
@@ -72,7 +76,7 @@ def open_screen(db: sqlite_utils.Database, study_id: int, user: dict, screen: st
         raise IFJudgeError(f"instance {rows[0]['instance_id']!r} is no longer in the project")
     docs_needed = {d for r in rows for d in r["payload"].get("candidates", [])} | {r["doc_id"] for r in rows if r["doc_id"]}
     docs = _documents(db, pid, docs_needed)
-    items, document, narrative = [], None, None
+    items, document, narrative, changes = [], None, None, None
     for r in rows:
         q = question(r["question"], naturalness=settings.get("naturalness", "yesno"), relevance=settings.get("relevance", "binary"))
         passages = []
@@ -84,7 +88,7 @@ def open_screen(db: sqlite_utils.Database, study_id: int, user: dict, screen: st
         if r["doc_id"]:
             document = {"doc_id": r["doc_id"], **docs[r["doc_id"]]}
         if r["narrative_version_id"]:
-            narrative = studies_narrative_text(db, r["narrative_version_id"])
+            narrative, changes = narrative_with_changes(db, r["narrative_version_id"])
         items.append(ScreenItem(r["id"], q, r["doc_id"], passages, current.get(r["id"])))
     # under a narrative (re-judging), the narrative is the instruction: the instance's own text
     # (the original narrative) is not shown beside it
@@ -92,12 +96,18 @@ def open_screen(db: sqlite_utils.Database, study_id: int, user: dict, screen: st
         study_id, screen, inst["instance_id"], "" if narrative is not None else inst["instruction"], inst["query"],
         items, document, narrative,
         {q: settings.get("guidelines", {}).get(q, "") for q in study["questions"]},
+        changes,
     )
 
 
-def studies_narrative_text(db: sqlite_utils.Database, version_id: int) -> str:
-    row = db.execute("SELECT text FROM narrative_versions WHERE id = ?", [version_id]).fetchone()
-    return row[0] if row else ""
+def narrative_with_changes(db: sqlite_utils.Database, version_id: int) -> tuple[str, list]:
+    """The text of a narrative version and its word diff against the query's original (first)
+    narrative, as shown to a re-judging annotator."""
+    version = narrative_store.get_version(db, version_id)
+    if version is None:
+        raise NotFound(f"narrative version {version_id} does not exist")
+    root = narrative_store.versions(db, version["project_id"], version["query_id"])[0]
+    return version["text"], word_diff(root["text"], version["text"])
 
 
 def _documents(db: sqlite_utils.Database, project_id: int, doc_ids: set[str]) -> dict[str, dict]:

@@ -34,7 +34,7 @@ item = next(i for i in studies.items_of_study(conn, study["id"], entry["question
 inst = projects.get_instance(conn, study["project_id"], item["instance_id"])
 literal("Query", inst["query"])
 if item["narrative_version_id"]:
-    literal("Narrative (the version judged)", workspace.studies_narrative_text(conn, item["narrative_version_id"]))
+    literal("Narrative (the version judged)", workspace.narrative_with_changes(conn, item["narrative_version_id"])[0])
 else:
     literal("Instruction", inst["instruction"])
 docs = projects.documents_by_id(conn, study["project_id"], set(item["payload"].get("candidates", [])) | {item["doc_id"]} - {None})

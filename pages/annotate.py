@@ -7,6 +7,8 @@ import time
 import streamlit as st
 
 from annotation import workspace
+from annotation.narratives import diff_markdown
+from annotation.questions import screen_shortcuts
 from storage import studies
 from storage.errors import IFJudgeError, PermissionDenied
 from ui.session import db, require_role
@@ -19,10 +21,11 @@ my_studies = studies.studies_for_user(conn, user["id"])
 if not my_studies:
     st.info("You have no study assigned yet.")
     st.stop()
-study = st.selectbox(
-    "Study", my_studies, format_func=lambda s: f"{s['id']}: {s['name']}", key="ann_study",
+by_id = {s["id"]: s for s in my_studies}
+study = by_id[st.selectbox(
+    "Study", list(by_id), format_func=lambda i: f"{i}: {by_id[i]['name']}", key="ann_study",
     label_visibility="collapsed" if len(my_studies) == 1 else "visible",
-)
+)]
 sid = study["id"]
 state_key = f"ann_screen:{sid}"
 
@@ -108,29 +111,41 @@ if revising:
 literal("Query", screen.query)
 if screen.narrative:
     literal("Narrative", screen.narrative)
+    if screen.narrative_changes and any(c.op != "equal" for c in screen.narrative_changes):
+        with st.container(border=True, key=f"changes:{sid}:{screen.screen}"):
+            st.caption("Changes from the original narrative (added in green, removed struck through)")
+            st.markdown(diff_markdown(screen.narrative_changes))  # every token Markdown-escaped
 else:
     literal("Instruction", screen.instruction)
 if screen.document:
     literal(f"Document {screen.document['doc_id']}: {screen.document['title']}", screen.document["text"])
+
+passages = max((len(it.passages) for it in screen.items if it.passages), default=0)
+keys = screen_shortcuts([it.question for it in screen.items], passages)
+
+
+def key_label(text: str, key: str | None) -> str:
+    return f"{text} [{key}]" if key else text
+
 
 for it in screen.items:
     q = it.question
     st.markdown(f"**{q.prompt}**")
     chosen = st.session_state.get(answer_key(screen.screen, q.id))
     if q.id == "best_passage":
-        for n, (p, key) in enumerate(zip(it.passages, q.keys), start=1):
+        for n, (p, key) in enumerate(zip(it.passages, keys[q.id]), start=1):
             with st.container(border=True):
                 st.text(p["text"], width="stretch")
                 st.button(
-                    f"Passage {n} [{key}]", key=f"pick:{sid}:{screen.screen}:{n}", shortcut=key,
+                    key_label(f"Passage {n}", key), key=f"pick:{sid}:{screen.screen}:{n}", shortcut=key,
                     type="primary" if chosen == p["doc_id"] else "secondary",
                     on_click=choose, args=(screen.screen, q.id, p["doc_id"]),
                 )
     else:
         cols = st.columns(len(q.categories) + 1)
-        for col, (value, key) in zip(cols, zip(q.categories, q.keys)):
+        for col, value, key in zip(cols, q.categories, keys[q.id]):
             col.button(
-                f"{value} [{key}]", key=f"val:{sid}:{screen.screen}:{q.id}:{value}", shortcut=key,
+                key_label(q.label(value), key), key=f"val:{sid}:{screen.screen}:{q.id}:{value}", shortcut=key,
                 type="primary" if chosen == value else "secondary", on_click=choose, args=(screen.screen, q.id, value),
             )
     if chosen in q.reason_required_for:

@@ -463,3 +463,27 @@ def test_page_live_diff_and_save(env_demo):
     at.button(key=next(b.key for b in at.button if b.key.startswith("nar_save"))).click().run()
     assert [i.value for i in at.info if i.value.startswith("Nothing saved")]
     assert len(store.versions(db, projects.get_project(db, "demo")["id"], "f-robot")) == 3
+
+
+def test_rejudge_screen_marks_the_changes_and_hides_the_original_judgment(env_demo):
+    db, _ = env_demo
+    newest = narratives.narrative_state(db, "demo", "f-robot")["newest"]["text"]
+    r = save(db, newest + " <b>Knee</b> *surgery* is not relevant.")
+    at = AppTest.from_file(str(ROOT / "pages" / "annotate.py"), default_timeout=30)
+    u = users.get_user(db, "ann1")
+    at.session_state["user"] = {"id": u["id"], "name": u["name"], "role": u["role"]}
+    at.run()
+    sid = r["study_id"]
+    at.selectbox(key="ann_study").set_value(sid).run()
+    assert not at.exception
+    screen = at.session_state[f"ann_screen:{sid}"]
+    assert newest + " <b>Knee</b> *surgery* is not relevant." in [t.value for t in at.text]  # literal
+    changes = [m.value for m in at.markdown if "green-background" in m.value]
+    assert len(changes) == 1 and "Knee" in changes[0] and "<b>" not in changes[0]  # escaped, marked
+    assert "\\*surgery\\*" in changes[0]
+    assert [b.label for b in at.button if b.key and b.key.startswith("val:")] == ["Relevant [1]", "Not relevant [2]"]
+    assert newest not in [t.value for t in at.text]  # the original narrative is not shown as the instruction
+    assert not any("judged relevant" in str(getattr(e, "value", "")).lower() for e in at.main)
+    at.button(key=f"val:{sid}:{screen}:relevance:not relevant").click().run()
+    at.button(key=f"submit:{sid}:{screen}").click().run()
+    assert [x["value"] for x in studies.current_labels(db, sid)] == ["not relevant"]

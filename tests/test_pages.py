@@ -1,4 +1,5 @@
 """Page logic through Streamlit's AppTest: sign-in, role checks on every page, the annotate page."""
+import json
 from pathlib import Path
 
 import pytest
@@ -168,3 +169,40 @@ def test_evaluate_page_runs_bm25_on_two_qrels_versions_and_compares(env_db, tmp_
     assert len(at.get("vega_lite_chart")) == 2
 
 
+
+
+def test_annotate_page_keys_never_mean_two_things_and_every_passage_shows(tmp_path, monkeypatch):
+    """Likert naturalness beside validity (1/2) and four passages: validity keeps 1/2, the
+    passages 5/6/7, the 1-5 scale and the fourth passage are answered by click only."""
+    from annotation.studies import StudySettings, create_study
+    from storage.db import connect
+    from tests.test_studies import make_project
+
+    path = tmp_path / "keys.db"
+    monkeypatch.setenv("IFJUDGE_DB", str(path))
+    db = connect(path)
+    make_project(db)
+    sid = create_study(db, project="p", questions=["validity", "naturalness", "best_passage"], annotators=["a0", "a1", "a2"],
+                       settings=StudySettings(group_fraction=0.2, overlap=3, passages=4, naturalness="likert"))["study_id"]
+    at = app("pages/annotate.py")
+    at.session_state["user"] = user_row(db, "a0")
+    at.run()
+    assert not at.exception
+    screen = at.session_state[f"ann_screen:{sid}"]
+    labels = {b.key.split(":", 3)[3]: b.label for b in at.button if b.key and b.key.startswith(("val:", "pick:"))}
+    assert labels == {
+        "validity:Yes": "Yes [1]", "validity:No": "No [2]",
+        **{f"naturalness:{v}": v for v in "12345"},
+        "1": "Passage 1 [5]", "2": "Passage 2 [6]", "3": "Passage 3 [7]", "4": "Passage 4",
+    }
+    at.button(key=f"val:{sid}:{screen}:validity:Yes").click().run()
+    at.button(key=f"val:{sid}:{screen}:naturalness:4").click().run()
+    at.button(key=f"pick:{sid}:{screen}:4").click().run()
+    at.button(key=f"submit:{sid}:{screen}").click().run()
+    from storage import studies
+
+    rows = {x["question"]: x for x in studies.current_labels(db, sid)}
+    assert rows["validity"]["value"] == "Yes" and rows["naturalness"]["value"] == "4"
+    shown = rows["best_passage"]["shown_order"]
+    shown = json.loads(shown) if isinstance(shown, str) else shown
+    assert len(shown) == 4 and rows["best_passage"]["value"] == shown[3]  # the fourth passage shown

@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 from annotation import narratives
 from storage import projects, studies
 from storage.db import connect
-from tests.e2e.conftest import sign_in
+from tests.e2e.conftest import choose, settle, sign_in
 
 pytestmark = pytest.mark.e2e
 
@@ -24,14 +24,6 @@ NOT_RELEVANT = {
 }
 EXPECTED_CHANGED = {"f-doc-1": 1, "f-doc-2": 1, "f-doc-3": 0, "f-doc-4": 0, "f-doc-5": 0, "f-doc-6": 0}
 HEADER = "query-id\tcorpus-id\tscore\n"
-
-
-def choose_option(page, label: str, option: str | re.Pattern) -> None:
-    """Pick ``option`` in the Streamlit selectbox labelled ``label``."""
-    box = page.get_by_role("combobox", name=label)
-    box.scroll_into_view_if_needed()
-    box.click()
-    page.get_by_role("option", name=option).first.click()
 
 
 def press_and_wait(page, key: str) -> None:
@@ -66,9 +58,10 @@ def test_followir_rejudging_flow(page, server, artifacts, run_cli, tmp_path):
     # 2. three annotators re-judge the five documents by keyboard, under the new narrative only
     for name, not_relevant in NOT_RELEVANT.items():
         sign_in(page, server.url, name, f"{name}-demo")
-        choose_option(page, "Study", f"{study_id}: demo: re-judging")
+        choose(page, "Study", f"{study_id}: demo: re-judging")
         expect(page.get_by_text("0 of 5", exact=True)).to_be_visible(timeout=20_000)
         expect(page.get_by_text(ADDED, exact=False).first).to_be_visible()
+        expect(page.get_by_text("Changes from the original narrative")).to_be_visible()  # the addition is marked
         seen: list[str] = []
         for done in range(1, 6):
             # a fresh screen: a document not judged yet, no answer chosen, no element left from the last run
@@ -95,8 +88,11 @@ def test_followir_rejudging_flow(page, server, artifacts, run_cli, tmp_path):
     sign_in(page, server.url, "lead", "lead-demo")
     page.get_by_role("link", name="Adjudicate").click()
     expect(page.get_by_label("Item")).to_be_visible(timeout=20_000)
-    choose_option(page, "Item", re.compile(rf"^item {item5}: "))
-    choose_option(page, "Final value", re.compile("^not relevant$"))
+    choose(page, "Item", f"item {item5}: ")
+    expect(page.get_by_role("combobox", name="Item")).to_have_value(re.compile(rf"^item {item5}: "))
+    choose(page, "Final value", "not relevant")
+    expect(page.get_by_role("combobox", name="Final value")).to_have_value("not relevant")
+    settle(page)
     page.get_by_role("button", name="Record decision").click()
     expect(page.get_by_text(f"Recorded not relevant for item {item5}.")).to_be_visible(timeout=20_000)
 
