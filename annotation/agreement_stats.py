@@ -25,7 +25,7 @@ from statsmodels.stats.inter_rater import fleiss_kappa as _sm_fleiss_kappa
 
 from storage.errors import IFJudgeError, InvalidAnswer
 
-MIN_PAIRABLE = 2  # chance-corrected coefficients need at least two items with >= 2 labels
+MIN_PAIRABLE = 1  # one item with >= 2 labels makes the coefficients defined unless they are 0/0 (SPEC)
 
 
 @dataclass(frozen=True)
@@ -120,7 +120,7 @@ def pairable_reason(n_pairable: int) -> str | None:
     if n_pairable == 0:
         return "no item has 2 or more labels"
     if n_pairable < MIN_PAIRABLE:
-        return f"only {n_pairable} item has 2 or more labels; at least {MIN_PAIRABLE} are needed"
+        return f"only {n_pairable} items have 2 or more labels; at least {MIN_PAIRABLE} are needed"
     return None
 
 
@@ -192,8 +192,8 @@ def _div(num, den):
 
 def kappa_from_sums(S: np.ndarray, cols: dict, q: int) -> dict[str, np.ndarray]:
     """Percent agreement, Randolph, Fleiss (Gwet's generalisation) and Gwet AC1 from summed
-    :func:`item_features` (``S`` of shape (B, K)); NaN marks 0/0 (fewer than 2 pairable items
-    count as 0/0 too)."""
+    :func:`item_features` (``S`` of shape (B, K)); NaN marks 0/0 (no pairable item counts as
+    0/0 too)."""
     S = np.atleast_2d(S)
     n_pair = S[:, cols["pairable"]][:, 0]
     po = _div(S[:, cols["agree"]][:, 0], n_pair)
@@ -252,7 +252,7 @@ def distance_matrix(level: str, values: np.ndarray, n_v: np.ndarray | None = Non
 def cohen_from_tables(T: np.ndarray, weights: str | None = None) -> np.ndarray:
     """Cohen's kappa ``1 - sum(w*O) / sum(w*E)`` of contingency tables ``T`` (..., q, q),
     ``E = row x col / n``; weights as scikit-learn (None, 'linear', 'quadratic' on the category
-    index). NaN marks 0/0 and tables with fewer than 2 items."""
+    index). NaN marks 0/0 and empty tables."""
     T = np.asarray(T, float)
     q = T.shape[-1]
     idx = np.arange(q)
@@ -442,7 +442,7 @@ def cohen_kappa_table(table: np.ndarray, categories: Sequence[str], *, weights: 
                       who: str = "both annotators"):
     """Cohen's kappa of a q x q contingency table (rows: first rater, columns: second), computed by
     scikit-learn ``cohen_kappa_score(labels=range(q), sample_weight=cell counts)``, or
-    :class:`Undefined` with the reason (fewer than 2 items; both raters used one same category)."""
+    :class:`Undefined` with the reason (no shared item; both raters used one same category)."""
     t = np.asarray(table, dtype=np.int64)
     n = int(t.sum())
     if n < MIN_PAIRABLE:

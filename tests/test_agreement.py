@@ -1,4 +1,5 @@
 """Agreement statistics: published values, library equality, invariances, undefined cases."""
+import krippendorff
 import numpy as np
 import pandas as pd
 import pytest
@@ -236,13 +237,23 @@ def test_everyone_uses_one_category_fleiss_and_cohen_undefined_randolph_defined(
     assert isinstance(cohen_kappa(["Yes", "Yes"], ["Yes", "Yes"], labels=["Yes", "No"]), Undefined)
 
 
-def test_fewer_than_two_pairable_items_is_undefined_with_reason():
-    one = pd.DataFrame({"item": ["a", "a", "b"], "annotator": ["x", "y", "x"], "label": ["Y", "N", "Y"]})
+def test_one_pairable_item_is_defined_as_the_libraries_compute_it():
+    """SPEC: undefined only for 0/0. One item labelled Y, Y, N is not 0/0: the values are
+    statsmodels', krippendorff's and scikit-learn's."""
+    one = pd.DataFrame({"item": ["a", "a", "a"], "annotator": ["x", "y", "z"], "label": ["Y", "Y", "N"]})
     r = agreement_report(one, ["Y", "N"])
     assert r["n_items_pairable"] == 1
-    assert r["percent_agreement_pairwise"] == 0.0  # a plain mean over one item is defined
-    for key in ("randolph_kappa", "fleiss_kappa", "gwet_ac1", "krippendorff_alpha_nominal"):
-        assert r[key] is None and "only 1 item" in r["undefined_reasons"][key]
+    assert r["percent_agreement_pairwise"] == pytest.approx(1 / 3)
+    assert r["fleiss_kappa"] == pytest.approx(sm_fleiss(np.array([[2, 1]]), method="fleiss"), abs=1e-12)
+    assert r["randolph_kappa"] == pytest.approx(sm_fleiss(np.array([[2, 1]]), method="randolph"), abs=1e-12)
+    alpha = krippendorff.alpha(reliability_data=np.array([[0], [0], [1]], float), level_of_measurement="nominal")
+    assert r["krippendorff_alpha_nominal"] == pytest.approx(alpha, abs=1e-12)
+    assert r["gwet_ac1"] == pytest.approx(-0.2, abs=1e-12)  # pa = 1/3, pe = 2 * (2/3)(1/3) = 4/9: (1/3 - 4/9) / (5/9)
+    assert r["cohen_kappa"]["x|z"] == pytest.approx(cohen_kappa_score(["Y"], ["N"], labels=["Y", "N"]), abs=1e-12)
+    assert r["cohen_kappa"]["x|y"] is None and "x|y" in r["undefined_reasons"]["cohen_kappa"]  # Y/Y: 0/0
+    # a second item with one label adds to Gwet's P_e only: shares (5/6, 1/6), P_e = 26/36
+    two = pd.concat([one, pd.DataFrame({"item": ["b"], "annotator": ["x"], "label": ["Y"]})])
+    assert agreement_report(two, ["Y", "N"])["fleiss_kappa"] == pytest.approx((1 / 3 - 26 / 36) / (10 / 36), abs=1e-12)
     none = pd.DataFrame({"item": ["a", "b"], "annotator": ["x", "x"], "label": ["Y", "N"]})
     r = agreement_report(none, ["Y", "N"])
     assert r["percent_agreement_pairwise"] is None
