@@ -41,7 +41,15 @@ def read_judge_scores(path: str | Path) -> list[tuple[str, str, int, float]]:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ImportFailure(str(path), data[: exc.start].count(b"\n") + 1, None, "not UTF-8") from None
-    reader = csv.reader(io.StringIO(text))
+    csv.field_size_limit(1 << 30)  # a long query id is data, not an error
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        return _score_rows(path, reader)
+    except csv.Error as exc:
+        raise ImportFailure(str(path), reader.line_num or 1, None, f"malformed CSV: {exc}") from None
+
+
+def _score_rows(path, reader) -> list[tuple[str, str, int, float]]:
     header = [h.strip().lower() for h in next(reader)]
     for col in COLUMNS:
         if col not in header:

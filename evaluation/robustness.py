@@ -42,14 +42,19 @@ def read_groups(path: str | Path) -> dict[str, str]:
         line = data[: exc.start].count(b"\n") + 1
         raise ImportFailure(str(path), line, None, "not UTF-8") from None
     groups: dict[str, str] = {}
-    rows = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    csv.field_size_limit(1 << 30)  # a long id is data, not an error
+    # lines end at "\n" only, so reported line numbers are the ones an editor shows
+    rows = [(n, line.removesuffix("\r")) for n, line in enumerate(text.split("\n"), start=1) if line.strip()]
     if not rows:
         raise ImportFailure(str(path), None, None, "empty file: expected lines 'qid group'")
     for number, line in rows:
         if "\t" in line:
             parts = [p.strip() for p in line.split("\t")]
         elif "," in line:
-            parts = [p.strip() for p in next(csv.reader([line]))]
+            try:
+                parts = [p.strip() for p in next(csv.reader([line]))]
+            except csv.Error as exc:
+                raise ImportFailure(str(path), number, None, f"malformed CSV: {exc}") from None
         else:
             parts = line.split()
         if len(parts) != 2:

@@ -5,6 +5,7 @@ stderr line starting "ifjudge: error:", never a traceback."""
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 
 import pytest
@@ -177,3 +178,47 @@ def test_agreement_csv_truncated_quote(tmp_path, run_cli):
     p = put(tmp_path, 'item,annotator,label\nx,a,Yes\n"y,b,No\n', ".csv")
     line = assert_cli_refusal(*agreement(run_cli, p), p)
     assert "line 3" in line
+
+
+# --------------------------------------------------------------------------- INSTFOL scores and group files
+
+def _default_csv_limit():
+    import csv
+
+    csv.field_size_limit(131072)  # what a fresh interpreter has: no earlier reader may hide the bug
+
+
+def test_instfol_scores_with_a_one_megabyte_query_id(tmp_path, run_cli):
+    _default_csv_limit()
+    big = "q" * (1 << 20)
+    p = put(tmp_path, f"query,mode,rank,score\n{big},query,1,1\n{big},instructed,1,3\n", ".csv")
+    code, out, err = run_cli("eval", "instfol", "--scores", p, "--json")
+    assert code == 0, err
+    assert json.loads(out)["INSTFOL"] == pytest.approx(1.0)
+
+
+def test_groups_file_with_a_one_megabyte_group(tmp_path, run_cli):
+    _default_csv_limit()
+    big = "g" * (1 << 20)
+    groups = put(tmp_path, f"q1_a,{big}\nq1_b,{big}\n")
+    qrels = put(tmp_path, "q1_a 0 d1 1\nq1_b 0 d2 1\n")
+    run = put(tmp_path, "q1_a Q0 d1 1 2.0 t\nq1_b Q0 d2 1 2.0 t\n")
+    code, out, err = run_cli("eval", "robustness", "--qrels", qrels, "--run", run, "--groups", groups, "--json")
+    assert code == 0, err
+    assert json.loads(out)["n_groups"] == 1
+
+
+@FUZZ
+@given(rows=st.lists(st.lists(CELL, min_size=0, max_size=5), max_size=5))
+def test_instfol_and_groups_readers_refuse_cleanly(tmp_path, run_cli, rows):
+    text = "\n".join(",".join(r) for r in rows)
+    scores = put(tmp_path, "query,mode,rank,score\n" + text, ".csv")
+    code, out, err = run_cli("eval", "instfol", "--scores", scores, "--json")
+    if code != 0:
+        assert_cli_refusal(code, out, err, scores)
+    groups = put(tmp_path, text or "\n")
+    qrels = put(tmp_path, "q1 0 d1 1\n")
+    run = put(tmp_path, "q1 Q0 d1 1 2.0 t\n")
+    code, out, err = run_cli("eval", "robustness", "--qrels", qrels, "--run", run, "--groups", groups, "--json")
+    if code != 0:
+        assert_cli_refusal(code, out, err, groups)
