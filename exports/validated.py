@@ -76,6 +76,7 @@ def export_project(
     versions = sorted({q.version for q in bundle.qrels})
     best = "validated" if "validated" in versions else ("changed" if "changed" in versions else "original")
     written: list[Path] = []
+    notes: list[str] = []
     try:
         if fmt == "trec":
             for v in versions:
@@ -84,7 +85,17 @@ def export_project(
             written += layouts.write_beir(_beir_shape(bundle), out, version=best)
         elif fmt == "mteb":
             changed = "changed" if "changed" in versions else best
-            written += layouts.write_followir(bundle, out, og_version="original", changed_version=changed)
+            try:
+                written += layouts.write_followir(bundle, out, og_version="original", changed_version=changed)
+            except ValueError as exc:  # a mixed project: write its FollowIR-shaped queries (narratives)
+                from annotation.narratives import followir_bundle
+
+                part, skipped = followir_bundle(db, project)
+                if not part.queries:
+                    raise
+                written += layouts.write_followir(part, out)
+                notes += [f"only the {len(part.queries)} query(ies) with an original and a changed narrative were "
+                          f"written; the rest of the project does not fit the layout ({exc})", *skipped]
         elif fmt == "jsonl":
             written.append(_write_instances_jsonl(bundle, decisions, out / "instances.jsonl"))
             if study is not None:
@@ -112,6 +123,7 @@ def export_project(
             "instances_dropped": sum(not d["keep"] for d in decisions.values()),
         },
         "files": [{"path": str(p.relative_to(out)), "sha256": _sha256(p)} for p in written],
+        "notes": notes,
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return manifest

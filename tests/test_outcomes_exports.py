@@ -148,8 +148,15 @@ def test_extrapolation_has_wilson_intervals(labelled):
 def test_export_cli(run_cli, labelled, db_path, tmp_path):
     code, out, _ = run_cli("export", "--db", db_path, "--project", "demo", "--format", "trec", "--out", tmp_path, "--json")
     assert code == 0 and json.loads(out)["format"] == "trec"
-    code, _, err = run_cli("export", "--db", db_path, "--project", "demo", "--format", "mteb", "--out", tmp_path / "m")
-    assert code == 2 and "cannot export 'demo' as mteb" in err
+    # the demo mixes InstructIR groups with one FollowIR query: the FollowIR layout holds that query
+    code, out, err = run_cli("export", "--db", db_path, "--project", "demo", "--format", "mteb", "--out", tmp_path / "m", "--json")
+    assert code == 0, err
+    manifest = json.loads((tmp_path / "m" / "manifest.json").read_text())
+    assert any("only the 1 query(ies)" in n for n in manifest["notes"])
+    back = importers.parse("followir", [tmp_path / "m"])
+    assert [q.query_id for q in back.queries] == ["f-robot"]
+    assert {i.variant for i in back.instances} == {"og", "changed"}
+    assert {q.version for q in back.qrels} == {"original", "changed"}
 
 
 def test_agreement_cli_from_database_equals_file_form(run_cli, labelled, db_path, tmp_path):
