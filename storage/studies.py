@@ -296,12 +296,15 @@ def submit(
 
 def progress(db: sqlite_utils.Database, study_id: int, user_id: int) -> tuple[int, int]:
     """(done screens, total screens) for the user in the study."""
-    rows = db.execute(
-        "SELECT i.screen, MIN(a.state = 'done') FROM assignments a JOIN items i ON i.id = a.item_id"
-        " WHERE a.user_id = ? AND i.study_id = ? GROUP BY i.screen",
+    # CROSS JOIN keeps SQLite on the user's own assignments (index assignments_user) instead of
+    # walking every item of the study: 3-4x faster with 20 annotators (bench/load_test.py)
+    total, done = db.execute(
+        "SELECT COUNT(*), COALESCE(SUM(d), 0) FROM ("
+        " SELECT MIN(a.state = 'done') AS d FROM assignments a CROSS JOIN items i ON i.id = a.item_id"
+        " WHERE a.user_id = ? AND i.study_id = ? GROUP BY i.screen)",
         [user_id, study_id],
-    ).fetchall()
-    return sum(1 for _, d in rows if d), len(rows)
+    ).fetchone()
+    return int(done), int(total)
 
 
 def done_screens(db: sqlite_utils.Database, study_id: int, user_id: int) -> list[str]:
