@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import streamlit as st
 
@@ -11,24 +12,25 @@ from annotation import auth  # noqa: E402
 from ui.session import current_user, db  # noqa: E402
 
 st.set_page_config(page_title="IFJudge", layout="wide")
+PAGE_DIR = Path(__file__).resolve().parent / "pages"  # absolute: the entry script may live elsewhere (ui/entry.py)
 
 PAGES = {
     "annotator": [
-        st.Page("pages/annotate.py", title="Annotate", url_path="annotate", default=True),
+        st.Page(PAGE_DIR / "annotate.py", title="Annotate", url_path="annotate", default=True),
     ],
     "expert": [
-        st.Page("pages/annotate.py", title="Annotate", url_path="annotate", default=True),
-        st.Page("pages/narratives.py", title="Narratives", url_path="narratives"),
+        st.Page(PAGE_DIR / "annotate.py", title="Annotate", url_path="annotate", default=True),
+        st.Page(PAGE_DIR / "narratives.py", title="Narratives", url_path="narratives"),
     ],
     "lead": [
-        st.Page("pages/home.py", title="Projects", url_path="projects", default=True),
-        st.Page("pages/study_setup.py", title="Set up a study", url_path="study-setup"),
-        st.Page("pages/monitor.py", title="Monitor", url_path="monitor"),
-        st.Page("pages/adjudicate.py", title="Adjudicate", url_path="adjudicate"),
-        st.Page("pages/export.py", title="Export", url_path="export"),
-        st.Page("pages/evaluate.py", title="Evaluate", url_path="evaluate"),
-        st.Page("pages/annotate.py", title="Annotate", url_path="annotate"),
-        st.Page("pages/narratives.py", title="Narratives", url_path="narratives"),
+        st.Page(PAGE_DIR / "home.py", title="Projects", url_path="projects", default=True),
+        st.Page(PAGE_DIR / "study_setup.py", title="Set up a study", url_path="study-setup"),
+        st.Page(PAGE_DIR / "monitor.py", title="Monitor", url_path="monitor"),
+        st.Page(PAGE_DIR / "adjudicate.py", title="Adjudicate", url_path="adjudicate"),
+        st.Page(PAGE_DIR / "export.py", title="Export", url_path="export"),
+        st.Page(PAGE_DIR / "evaluate.py", title="Evaluate", url_path="evaluate"),
+        st.Page(PAGE_DIR / "annotate.py", title="Annotate", url_path="annotate"),
+        st.Page(PAGE_DIR / "narratives.py", title="Narratives", url_path="narratives"),
     ],
 }
 

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-APP = Path(__file__).resolve().parents[1] / "app.py"
+APP = Path(__file__).resolve().parents[1] / "ui" / "entry.py"  # runs app.py; see ui/entry.py
 
 
 def register(sub) -> None:

@@ -44,7 +44,7 @@ def current_screen():
 
 
 screen = current_screen()
-submit_error = None
+submit_error = notice = None
 # The one submit branch, run before anything is drawn, so the next screen shows in this same run:
 # the answers are committed to SQLite before it appears.
 if screen is not None and st.session_state.get(f"submit:{sid}:{screen.screen}"):
@@ -59,9 +59,14 @@ if screen is not None and st.session_state.get(f"submit:{sid}:{screen.screen}"):
         workspace.submit_screen(
             conn, screen, user, answers, started_at=st.session_state.get(f"started:{sid}:{screen.screen}")
         )
-    except (studies.StaleSubmission, PermissionDenied):
-        # already stored from another tab, or the claim expired and went to someone else: move on
+    except studies.StaleSubmission:  # already stored from another tab or by a double press: move on
         st.session_state[state_key] = None
+        st.toast("Already saved")
+        screen = current_screen()
+    except PermissionDenied:  # the claim expired and the screen went to someone else
+        st.session_state[state_key] = None
+        notice = ("This item was open too long: its claim expired and it was handed to another annotator, "
+                  "so these answers were not stored. Here is your next item.")
         screen = current_screen()
     except IFJudgeError as exc:
         submit_error = str(exc)
@@ -74,13 +79,16 @@ if screen is not None and st.session_state.get(f"submit:{sid}:{screen.screen}"):
 
 done, total = workspace.progress(conn, sid, user)
 st.progress(done / total if total else 1.0, text=f"{done} of {total}")
+if notice:
+    st.warning(notice)
 
 with st.sidebar:
     st.subheader("Guidelines")
     for qid, text in study["settings"].get("guidelines", {}).items():
         with st.expander(qid, expanded=False):
             st.text(text)
-    st.caption("Keys: 1/2 Q1 yes/no, 3/4 Q2 yes/no (1-5 for a scale), 5/6/7 passage, Ctrl+Enter submit")
+    st.caption("Keys: the one in [brackets] on a button answers it (1/2 Q1, 3/4 Q2, 5/6/7 passages); "
+               "Ctrl+Enter submits. Keys do nothing while you type in the reason box.")
     past = workspace.history(conn, sid, user)
     if past:
         back = st.selectbox("Go back to", [None, *reversed(past)], key=f"back:{sid}",

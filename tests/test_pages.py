@@ -206,3 +206,49 @@ def test_annotate_page_keys_never_mean_two_things_and_every_passage_shows(tmp_pa
     shown = rows["best_passage"]["shown_order"]
     shown = json.loads(shown) if isinstance(shown, str) else shown
     assert len(shown) == 4 and rows["best_passage"]["value"] == shown[3]  # the fourth passage shown
+
+
+def test_annotate_page_says_so_when_an_expired_claim_was_handed_over(env_db):
+    db, r = env_db
+    sid = r["study_id"]
+    at = app("pages/annotate.py")
+    at.session_state["user"] = user_row(db, "ann1")
+    at.run()
+    screen = at.session_state[f"ann_screen:{sid}"]
+    at.button(key=f"val:{sid}:{screen}:validity:Yes").click().run()
+    at.button(key=f"val:{sid}:{screen}:naturalness:Yes").click().run()
+    at.button(key=f"pick:{sid}:{screen}:1").click().run()
+    # meanwhile the claim expired and the screen went to someone else
+    uid = user_row(db, "ann1")["id"]
+    with db.conn:
+        db.execute("DELETE FROM assignments WHERE user_id = ? AND item_id IN"
+                   " (SELECT id FROM items WHERE study_id = ? AND screen = ?)", [uid, sid, screen])
+    at.button(key=f"submit:{sid}:{screen}").click().run()
+    assert not at.exception
+    assert any("handed to another annotator" in w.value and "not stored" in w.value for w in at.warning)
+    from storage import studies
+
+    assert [x for x in studies.current_labels(db, sid) if x["annotator"] == "ann1"] == []
+    assert at.session_state[f"ann_screen:{sid}"] not in (None, screen)  # the next item is open
+
+
+def test_study_setup_page_creates_a_study_with_edited_guidelines_and_reports_errors(env_db):
+    db, _ = env_db
+    at = app("pages/study_setup.py")
+    at.session_state["user"] = user_row(db, "lead")
+    at.run()
+    at.button(key="FormSubmitter:study_form-Create study").click().run()  # no annotator chosen
+    assert at.error and "annotator" in at.error[0].value.lower()
+    at.text_input(key="study_name").input("pilot <b>2</b>")
+    at.multiselect(key="study_annotators").set_value(["ann1", "ann2", "ann3"])
+    at.number_input(key="study_fraction").set_value(1.0)
+    at.text_area(key="study_guideline_validity").input("Say No when the instruction contradicts the query.")
+    at.button(key="FormSubmitter:study_form-Create study").click().run()
+    assert not at.exception and not at.error
+    assert at.success[0].value.startswith("Study 2 created: ")
+    from storage import studies
+
+    s = studies.get_study(db, 2)
+    assert s["name"] == "pilot <b>2</b>" and s["settings"]["group_fraction"] == 1.0
+    assert s["settings"]["guidelines"]["validity"] == "Say No when the instruction contradicts the query."
+    assert sorted(s["annotators"]) == ["ann1", "ann2", "ann3"]

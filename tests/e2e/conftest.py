@@ -52,7 +52,7 @@ class Server:
         ARTIFACTS.mkdir(exist_ok=True)
         self.log = open(ARTIFACTS / f"server-{self.port}.log", "ab")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(self.port),
+            [sys.executable, "-m", "streamlit", "run", str(ROOT / "ui" / "entry.py"), "--server.port", str(self.port),
              "--server.address", "127.0.0.1", "--server.headless", "true", "--server.fileWatcherType", "none",
              "--browser.gatherUsageStats", "false", "--server.websocketPingInterval", "120"],
             cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT,
