@@ -43,7 +43,9 @@ def test_followir_rejudging_flow(page, server, artifacts, run_cli, tmp_path):
     page.get_by_role("link", name="Narratives").click()
     expect(page.get_by_text("Documents relevant under the original narrative: 5")).to_be_visible(timeout=20_000)
     box = page.get_by_label("Modified narrative")
-    newest = box.input_value()
+    newest = narratives.narrative_state(db, "demo", "f-robot")["newest"]["text"]
+    expect(box).to_have_value(newest, timeout=20_000)  # the editor opened on the newest version
+    settle(page)
     box.fill(newest + " " + ADDED)
     box.press("Control+Enter")
     added = page.locator(".st-key-nar_diff .stMarkdownColoredBackground strong", has_text="knee surgery")
