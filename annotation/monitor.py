@@ -15,7 +15,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from annotation.agreement import agreement_report
 from annotation.outcomes import item_outcomes, labels_frame
-from storage import studies
+from storage import studies, users
 
 TABLE7_ROWS = {
     "validity": [("kappa coefficient (Randolph, 2005)", "randolph_kappa"), ("Proportion of Yes response", "yes_share")],
@@ -105,8 +105,7 @@ def annotator_table(db: sqlite_utils.Database, study_id: int) -> list[dict]:
     labels = studies.current_labels(db, study_id)
     rows = {}
     for name in studies.get_study(db, study_id)["annotators"]:
-        uid = db.execute("SELECT id FROM users WHERE name = ?", [name]).fetchone()[0]
-        done, total = studies.progress(db, study_id, uid)
+        done, total = studies.progress(db, study_id, users.get_user(db, name)["id"])
         rows[name] = {"annotator": name, "done": done, "total": total, "durations": {}, "agree": [], "gold": []}
     for r in labels:
         row = rows.get(r["annotator"])

@@ -83,7 +83,7 @@ def read_csv_table(path: str, columns: tuple[str, ...]) -> tuple[pd.DataFrame, l
         for c in columns:
             if c not in header:
                 raise ImportFailure(path, header_line, c,
-                                    f"missing header column {c!r} (header is {','.join(header)}; "
+                                    f"missing header column {c!r} (header is {','.join(header)!r}; "
                                     f"expected {','.join(columns)})")
         pos = [header.index(c) for c in columns]
         for row in reader:

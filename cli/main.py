@@ -33,13 +33,17 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except IFJudgeError as exc:
-        print(f"ifjudge: error: {exc}", file=sys.stderr)
-        return 2
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
-        print(f"ifjudge: error: {exc}", file=sys.stderr)
+    except (IFJudgeError, FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+        print(f"ifjudge: error: {one_line(str(exc))}", file=sys.stderr)
         return 2
 
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def one_line(message: str) -> str:
+    """An error message as one line: line breaks and other control characters that came from the
+    user's data (a header cell holding a carriage return) are shown escaped, as ``\\r``."""
+    return "".join(c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii") for c in message)
+

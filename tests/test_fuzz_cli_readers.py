@@ -222,3 +222,10 @@ def test_instfol_and_groups_readers_refuse_cleanly(tmp_path, run_cli, rows):
     code, out, err = run_cli("eval", "robustness", "--qrels", qrels, "--run", run, "--groups", groups, "--json")
     if code != 0:
         assert_cli_refusal(code, out, err, groups)
+
+
+def test_error_with_a_carriage_return_in_the_data_stays_one_line(tmp_path, run_cli):
+    """Found by the fuzzer: a header cell holding '\\r' split the error message over two lines."""
+    p = put(tmp_path, '"a\rb",x\n', ".csv")
+    line = assert_cli_refusal(*agreement(run_cli, p), p)
+    assert "\\r" in line and "missing header column 'item'" in line

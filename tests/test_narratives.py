@@ -487,3 +487,28 @@ def test_rejudge_screen_marks_the_changes_and_hides_the_original_judgment(env_de
     at.button(key=f"val:{sid}:{screen}:relevance:not relevant").click().run()
     at.button(key=f"submit:{sid}:{screen}").click().run()
     assert [x["value"] for x in studies.current_labels(db, sid)] == ["not relevant"]
+
+
+def test_graded_rejudging_stores_the_majority_grade(demo):
+    """relevance="graded": answers 0/1/2 (keys 1/2/3); the majority grade is the changed qrel, and a
+    grade of 0 for an originally relevant document is a flip."""
+    db, _ = demo
+    newest = narratives.narrative_state(db, "demo", "f-robot")["newest"]["text"]
+    r = save(db, newest + ADDED, relevance="graded")
+    user = users.get_user(db, "ann1")
+    screen = workspace.open_screen(db, r["study_id"], user)
+    (item,) = screen.items
+    assert item.question.categories == ("0", "1", "2") and item.question.keys == ("1", "2", "3")
+    grades = {"ann1": {"f-doc-3": "0", "f-doc-4": "2"}, "ann2": {"f-doc-3": "0", "f-doc-4": "2"},
+              "ann3": {"f-doc-3": "1", "f-doc-4": "1"}}
+    for name, answers in grades.items():
+        judge(db, r["study_id"], name, answers, default="1")
+    summary = narratives.rejudge_summary(db, "demo")
+    assert summary["scale"] == "graded"
+    assert summary["qrels_changed"]["f-robot"] == {"f-doc-1": 1, "f-doc-2": 1, "f-doc-3": 0, "f-doc-4": 2,
+                                                   "f-doc-5": 1, "f-doc-6": 0}
+    q = summary["queries"][0]
+    assert (q["flipped"], q["resolved"], q["unresolved"]) == (1, 5, 0)
+    with pytest.raises(IFJudgeError):
+        workspace.submit_screen(db, workspace.open_screen(db, r["study_id"], users.get_user(db, "ann1"), screen.screen),
+                                users.get_user(db, "ann1"), {"relevance": {"value": "relevant"}}, started_at=None)
