@@ -46,29 +46,29 @@ def doc_ranks(
     if not docs:
         return {d: (1, 0.0) for d in targets}
     n = len(docs)
-    out = {d: (n + 1, 0.0) for d in targets}
-    present = [d for d in targets if d in docs]
-    if not present:
+    found = [(d, docs[d]) for d in targets if d in docs]
+    out = dict.fromkeys(targets, (n + 1, 0.0))
+    if not found:
         return out
     scores = np.fromiter(docs.values(), dtype=np.float64, count=n)
-    wanted = np.array([docs[d] for d in present], dtype=np.float64)
+    wanted = np.array([s for _, s in found], dtype=np.float64)
     ordered = np.sort(scores)
-    right = np.searchsorted(ordered, wanted, side="right")
-    left = np.searchsorted(ordered, wanted, side="left")
-    ranks = (n - right + 1).tolist()  # 1 + number of strictly greater scores
-    tied = np.flatnonzero(right - left > 1).tolist()
-    if tied:  # break ties among the documents with the same score
+    right = ordered.searchsorted(wanted, side="right")
+    left = ordered.searchsorted(wanted, side="left")
+    ranks = (n + 1 - right).tolist()  # 1 + number of strictly greater scores
+    width = right - left
+    if (width > 1).any():  # break ties among the documents with the same score
         keys = list(docs)
         order = np.argsort(scores)  # positions [left, right) of `ordered` hold one tie
         left_l, right_l = left.tolist(), right.tolist()
-        for t in tied:
+        for t in np.flatnonzero(width > 1).tolist():
             block = order[left_l[t]:right_l[t]].tolist()
-            d = present[t]
+            d = found[t][0]
             if ties == "docid":
                 ranks[t] += sum(1 for c in block if keys[c] > d)
             else:  # earlier in the run = earlier in the tie
                 ranks[t] += next(i for i, c in enumerate(sorted(block)) if keys[c] == d)
-    for d, rank, s in zip(present, ranks, wanted.tolist()):
+    for (d, s), rank in zip(found, ranks):
         out[d] = (rank, s)
     return out
 

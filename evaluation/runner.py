@@ -17,6 +17,7 @@ from pathlib import Path
 import sqlite_utils
 
 from evaluation import measures as measures_mod
+from evaluation.infosearch import infosearch_metrics
 from evaluation.pmrr import p_mrr
 from evaluation.retrievers.bm25 import BM25Retriever
 from evaluation.retrievers.dense import DenseRetriever
@@ -167,7 +168,9 @@ def run_eval(
         Standard measures (:func:`evaluation.measures.evaluate`), trec_eval semantics.
         ``Robustness@10`` (InstructIR) is added when some group has more than one evaluated
         instance; ``p-MRR`` (FollowIR eq. 1) for followir / infosearch projects that have both
-        ``og`` and ``changed`` instances and the ``original`` and changed (or validated) qrels.
+        ``og`` and ``changed`` instances and the ``original`` and changed (or validated) qrels;
+        for infosearch projects with ``reversed`` instances too, ``WISE``, ``SICR`` and
+        InfoSearch's ``p-MRR`` (:func:`evaluation.infosearch.infosearch_metrics`).
     variant : str, optional
         Evaluate only the instances of this variant (see :func:`select_topics` for the default).
     rerank : str or Reranker, optional
@@ -286,6 +289,26 @@ def run_eval(
         if pm["p-MRR"] is None:
             evaluation["undefined"]["p-MRR"] = f"no query has a document whose label differs between original and {new_version}"
         paired = {"variant": other, "retrieval_key": other_key, "run": other_run, "reused": other_reused}
+        if proj["kind"] == "infosearch" and "reversed" in variants:
+            # InfoSearch (SPEC "Evaluation metrics"): WISE, SICR and its p-MRR from the original,
+            # instructed and reversed runs; p-MRR is InfoSearch's (negatives = relevant originally,
+            # not under the instruction), not FollowIR's changed-document rule
+            rev_topics, _ = select_topics(db, pid, qrels_version, "reversed")
+            rev_run, rev_key, rev_reused = get_run("reversed", rev_topics)
+            info = infosearch_metrics(projects.qrels(db, pid, "original"), projects.qrels(db, pid, new_version),
+                                      run_og, run_new, rev_run)
+            for name in ("WISE", "SICR", "p-MRR"):
+                metrics[name] = info[name]
+                if info[name] is None:
+                    evaluation["undefined"][name] = ("no query has a document relevant under both instructions"
+                                                     if name != "p-MRR" else
+                                                     "no document is relevant originally and not under the instruction")
+                else:
+                    evaluation["undefined"].pop(name, None)
+            evaluation["infosearch"] = {"qrels": ["original", new_version], "n_queries": info["n_queries"],
+                                        "n_queries_pmrr": info["n_queries_pmrr"], "missing_queries": info["missing_queries"],
+                                        "mean_rank": info["mean_rank"]}
+            paired["reversed"] = {"retrieval_key": rev_key, "run": rev_run, "reused": rev_reused}
 
     settings = {
         "k": k,

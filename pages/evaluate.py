@@ -50,7 +50,7 @@ runs = eval_runs.list_eval_runs(conn, proj["id"])
 if not runs:
     st.caption("No evaluation yet.")
     st.stop()
-measure = st.selectbox("Measure", ["nDCG@10", "AP@100", "RR@10", "R@100", "P@5", "Robustness@10", "p-MRR"], key="ev_measure")
+measure = st.selectbox("Measure", ["nDCG@10", "AP@100", "RR@10", "R@100", "P@5", "Robustness@10", "p-MRR", "WISE", "SICR"], key="ev_measure")
 try:
     comp = compare_project(conn, proj, measure=measure, n_permutations=2000)
 except IFJudgeError as exc:

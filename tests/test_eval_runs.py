@@ -202,3 +202,27 @@ def test_rerank_stage_rescores_the_first_stage_and_is_part_of_the_retrieval(db):
     for qid, docs in reranked["run"].items():
         assert set(docs) == set(plain["run"][qid])  # the first stage's top 2, re-scored
         assert all(float(s).is_integer() for s in docs.values())
+
+
+def test_infosearch_project_gets_wise_sicr_and_its_p_mrr_from_three_runs(tmp_path):
+    from pathlib import Path
+
+    from evaluation.infosearch import infosearch_metrics
+    from storage.importers import parse
+
+    db = connect(tmp_path / "is.db")
+    import_bundle(db, "is", parse("infosearch", [Path(__file__).parent / "fixtures" / "importers" / "infosearch"]),
+                  fmt="infosearch")
+    rid = run_eval(db, "is", model="bm25", template="instruction_query", qrels_version="original")
+    stored = load_eval_run(db, rid)
+    s = stored["settings"]
+    assert s["variant"] == "og" and s["paired_run"]["variant"] == "changed"
+    rev = s["paired_run"]["reversed"]["run"]
+    expected = infosearch_metrics(qrels(db, 1, "original"), qrels(db, 1, "changed"),
+                                  stored["run"], s["paired_run"]["run"], rev)
+    for name in ("WISE", "SICR", "p-MRR"):
+        assert stored["metrics"][name] == pytest.approx(expected[name])
+    # each query has one document relevant under both instructions and one only originally
+    assert (expected["n_queries"], expected["n_queries_pmrr"]) == (2, 2)
+    assert stored["metrics"]["WISE"] is not None and not s["evaluation"]["undefined"]
+    assert s["evaluation"]["infosearch"]["n_queries"] == 2
