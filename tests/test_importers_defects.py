@@ -142,3 +142,45 @@ def test_defect_is_refused_naming_file_line_and_field(tmp_path, fmt, fixture, na
         assert f"field '{want_field}'" in message
     for word in words:
         assert word in message, (word, message)
+
+
+@pytest.fixture(scope="module")
+def demo_db_file(tmp_path_factory) -> Path:
+    from annotation.demo import load_demo
+    from storage.db import connect
+
+    path = tmp_path_factory.mktemp("defects") / "base.db"
+    db = connect(path)
+    load_demo(db)
+    db.conn.close()
+    return path
+
+
+def _dump(path: Path) -> list[str]:
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    try:
+        return list(conn.iterdump())
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize(
+    "fmt, fixture, name, line, content, want_line, want_field, words", DEFECTS,
+    ids=[f"{d[0]}-{d[2]}-{i}" for i, d in enumerate(DEFECTS)],
+)
+def test_cli_import_of_a_defect_leaves_the_database_exactly_as_before(tmp_path, run_cli, demo_db_file, fmt, fixture,
+                                                                      name, line, content, want_line, want_field, words):
+    """Through `ifjudge import` into a database that already holds a project: exit status 2, one
+    error line naming the file, and not one row added or changed."""
+    db_path = tmp_path / "ifjudge.db"
+    shutil.copy(demo_db_file, db_path)
+    before = _dump(db_path)
+    root = tmp_path / fixture
+    shutil.copytree(FIX / fixture, root)
+    target = _apply(root, name, line, content)
+    code, out, err = run_cli("import", "--db", db_path, "--project", "new", "--format", fmt, root)
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("ifjudge: error:") and str(target) in lines[0], err
+    assert _dump(db_path) == before
