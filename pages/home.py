@@ -9,6 +9,7 @@ import streamlit as st
 
 from storage import importers, projects, studies
 from storage.errors import IFJudgeError
+from storage.importers.upload import materialize
 from ui.session import db, require_role
 
 require_role("lead")
@@ -34,10 +35,11 @@ with st.form("import_form"):
     name = st.text_input("Project name", key="import_project")
     fmt = st.selectbox("Format", importers.FORMATS, key="import_format")
     files = st.file_uploader(
-        "Files (keep their names: corpus.jsonl, queries.jsonl, qrels files ...)", accept_multiple_files=True,
-        key="import_files",
+        "Files: one .zip of the benchmark folder (keeps folders such as qrels_og/ and qrels_changed/), "
+        "or the files themselves (keep their names: corpus.jsonl, queries.jsonl, qrels .tsv ...)",
+        accept_multiple_files=True, key="import_files",
     )
-    qrels_dir = st.text_input("Folder of the qrels files (e.g. qrels, qrels_og), if any", value="qrels", key="import_qrels_dir")
+    qrels_dir = st.text_input("Folder of loose .tsv qrels files (BEIR: qrels)", value="qrels", key="import_qrels_dir")
     go = st.form_submit_button("Import")
 if go:
     if not name.strip():
@@ -46,12 +48,8 @@ if go:
         st.error("Files: please choose the files to import.")
     else:
         with tempfile.TemporaryDirectory() as tmp:
-            root = Path(tmp)
-            for f in files:
-                target = root / (qrels_dir.strip() or "qrels") / f.name if f.name.endswith(".tsv") and "qrels" in qrels_dir else root / f.name
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(f.getvalue())
             try:
+                root = materialize([(f.name, f.getvalue()) for f in files], Path(tmp), qrels_dir=qrels_dir)
                 bundle = importers.parse(fmt, [root])
                 counts = projects.import_bundle(conn, name.strip(), bundle, fmt=fmt)
             except IFJudgeError as exc:

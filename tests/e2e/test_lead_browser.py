@@ -56,3 +56,31 @@ def test_lead_monitor_adjudicate_download(page, labelled_server, artifacts, tmp_
     q = read_qrels(path)
     assert validity["instance"] not in q  # adjudicated invalid: left out of the validated qrels
     assert len(q) == 12  # 12 InstructIR-style instances + the FollowIR query, minus the adjudicated one
+
+
+def test_lead_imports_a_followir_zip_in_the_browser(page, server, tmp_path):
+    from storage import projects
+    from tests.test_upload import FIX, zipped
+
+    sign_in(page, server.url, "lead", "lead-demo")
+    expect(page.get_by_role("button", name="Import")).to_be_visible(timeout=20_000)
+    page.get_by_label("Project name").fill("fir")
+    choose(page, "Format", "followir")
+    page.locator("[data-testid='stFileUploader'] input[type=file]").set_input_files(
+        files=[{"name": "followir.zip", "mimeType": "application/zip", "buffer": zipped(FIX / "followir")}])
+    expect(page.get_by_text("followir.zip")).to_be_visible(timeout=20_000)
+    settle(page)
+    page.get_by_role("button", name="Import").click()
+    expect(page.get_by_text(re.compile(r"^Imported into fir: "))).to_be_visible(timeout=20_000)
+    db = connect(server.db_path)
+    pid = projects.get_project(db, "fir")["id"]
+    assert {"original", "changed"} <= set(projects.qrels_versions(db, pid))
+    # a second .zip added to the same upload: one clear message, nothing imported
+    page.get_by_label("Project name").fill("broken")
+    page.locator("[data-testid='stFileUploader'] input[type=file]").set_input_files(
+        files=[{"name": "broken.zip", "mimeType": "application/zip", "buffer": b"PK not a zip"}])
+    expect(page.get_by_text("broken.zip")).to_be_visible(timeout=20_000)
+    settle(page)
+    page.get_by_role("button", name="Import").click()
+    expect(page.get_by_text(re.compile("upload a .zip alone"))).to_be_visible(timeout=20_000)
+    assert [p["name"] for p in projects.list_projects(db)] == ["demo", "fir"]
