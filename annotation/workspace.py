@@ -13,6 +13,7 @@ import sqlite_utils
 
 from annotation.word_diff import word_diff
 from annotation.questions import GUIDELINES, PROJECT_GOALS, Question, labeler_instructions, question
+from storage import drafts as draft_store
 from storage import narratives as narrative_store
 from storage import projects, studies
 from storage.errors import IFJudgeError, InvalidAnswer, NotFound, PermissionDenied
@@ -207,10 +208,16 @@ def submit_screen(
         }
     if problems:
         raise ScreenRefused(problems)
-    return studies.submit(
-        db, study_id=screen.study_id, user_id=user["id"], screen=screen.screen, answers=payload,
-        based_on=screen.based_on, started_at=started_at, now=now,
-    )
+    try:
+        ids = studies.submit(
+            db, study_id=screen.study_id, user_id=user["id"], screen=screen.screen, answers=payload,
+            based_on=screen.based_on, started_at=started_at, now=now,
+        )
+    except studies.StaleSubmission:  # stored already (another tab): its draft is done with too
+        discard_draft(db, screen, user)
+        raise
+    discard_draft(db, screen, user)
+    return ids
 
 
 def progress(db: sqlite_utils.Database, study_id: int, user: dict) -> tuple[int, int]:
@@ -278,7 +285,53 @@ def recent_history(db: sqlite_utils.Database, study_id: int, user: dict, *, limi
 
 
 def skip(db: sqlite_utils.Database, screen: Screen, user: dict) -> None:
+    """Move the screen to the end of the user's queue; its draft is forgotten (it comes back empty)."""
     studies.skip(db, screen.study_id, user["id"], screen.screen)
+    discard_draft(db, screen, user)
+
+
+def save_draft(db: sqlite_utils.Database, screen: Screen, user: dict, question_id: str, *,
+               value: str | None = None, reason: str | None = None) -> None:
+    """Keep an answer (``value``) or a reason chosen on ``screen`` but not submitted yet, so that a
+    reload or a browser restart shows it again (:func:`draft`). Called on each change of a
+    widget: one small upsert. ``None`` leaves that part of the draft as stored.
+
+    >>> from annotation.demo import load_demo
+    >>> from storage.db import connect
+    >>> from storage import users
+    >>> db = connect(":memory:"); _ = load_demo(db)
+    >>> ann = users.get_user(db, "ann1")
+    >>> screen = open_screen(db, 1, ann)
+    >>> save_draft(db, screen, ann, "validity", value="No")
+    >>> save_draft(db, screen, ann, "validity", reason="it repeats the query")
+    >>> draft(db, screen, ann)
+    {'validity': {'value': 'No', 'reason': 'it repeats the query'}}
+    >>> skip(db, screen, ann); draft(db, screen, ann)
+    {}
+    """
+    if question_id not in {it.question.id for it in screen.items}:
+        raise InvalidAnswer(f"question {question_id!r} is not on screen {screen.screen!r}; "
+                            f"its questions: {', '.join(it.question.id for it in screen.items)}")
+    parts = {k: v for k, v in (("value", value), ("reason", reason)) if v is not None}
+    draft_store.save(db, screen.study_id, user["id"], screen.screen, question_id, **parts)
+
+
+def draft(db: sqlite_utils.Database, screen: Screen, user: dict) -> dict[str, dict]:
+    """question id -> {"value", "reason"}: what ``user`` chose on ``screen`` without submitting it
+    ({} when nothing). A draft answer outside the question's choices (the study changed) is dropped."""
+    allowed = {it.question.id: ({p["doc_id"] for p in it.passages} if it.question.id == "best_passage"
+                                else set(it.question.categories)) for it in screen.items}
+    out = {}
+    for qid, d in draft_store.load(db, screen.study_id, user["id"], screen.screen).items():
+        if qid not in allowed:
+            continue
+        out[qid] = {"value": d["value"] if d["value"] in allowed[qid] else None, "reason": d["reason"]}
+    return out
+
+
+def discard_draft(db: sqlite_utils.Database, screen: Screen, user: dict) -> None:
+    """Forget ``user``'s draft on ``screen`` (done after a submit or a skip)."""
+    draft_store.clear(db, screen.study_id, user["id"], screen.screen)
 
 
 LABELS_CSV_COLUMNS = ("item", "instance", "question", "annotator", "value", "reason", "shown_order", "submitted_at")

@@ -65,6 +65,13 @@ def current_screen():
 
 
 screen = current_screen()
+# answers and reasons changed since the last run (the widgets' callbacks only mark them): kept on
+# the server as drafts, one small upsert each, so that a reload or a browser restart shows them
+DRAFTS = "ann_drafts_to_save"
+for (screen_id, qid), shown in st.session_state.pop(DRAFTS, {}).items():
+    reason_key = answer_key(screen_id, qid) + ":reason"
+    workspace.save_draft(conn, shown, user, qid, value=st.session_state.get(answer_key(screen_id, qid)),
+                         reason=st.session_state.get(reason_key) if reason_key in st.session_state else None)
 problems: dict[str, str] = {}
 submit_error = notice = None
 # The one submit branch, run before anything is drawn, so the next screen shows in this same run:
@@ -190,11 +197,28 @@ if screen is None:
     st.stop()
 
 
-def choose(screen_id: str, qid: str, value: str) -> None:
-    st.session_state[answer_key(screen_id, qid)] = value
+def choose(shown, qid: str, value: str) -> None:
+    """An answer button: the choice, marked to be kept as a draft (written at the top of the run)."""
+    st.session_state[answer_key(shown.screen, qid)] = value
+    keep_draft(shown, qid)
 
 
-for it in screen.items:  # going back: start from the current answer
+def keep_draft(shown, qid: str) -> None:
+    """A choice or a reason changed: its draft is written on the server at the top of this run
+    (:data:`DRAFTS`), so that a reload shows it again."""
+    st.session_state.setdefault(DRAFTS, {})[(shown.screen, qid)] = shown
+
+
+# the answers chosen but not submitted before a reload (drafts), read once per screen and session;
+# going back to a submitted screen starts from its current answers
+if not st.session_state.get(f"draft_read:{sid}:{screen.screen}"):
+    st.session_state[f"draft_read:{sid}:{screen.screen}"] = True
+    for qid, d in workspace.draft(conn, screen, user).items():
+        if answer_key(screen.screen, qid) not in st.session_state:
+            if d["value"] is not None:
+                st.session_state[answer_key(screen.screen, qid)] = d["value"]
+            st.session_state[answer_key(screen.screen, qid) + ":reason"] = d["reason"]
+for it in screen.items:
     if it.current and answer_key(screen.screen, it.question.id) not in st.session_state:
         st.session_state[answer_key(screen.screen, it.question.id)] = it.current["value"]
         st.session_state[answer_key(screen.screen, it.question.id) + ":reason"] = it.current["reason"]
@@ -237,7 +261,7 @@ def draw_question(number: int, it) -> None:
                 st.button(
                     f"Passage {n}", key=f"pick:{sid}:{screen.screen}:{n}", shortcut=key,
                     type="primary" if picked_here else "secondary", icon=CHECK if picked_here else None,
-                    on_click=choose, args=(screen.screen, q.id, p["doc_id"]),
+                    on_click=choose, args=(screen, q.id, p["doc_id"]),
                 )
     else:
         with st.container(horizontal=True, gap="small"):
@@ -245,11 +269,11 @@ def draw_question(number: int, it) -> None:
                 st.button(
                     q.label(value), key=f"val:{sid}:{screen.screen}:{q.id}:{value}", shortcut=key,
                     type="primary" if chosen == value else "secondary", icon=CHECK if chosen == value else None,
-                    on_click=choose, args=(screen.screen, q.id, value),
+                    on_click=choose, args=(screen, q.id, value),
                 )
     if chosen in q.reason_required_for:
         st.text_area(f"Reason (required when the answer is {chosen})", key=answer_key(screen.screen, q.id) + ":reason",
-                     height=68)
+                     height=68, on_change=keep_draft, args=(screen, q.id))
     if q.id in problems:  # next to the question it concerns
         st.error(problems[q.id].split(": ", 1)[-1], icon=":material/arrow_upward:")
 
@@ -269,7 +293,9 @@ for n, it in rest:
 with st.container(horizontal=True, gap="small", key=f"actions:{sid}"):
     st.button("Submit", key=f"submit:{sid}:{screen.screen}", type="primary", shortcut="ctrl+enter", width="content")
     if not revising and st.button("Skip for now", key=f"skip:{sid}:{screen.screen}", shortcut="s", width="content"):
-        workspace.skip(conn, screen, user)
+        workspace.skip(conn, screen, user)  # its draft is forgotten: the screen comes back empty
+        for k in [k for k in st.session_state if isinstance(k, str) and k.startswith(f"ans:{sid}:{screen.screen}:")]:
+            del st.session_state[k]
         st.session_state[state_key] = None
         st.rerun()
     target = previous_screen()

@@ -261,6 +261,22 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         CREATE INDEX jobs_project ON jobs (project_id, id);
         """,
     ),
+    (
+        6,
+        "drafts: answers chosen on a screen but not submitted yet (they survive a reload)",
+        """
+        CREATE TABLE drafts (
+            study_id INTEGER NOT NULL REFERENCES studies (id),
+            user_id INTEGER NOT NULL REFERENCES users (id),
+            screen TEXT NOT NULL,
+            question TEXT NOT NULL,
+            value TEXT,
+            reason TEXT NOT NULL DEFAULT '',
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (study_id, user_id, screen, question)
+        );
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
