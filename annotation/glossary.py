@@ -73,7 +73,31 @@ COLUMNS = {
     "kind": "Kind",
 }
 
-GLOSSARY = {**QUESTIONS, **SCALES, **PROVENANCE, **COLUMNS}
+# what an export holds (its manifest's counts) and the studies it is built from
+EXPORT = {
+    "instances": "Instances",
+    "groups": "Instruction groups",
+    "queries": "Queries",
+    "documents": "Documents",
+    "instances_checked": "Instances checked by the studies",
+    "instances_dropped": "Instances left out",
+    "validated_qrels": "Validated qrels",
+    "changed_validated_qrels": "Validated changed qrels",
+    "reversed_validated_qrels": "Validated reversed qrels",
+    "judgments": "Judgments",
+    "left_out": "Left out",
+    "labelled": "Labels given",
+    "planned": "Labels planned",
+    "complete": "Complete",
+    "name": "Name",
+    "id": "Id",
+    "qid": "Query",
+    "published": "Published label",
+    "label_counts": "Votes",
+    "open": "Open questions",
+}
+
+GLOSSARY = {**QUESTIONS, **SCALES, **PROVENANCE, **COLUMNS, **EXPORT}
 
 UNDEFINED = "—"
 
@@ -100,6 +124,34 @@ def undefined(value, reason: str = "") -> tuple[str, str]:
     if isinstance(value, float):
         return f"{value:.3f}", ""
     return str(value), ""
+
+
+def cell(value) -> str | int | float:
+    """A value as a table cell reads: counts as votes, lists joined, booleans as Yes / No,
+    undefined as ``"—"``; numbers and text as they are.
+
+    >>> cell({"Yes": 1, "No": 2}), cell(["a", "b"]), cell(True), cell(None), cell(3)
+    ('No 2 · Yes 1', 'a, b', 'Yes', '—', 3)
+    """
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return UNDEFINED
+    if isinstance(value, bool):
+        return "Yes" if value else "No"
+    if isinstance(value, dict):
+        return votes(value) if all(isinstance(v, int) for v in value.values()) else "; ".join(
+            f"{label(k)}: {cell(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple, set)):
+        return ", ".join(str(cell(v)) for v in value)
+    return value
+
+
+def table(rows: list[dict]) -> list[dict]:
+    """Rows for ``st.dataframe``: readable column names and cells (:func:`relabel`, :func:`cell`).
+
+    >>> table([{"doc_id": "d1", "label_counts": {"1": 2}}])
+    [{'Document': 'd1', 'Votes': '1 2'}]
+    """
+    return [{label(k): cell(v) for k, v in row.items()} for row in rows]
 
 
 def votes(counts: dict[str, int]) -> str:

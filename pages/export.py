@@ -2,7 +2,9 @@
 
 The validated versions are built only from the studies the lead picks (no study is chosen by
 default); an unfinished study asks for a confirmation, and unresolved judgments are listed and
-block the export until the lead chooses how to treat them.
+block the export until the lead chooses how to treat them. The export is built when the lead
+presses "Build the export" (a report runs 1,000 bootstrap replicates), not on every rerun; what
+was built is offered for download until an input changes.
 """
 from __future__ import annotations
 
@@ -14,10 +16,12 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from annotation.glossary import label, table
 from annotation.outcomes import ValidationRules
 from annotation.qrels_builds import UNRESOLVED_POLICIES, IncompleteStudy, UnresolvedJudgments, build_versions, store_build
 from exports.validated import FORMATS, export_project, study_choices
 from storage.errors import IFJudgeError
+from ui.markdown import md_escape
 from ui.session import db, pick_project, require_role
 
 CHOOSE = "(choose)"
@@ -34,8 +38,8 @@ picked = st.multiselect(
     help="Nothing is chosen by default: without a study only the published qrels are exported.",
 )
 if picked:
-    st.dataframe(pd.DataFrame([{k: choices[i][k] for k in ("id", "name", "kind", "labelled", "planned", "complete")}
-                               for i in picked]), hide_index=True, key="exp_study_table")
+    st.dataframe(pd.DataFrame(table([{k: choices[i][k] for k in ("id", "name", "kind", "labelled", "planned", "complete")}
+                                     for i in picked])), hide_index=True, key="exp_study_table")
 unfinished = [choices[i] for i in picked if not choices[i]["complete"]]
 allow_incomplete = False
 if unfinished:
@@ -58,39 +62,67 @@ unresolved = None if policy == CHOOSE else policy
 if unfinished and not allow_incomplete:
     st.info("Confirm the unfinished studies to build the validated qrels.")
     st.stop()
-try:
-    with tempfile.TemporaryDirectory() as tmp:
-        manifest = export_project(conn, project, fmt, tmp, study_ids=picked, rules=rules, unresolved=unresolved,
-                                  allow_incomplete=allow_incomplete)
-        files = {f["path"]: (Path(tmp) / f["path"]).read_bytes() for f in manifest["files"]}
-        files["manifest.json"] = (Path(tmp) / "manifest.json").read_bytes()
-except UnresolvedJudgments as exc:
-    st.error(str(exc))
-    st.dataframe(pd.DataFrame([{"qid": r["qid"], "doc_id": r["doc_id"], "published": r["published"],
-                                "reason": r["reason"], "label counts": str(r["label_counts"])} for r in exc.rows]),
-                 hide_index=True, key="exp_unresolved_table")
+
+# what the export depends on: a built export is offered until one of these changes
+inputs = repr((proj["id"], tuple(picked), fmt, rules, unresolved, allow_incomplete))
+built = st.session_state.get("exp_built")
+if built is not None and built["inputs"] != inputs:
+    st.session_state.pop("exp_built", None)
+    built = None
+    st.caption("The choices changed since the last build: build the export again.")
+if st.button("Build the export", key="exp_build", type="primary",
+             help="Writes the files of the chosen format (a report computes bootstrap intervals: this may take a while)"):
+    built = {"inputs": inputs}
+    try:
+        with st.spinner(f"Building the {fmt} export..."), tempfile.TemporaryDirectory() as tmp:
+            manifest = export_project(conn, project, fmt, tmp, study_ids=picked, rules=rules, unresolved=unresolved,
+                                      allow_incomplete=allow_incomplete)
+            files = {f["path"]: (Path(tmp) / f["path"]).read_bytes() for f in manifest["files"]}
+            files["manifest.json"] = (Path(tmp) / "manifest.json").read_bytes()
+    except UnresolvedJudgments as exc:
+        built["error"], built["unresolved_rows"] = str(exc), exc.rows
+    except (IncompleteStudy, IFJudgeError) as exc:
+        built["error"] = str(exc)
+    else:
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+            for name, data in files.items():
+                z.writestr(name, data)
+        built.update(manifest=manifest, files=files, zip=buf.getvalue())
+    st.session_state["exp_built"] = built
+if built is None:
+    st.caption("Nothing built yet for these choices.")
     st.stop()
-except (IncompleteStudy, IFJudgeError) as exc:
-    st.error(str(exc))
+if "error" in built:
+    st.error(built["error"])
+    if built.get("unresolved_rows"):
+        st.dataframe(pd.DataFrame(table([{k: r.get(k) for k in ("qid", "doc_id", "published", "reason", "label_counts")}
+                                         for r in built["unresolved_rows"]])),
+                     hide_index=True, key="exp_unresolved_table")
     st.stop()
-buf = io.BytesIO()
-with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
-    for name, data in files.items():
-        z.writestr(name, data)
-st.download_button(f"Download {fmt} export (zip)", buf.getvalue(), file_name=f"{project}-{fmt}.zip", key="exp_zip")
+
+manifest, files = built["manifest"], built["files"]
+st.download_button(f"Download {fmt} export (zip)", built["zip"], file_name=f"{project}-{fmt}.zip", key="exp_zip",
+                   type="primary")
 if fmt == "trec" and "qrels.validated.txt" in files:
     st.download_button("Download validated TREC qrels", files["qrels.validated.txt"], file_name=f"{project}-validated.qrels",
                        key="exp_trec_validated")
+n_files = len(manifest["files"])
+st.markdown(f"**What the export holds** ({n_files} file{'s' if n_files != 1 else ''} and a manifest, "
+            f"format {fmt}" + (", built from the published qrels only)" if not manifest["studies"] else ")"))
 if manifest["studies"]:
-    st.caption("Built from: " + "; ".join(f"study {s['id']} ({s['name']}): {s['labelled']}/{s['planned']} labels"
+    st.caption("Built from: " + "; ".join(f"study {s['id']} ({md_escape(s['name'])}): {s['labelled']}/{s['planned']} labels"
                                           for s in manifest["studies"]))
-st.json(manifest["counts"])
+st.dataframe(pd.DataFrame([{"What": label(k), "Count": v} for k, v in manifest["counts"].items()]),
+             hide_index=True, key="exp_counts")
+for note in manifest.get("notes", []):
+    st.caption(md_escape(note))
 derived = {v: i for v, i in manifest["qrels_versions"].items() if i["built_from"] != "published"}
 for v, info in derived.items():
     st.caption(f"{v}: {info['counts']['judgments']} judgments, {info['counts']['left_out']} left out, "
                f"{info['counts']['unresolved']} unresolved ({unresolved or 'none'})")
     if info["unresolved"]:
-        st.dataframe(pd.DataFrame(info["unresolved"]), hide_index=True, key=f"exp_unres_{v}")
+        st.dataframe(pd.DataFrame(table(info["unresolved"])), hide_index=True, key=f"exp_unres_{v}")
 if derived and st.button("Store the validated qrels in the project (for evaluation)", key="exp_store"):
     builds = build_versions(conn, project, picked, rules=rules, unresolved=unresolved, allow_incomplete=allow_incomplete)
     for v, b in builds.items():

@@ -1,11 +1,13 @@
 """The Export page (AppTest): a study picker with nothing chosen by default, a second unlabelled
-study that does not change what the first validated, the confirmation and the unresolved block."""
-import json
+study that does not change what the first validated, the confirmation and the unresolved block;
+the export is built on request only and offered until the choices change."""
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from annotation.glossary import label
+from exports import validated
 from storage import projects
 from tests.test_outcomes_exports import PLAN, labelled, user  # noqa: F401  (fixture)
 from tests.test_qrels_builds import _second_study
@@ -18,7 +20,7 @@ def page(labelled, monkeypatch, db_path):
     monkeypatch.setenv("IFJUDGE_DB", str(db_path))
     db, sid, order = labelled
 
-    def run(studies=None, **widgets):
+    def run(studies=None, build=True, **widgets):
         at = AppTest.from_file(str(ROOT / "pages/export.py"), default_timeout=30)
         at.session_state["user"] = user(db, "lead")
         at.run()
@@ -26,31 +28,69 @@ def page(labelled, monkeypatch, db_path):
             at.multiselect(key="exp_studies").set_value(studies).run()
         for key, value in widgets.items():
             (at.checkbox(key=key) if key.startswith("exp_allow") else at.selectbox(key=key)).set_value(value).run()
+        if build and any(b.key == "exp_build" for b in at.button):
+            at.button(key="exp_build").click().run()
         return at
 
     return db, sid, order, run
 
 
+def frame(at, column):
+    """The table shown with ``column`` among its headers (AppTest gives tables no key), or None."""
+    return next((d.value for d in at.dataframe if column in d.value.columns), None)
+
+
 def counts(at):
-    return json.loads(at.json[0].value)
+    """The "What the export holds" table, back to the manifest's count names."""
+    names = {label(k): k for k in ["validated_qrels", "instances_checked", "instances_dropped", "instances", "documents"]}
+    table = frame(at, "What")
+    assert list(table.columns) == ["What", "Count"]
+    return {names.get(w, w): n for w, n in zip(table["What"], table["Count"])}
 
 
 def test_no_study_by_default_and_a_second_unlabelled_study_changes_nothing(page):
     db, sid, order, run = page
     at = run()
     assert at.multiselect(key="exp_studies").value == [] and "validated_qrels" not in counts(at)
+    assert not at.json and "Validated qrels" not in set(frame(at, "What")["What"])
     first = counts(run([sid]))
     n_original = sum(len(d) for d in projects.qrels(db, 1, "original").values())
     assert first["validated_qrels"] == n_original - 1 and first["instances_dropped"] == 1  # order[1] rejected
     sid2 = _second_study(db)
     again = run([sid])
     assert counts(again) == first  # the new, unlabelled study is not used unless picked
-    assert any(f"study {sid} (demo: InstructIR validation): 72/72 labels" in c.value for c in again.caption)
+    # the study's name is Markdown-escaped (untrusted): read as rendered
+    assert any(f"study {sid} (demo: InstructIR validation): 72/72 labels" in c.value.replace("\\", "") for c in again.caption)
     both = run([sid, sid2])
-    assert any("Unfinished studies" in w.value for w in both.warning) and not both.json
+    assert any("Unfinished studies" in w.value for w in both.warning) and frame(both, "What") is None
     blocked = run([sid, sid2], exp_allow_incomplete=True)
     assert any("unresolved judgment(s) for validated" in e.value for e in blocked.error)
     assert len(blocked.dataframe) == 2  # the picked studies and the unresolved judgments
     chosen = run([sid, sid2], exp_allow_incomplete=True, exp_unresolved="keep-published")
     # the second study's unlabelled instances keep their published qrels; what the first rejected stays out
     assert counts(chosen)["validated_qrels"] == first["validated_qrels"]
+
+
+def test_the_export_is_built_on_request_and_offered_until_the_choices_change(page, monkeypatch):
+    db, sid, order, run = page
+    calls = []
+    real = validated.export_project
+
+    def counting(*args, **kwargs):
+        calls.append(args[2])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(validated, "export_project", counting)
+    at = run([sid], build=False)
+    assert calls == [] and not at.get("download_button")
+    at.button(key="exp_build").click().run()
+    assert calls == ["trec"] and at.get("download_button")
+    at.checkbox(key="exp_drop_mismatch").check().run()  # another input: the old build is withdrawn
+    assert calls == ["trec"] and not at.get("download_button")
+    assert any("changed since the last build" in c.value for c in at.caption)
+    at.button(key="exp_build").click().run()
+    assert calls == ["trec", "trec"] and at.get("download_button")
+    at.selectbox(key="exp_format").set_value("jsonl").run()
+    assert calls == ["trec", "trec"] and not at.get("download_button")
+    labels = set(frame(at, "Labels given").columns)
+    assert {"Labels given", "Labels planned"} <= labels and "labelled" not in labels
