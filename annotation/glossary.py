@@ -97,7 +97,31 @@ EXPORT = {
     "open": "Open questions",
 }
 
-GLOSSARY = {**QUESTIONS, **SCALES, **PROVENANCE, **COLUMNS, **EXPORT}
+# agreement statistics (annotation.agreement reports)
+STATISTICS = {
+    "n_items": "Items",
+    "n_labels": "Labels",
+    "n_annotators": "Annotators",
+    "n_items_pairable": "Items with two labels or more",
+    "n_items_no_majority": "Items without a majority",
+    "n_majority_ties": "Ties (no majority)",
+    "percent_agreement_pairwise": "Percent agreement (pairwise)",
+    "percent_agreement_unanimous": "Unanimous items (share)",
+    "randolph_kappa": "Randolph free-marginal kappa",
+    "fleiss_kappa": "Fleiss kappa",
+    "gwet_ac1": "Gwet AC1",
+    "krippendorff_alpha_nominal": "Krippendorff alpha (nominal)",
+    "krippendorff_alpha_ordinal": "Krippendorff alpha (ordinal)",
+    "cohen_kappa_mean_pairwise": "Cohen kappa (mean over pairs)",
+    "cohen_kappa": "Cohen kappa",
+    "yes_share": "Share of Yes majorities",
+    "mean_score": "Mean score",
+    "cohen_kappa_majority_vs_gold_excluding_ties": "Cohen kappa, majority vs. the dataset's target (ties left out)",
+    "top1_accuracy_ties_count_as_wrong": "Top-1 accuracy (ties count as wrong)",
+    "top1_accuracy_excluding_ties": "Top-1 accuracy (ties left out)",
+}
+
+GLOSSARY = {**QUESTIONS, **SCALES, **PROVENANCE, **COLUMNS, **EXPORT, **STATISTICS}
 
 UNDEFINED = "—"
 

@@ -15,6 +15,7 @@ import sqlite_utils
 from statsmodels.stats.proportion import proportion_confint
 
 from annotation.agreement import agreement_report
+from annotation.glossary import label, undefined
 from annotation.outcomes import item_outcomes, labels_frame
 from annotation.qrels_builds import study_completeness
 from annotation.scale_summary import scale_summary
@@ -201,3 +202,57 @@ def _plain(value):
     if isinstance(value, float) and math.isnan(value):
         return None
     return value
+
+
+def kappa_cells(report: dict) -> list[dict]:
+    """The cells of the pairwise Cohen kappa heatmap of a :func:`question_report`: both orders of
+    each annotator pair, with the value as the cell shows it (3 decimals, or ``"—"`` when kappa is
+    undefined), the reason it is undefined (for the tooltip) and the number of shared items.
+
+    Cohen's kappa, ``(p_o - p_e) / (1 - p_e)`` (Cohen, 1960), is undefined when ``p_e = 1`` (both
+    annotators gave one same label to every shared item).
+
+    >>> cells = kappa_cells({"cohen_kappa": {"a|b": 0.5, "a|c": None}, "cohen_kappa_n_items": {"a|b": 4, "a|c": 4},
+    ...                      "undefined_reasons": {"cohen_kappa": {"a|c": "0/0"}}})
+    >>> [(c["a"], c["b"], c["text"], c["why"]) for c in cells]
+    [('a', 'b', '0.500', ''), ('b', 'a', '0.500', ''), ('a', 'c', '—', '0/0'), ('c', 'a', '—', '0/0')]
+    """
+    why = (report.get("undefined_reasons") or {}).get("cohen_kappa") or {}
+    shared = report.get("cohen_kappa_n_items") or {}
+    cells = []
+    for pair, kappa in (report.get("cohen_kappa") or {}).items():
+        a, b = pair.split("|", 1)
+        value = None if kappa is None or (isinstance(kappa, float) and math.isnan(kappa)) else float(kappa)
+        text, reason = undefined(value, why.get(pair, "undefined"))
+        for x, y in ((a, b), (b, a)):
+            cells.append({"a": x, "b": y, "kappa": value, "text": text, "why": reason, "items": shared.get(pair)})
+    return cells
+
+
+# the single statistics of a question report, in the order a lead reads them
+REPORT_STATISTICS = (
+    "n_items", "n_labels", "n_annotators", "n_items_pairable", "n_items_no_majority", "percent_agreement_pairwise",
+    "percent_agreement_unanimous", "randolph_kappa", "fleiss_kappa", "gwet_ac1", "krippendorff_alpha_nominal",
+    "krippendorff_alpha_ordinal", "cohen_kappa_mean_pairwise", "yes_share", "mean_score",
+)
+
+
+def report_rows(report: dict) -> list[dict]:
+    """A question report as table rows (statistic, value, agreement band, why undefined), with
+    readable names; ``"—"`` for an undefined value and its reason beside it.
+
+    >>> report_rows({"n_items": 8, "fleiss_kappa": None, "undefined_reasons": {"fleiss_kappa": "0/0"}})
+    [{'Statistic': 'Items', 'Value': '8', 'Band': '', 'Why undefined': ''}, {'Statistic': 'Fleiss kappa', 'Value': '—', 'Band': '', 'Why undefined': '0/0'}]
+    """
+    bands = report.get("bands") or {}
+    reasons = report.get("undefined_reasons") or {}
+    rows = []
+    keys = [k for k in REPORT_STATISTICS if k in report]
+    keys += [k for k in report if k.startswith(("cohen_kappa_majority", "top1_", "n_majority")) and k not in keys]
+    for key in [k for k in keys if not isinstance(report[k], (dict, list))]:
+        reason = reasons.get(key)
+        text, why = undefined(report[key], reason if isinstance(reason, str) else "")
+        band = bands.get(key)
+        rows.append({"Statistic": label(key), "Value": text, "Band": band if isinstance(band, str) else "",
+                     "Why undefined": why})
+    return rows

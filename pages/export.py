@@ -77,8 +77,8 @@ if st.button("Build the export", key="exp_build", type="primary",
         with st.spinner(f"Building the {fmt} export..."), tempfile.TemporaryDirectory() as tmp:
             manifest = export_project(conn, project, fmt, tmp, study_ids=picked, rules=rules, unresolved=unresolved,
                                       allow_incomplete=allow_incomplete)
-            files = {f["path"]: (Path(tmp) / f["path"]).read_bytes() for f in manifest["files"]}
-            files["manifest.json"] = (Path(tmp) / "manifest.json").read_bytes()
+            # every file written, the manifest among them
+            files = {p.relative_to(tmp).as_posix(): p.read_bytes() for p in sorted(Path(tmp).rglob("*")) if p.is_file()}
     except UnresolvedJudgments as exc:
         built["error"], built["unresolved_rows"] = str(exc), exc.rows
     except (IncompleteStudy, IFJudgeError) as exc:

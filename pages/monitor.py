@@ -6,8 +6,10 @@ import pandas as pd
 import streamlit as st
 
 from annotation import monitor
+from annotation.glossary import label
 from annotation.scale_summary import scale_summary
 from annotation.qrels_builds import study_completeness
+from ui.markdown import md_escape
 from ui.session import db, pick_study, require_role
 
 require_role("lead")
@@ -41,26 +43,39 @@ if not scales.empty:
 st.subheader("Annotators")
 st.dataframe(pd.DataFrame(monitor.annotator_table(conn, sid)), hide_index=True, key="mon_annotators")
 
-question = st.selectbox("Question", study["questions"], key="mon_question")
+question = st.selectbox("Question", study["questions"], key="mon_question", format_func=label)
 rep = monitor.question_report(conn, sid, question)
 if rep is None:
     st.info("No labels for this question yet.")
 else:
     left, right = st.columns(2)
-    pairs = [{"a": k.split("|")[0], "b": k.split("|")[1], "kappa": v} for k, v in rep["cohen_kappa"].items()]
-    pairs += [{"a": p["b"], "b": p["a"], "kappa": p["kappa"]} for p in pairs]
-    if pairs:
-        heat = alt.Chart(pd.DataFrame(pairs)).mark_rect().encode(
-            x=alt.X("a:N", title="annotator"), y=alt.Y("b:N", title="annotator"),
-            color=alt.Color("kappa:Q", scale=alt.Scale(domain=[-1, 1], scheme="redblue")),
-            tooltip=["a", "b", alt.Tooltip("kappa:Q", format=".3f")],
-        ).properties(title="Pairwise Cohen kappa")
+    cells = pd.DataFrame(monitor.kappa_cells(rep))
+    if not cells.empty:
+        # each cell shows its value; an undefined kappa shows "—" on grey, its reason on hover
+        base = alt.Chart(cells).encode(
+            x=alt.X("a:N", title="Annotator"), y=alt.Y("b:N", title="Annotator"),
+            tooltip=[alt.Tooltip("a:N", title="Annotator"), alt.Tooltip("b:N", title="and annotator"),
+                     alt.Tooltip("text:N", title="Cohen kappa"), alt.Tooltip("items:Q", title="Shared items"),
+                     alt.Tooltip("why:N", title="Why undefined")],
+        )
+        defined = base.transform_filter("isValid(datum.kappa)").mark_rect().encode(
+            color=alt.Color("kappa:Q", scale=alt.Scale(domain=[-1, 1], scheme="redblue"), title="Cohen kappa"))
+        missing = base.transform_filter("!isValid(datum.kappa)").mark_rect(color="#e6e6e6")
+        numbers = base.mark_text(fontSize=14).encode(
+            text="text:N",
+            color=alt.condition("isValid(datum.kappa) && abs(datum.kappa) > 0.6", alt.value("white"), alt.value("black")),
+        )
+        heat = (missing + defined + numbers).properties(title="Pairwise Cohen kappa")
         left.altair_chart(heat, key="mon_heatmap")
     dist = pd.DataFrame([{"label": k, "share": v} for k, v in rep["label_shares"].items()])
-    right.altair_chart(alt.Chart(dist).mark_bar().encode(x="label:N", y="share:Q").properties(title="Label distribution"),
-                       key="mon_distribution")
-    with st.expander("Full agreement report (JSON)"):
-        st.json(rep)
+    right.altair_chart(alt.Chart(dist).mark_bar().encode(x=alt.X("label:N", title="Answer"),
+                                                         y=alt.Y("share:Q", title="Share of labels"))
+                       .properties(title="Label distribution"), key="mon_distribution")
+    st.markdown(f"**Agreement on this question** ({rep['n_items']} items, {rep['n_labels']} labels, "
+                f"{rep['n_annotators']} annotators)")
+    st.dataframe(pd.DataFrame(monitor.report_rows(rep)), hide_index=True, key="mon_report")
+    for note in rep.get("notes", []):
+        st.caption(md_escape(note))
 
 st.subheader("Disagreements")
 dis = pd.DataFrame(monitor.disagreements(conn, sid))
