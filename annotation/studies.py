@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 
 import sqlite_utils
 
+from annotation.glossary import label
 from annotation.questions import GUIDELINES, INSTANCE_QUESTIONS, NATURALNESS_LIKERT_NOTE, question
 from storage import projects, studies, users
 from storage.errors import IFJudgeError
@@ -375,3 +376,40 @@ def create_condition_study(
         "items_by_mode": {m: sum(it["payload"]["mode"] == m for it in items) for m in modes},
         "assignments": sum(len(plan[s]) for s in screens), "notes": notes,
     }
+
+
+@dataclass
+class CreationSummary:
+    """What the lead reads after creating a study: one sentence naming the study and what it
+    holds, a warning per question that got no item (shown as a warning, not a success), and the
+    sampler's notes."""
+
+    text: str
+    warnings: list[str]
+    notes: list[str]
+
+
+def creation_summary(db: sqlite_utils.Database, result: dict) -> CreationSummary:
+    """Describe in words the result of :func:`create_study` (or of the condition and INSTFOL
+    study builders): the study's id and name, instances, screens, items per question (by their
+    labels), assignments and annotators.
+
+    >>> from storage.db import connect
+    >>> from annotation.demo import load_demo
+    >>> db = connect(":memory:"); r = load_demo(db)["study"]
+    >>> creation_summary(db, r).text  # doctest: +NORMALIZE_WHITESPACE
+    'Study 1 “demo: InstructIR validation” created: 8 instances on 8 screens; 24 items (Valid instruction 8,
+    Natural instruction 8, Most natural passage 8); 72 assignments (ann1 8 screens, ann2 8 screens, ann3 8 screens).'
+    """
+    study = studies.get_study(db, result["study_id"])
+    by_question = result.get("items_by_question") or {q: result.get("items", 0) for q in study["questions"]}
+    parts = ", ".join(f"{label(q)} {by_question.get(q, 0)}" for q in study["questions"])
+    per = result.get("per_annotator_screens") or {}
+    people = ", ".join(f"{n} {k} screen{'s' if k != 1 else ''}" for n, k in per.items())
+    queries = f"{result['queries']} queries, " if "queries" in result else ""
+    text = (f"Study {study['id']} “{study['name']}” created: {queries}{result.get('instances', 0)} instances on "
+            f"{result.get('screens', 0)} screens; {result.get('items', 0)} items ({parts}); "
+            f"{result.get('assignments', 0)} assignments" + (f" ({people})." if people else "."))
+    warnings = [f"{label(q)} got 0 items: its annotators will not be asked it. Check the notes below (e.g. too few "
+                f"passages or documents in the project)." for q in study["questions"] if not by_question.get(q, 0)]
+    return CreationSummary(text, warnings, list(result.get("notes") or []))

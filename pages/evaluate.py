@@ -189,7 +189,13 @@ with st.expander("Paired tests (Holm-corrected)"):
         st.caption(version)
         st.dataframe(pd.DataFrame(tests), hide_index=True)
 with st.expander("Biggest per-query changes"):
-    st.json(comp["biggest_changes"])
+    if comp["biggest_changes"]:
+        st.dataframe(pd.DataFrame([{
+            "System": c["system"], "Qrels version": c["qrels_version"], "Query": c["qid"],
+            f"{measure} (original)": c["original"], f"{measure} (this version)": c["value"], "Change": c["delta"],
+        } for c in comp["biggest_changes"]]), hide_index=True, key="ev_biggest_changes")
+    else:
+        st.caption("No query changed its score between the qrels versions.")
 run_id = st.selectbox("Download a run", [r["id"] for r in runs], key="ev_run_dl",
                       format_func=lambda i: next(f"{r['id']}: {r['model']} / {r['template']} / {r['qrels_version']}" for r in runs if r["id"] == i))
 full = eval_runs.load_eval_run(conn, run_id)

@@ -1,13 +1,19 @@
-"""Set up a study: questions, sample, annotators, seed, guidelines."""
+"""Set up a study: questions, sample, annotators, seed, guidelines.
+
+After a study is created the form is emptied (a second click cannot create a duplicate: it has no
+annotator) and the page says in words what the study holds, with a warning for a question that
+got no item."""
 from __future__ import annotations
 
 import streamlit as st
 
 from annotation.questions import GUIDELINES, INSTANCE_QUESTIONS
 from annotation.instfol_study import create_instfol_study
-from annotation.studies import StudySettings, create_study
+from annotation.glossary import SCALES, label
+from annotation.studies import StudySettings, creation_summary, create_study
 from storage import eval_runs, projects, users
 from storage.errors import IFJudgeError
+from ui.markdown import md_escape
 from ui.session import db, require_role
 
 lead = require_role("lead")
@@ -18,14 +24,41 @@ if not plist:
     st.info("Import a project first.")
     st.stop()
 d = StudySettings()
+CREATED = "study_setup_created"
+
+
+def report_created(section: str) -> None:
+    """The summary of the study created by the previous run in ``section`` (kept across the rerun
+    that empties the form), once, where its form is."""
+    if (st.session_state.get(CREATED) or (None, None))[0] != section:
+        return
+    _, summary = st.session_state.pop(CREATED)
+    (st.warning if summary.warnings else st.success)(md_escape(summary.text))
+    for w in summary.warnings:
+        st.warning(w)
+    if summary.notes:
+        with st.expander(f"Notes from the sampler ({len(summary.notes)})"):
+            st.text("\n".join(summary.notes))
+
+
+def created(section: str, result: dict, form_keys: list[str]) -> None:
+    """Remember the summary, empty the form (its widgets start over) and rerun."""
+    st.session_state[CREATED] = (section, creation_summary(conn, result))
+    for k in form_keys:
+        st.session_state.pop(k, None)
+    st.rerun()
+
+
+report_created("study")
 with st.form("study_form"):
     project = st.selectbox("Project", [p["name"] for p in plist], key="study_project")
     name = st.text_input("Study name", key="study_name")
     questions = st.multiselect("Questions", [*INSTANCE_QUESTIONS, "condition"], default=["validity", "naturalness", "best_passage"],
-                               key="study_questions",
+                               key="study_questions", format_func=label,
                                help="condition (InfoSearch) is asked alone: one Yes/No item per query, mode "
                                     "(changed, reversed) and originally relevant document; the fraction applies to queries")
-    naturalness = st.radio("Naturalness answer", ["yesno", "likert"], horizontal=True, key="study_naturalness")
+    naturalness = st.radio("Naturalness answer", ["yesno", "likert"], horizontal=True, key="study_naturalness",
+                           format_func=lambda s: SCALES.get(s, s))
     c1, c2, c3, c4, c5 = st.columns(5)
     fraction = c1.number_input("Fraction of groups", 0.001, 1.0, d.group_fraction, key="study_fraction")
     per_group = c2.number_input("Instances per group", 1, 100, d.per_group, key="study_per_group")
@@ -43,8 +76,8 @@ with st.form("study_form"):
                         "project's kind; InstructIR Fig. 9a)", "", key="study_goal")
     guidelines = {}
     for q in INSTANCE_QUESTIONS:
-        with st.expander(f"Guidelines: {q}"):
-            text = st.text_area(q, GUIDELINES[q], key=f"study_guideline_{q}", label_visibility="collapsed")
+        with st.expander(f"Guidelines: {label(q)}"):
+            text = st.text_area(label(q), GUIDELINES[q], key=f"study_guideline_{q}", label_visibility="collapsed")
             if text != GUIDELINES[q]:  # unchanged: the default (which knows the study's scale) applies
                 guidelines[q] = text
     go = st.form_submit_button("Create study")
@@ -61,11 +94,10 @@ if go:
     except IFJudgeError as exc:
         st.error(str(exc))
     else:
-        st.success(f"Study {result['study_id']} created: {result['instances']} instances, {result['screens']} screens, "
-                   f"{result['items']} items, {result['assignments']} assignments.")
-        st.json(result)
+        created("study", result, [k for k in st.session_state if isinstance(k, str) and k.startswith("study_") and k != "study_project"])
 
 st.subheader("INSTFOL with human judges")
+report_created("instfol")
 st.caption("Annotators score 0-3 the top-k passages of a bare-query run and of an instructed run (IFIR, App. A.2); "
            "their majority labels are INSTFOL's judge (`ifjudge eval instfol --study ID`). Runs come from stored "
            "eval runs; the CLI also takes TREC run files.")
@@ -102,6 +134,5 @@ else:
         except IFJudgeError as exc:
             st.error(str(exc))
         else:
-            st.success(f"INSTFOL study {result['study_id']} created: {result['instances']} instances, "
-                       f"{result['items']} passages to judge, {result['assignments']} assignments.")
-            st.json(result)
+            created("instfol", result, ["instfol_annotators", "instfol_top_k", "instfol_fraction", "instfol_per_group",
+                             "instfol_overlap", "instfol_seed"])

@@ -303,11 +303,37 @@ def test_study_setup_page_creates_a_study_with_edited_guidelines_and_reports_err
     at.number_input(key="study_fraction").set_value(1.0)
     at.text_area(key="study_guideline_validity").input("Say No when the instruction contradicts the query.")
     at.button(key="FormSubmitter:study_form-Create study").click().run()
-    assert not at.exception and not at.error
-    assert at.success[0].value.startswith("Study 2 created: ")
+    assert not at.exception and not at.error and not at.json
+    # the success names the study and says what it holds, in words (the name shown literally)
+    said = at.success[0].value.replace("\\", "")
+    assert said.startswith("Study 2 “pilot <b>2</b>” created: ") and "Valid instruction" in said and "ann1" in said
+    # the form is emptied: a second click creates no duplicate (no annotator is chosen any more)
+    assert at.text_input(key="study_name").value == "" and at.multiselect(key="study_annotators").value == []
+    at.button(key="FormSubmitter:study_form-Create study").click().run()
+    assert at.error and "annotator" in at.error[0].value.lower() and not at.success
     from storage import studies
+
+    assert len(studies.list_studies(db)) == 2
 
     s = studies.get_study(db, 2)
     assert s["name"] == "pilot <b>2</b>" and s["settings"]["group_fraction"] == 1.0
     assert s["settings"]["guidelines"]["validity"] == "Say No when the instruction contradicts the query."
     assert sorted(s["annotators"]) == ["ann1", "ann2", "ann3"]
+
+
+def test_study_setup_warns_when_a_question_got_no_item(env_db):
+    db, _ = env_db
+    at = app("pages/study_setup.py")
+    at.session_state["user"] = user_row(db, "lead")
+    at.run()
+    at.text_input(key="study_name").input("too many passages")
+    at.multiselect(key="study_annotators").set_value(["ann1", "ann2", "ann3"])
+    at.number_input(key="study_passages").set_value(10)  # more than any group holds: no best-passage item
+    at.button(key="FormSubmitter:study_form-Create study").click().run()
+    assert not at.exception and not at.error
+    assert not at.success  # a warning, not a green success
+    said = [w.value.replace("\\", "") for w in at.warning]
+    assert said[0].startswith("Study 2 “too many passages” created: ") and "Most natural passage 0" in said[0]
+    assert any(w.startswith("Most natural passage got 0 items") for w in said)
+    notes = next(e for e in at.expander if e.label.startswith("Notes from the sampler ("))
+    assert "no best_passage item" in notes.text[0].value
