@@ -65,7 +65,7 @@ else:
             text="text:N",
             color=alt.condition("isValid(datum.kappa) && abs(datum.kappa) > 0.6", alt.value("white"), alt.value("black")),
         )
-        heat = (missing + defined + numbers).properties(title="Pairwise Cohen kappa")
+        heat = (missing + defined + numbers).properties(title="Pairwise Cohen kappa", height=alt.Step(36))
         left.altair_chart(heat, key="mon_heatmap")
     dist = pd.DataFrame([{"label": k, "share": v} for k, v in rep["label_shares"].items()])
     right.altair_chart(alt.Chart(dist).mark_bar().encode(x=alt.X("label:N", title="Answer"),

@@ -41,11 +41,30 @@ def report_created(section: str) -> None:
             st.text("\n".join(summary.notes))
 
 
-def created(section: str, result: dict, form_keys: list[str]) -> None:
-    """Remember the summary, empty the form (its widgets start over) and rerun."""
+# The forms' starting values, set through session state (not the widgets' own defaults) so that
+# they can be set again after a creation: assigning a widget's state before it is drawn is what
+# empties it in the browser too.
+STUDY_FORM = {
+    "study_name": "", "study_questions": ["validity", "naturalness", "best_passage"], "study_naturalness": "yesno",
+    "study_fraction": float(d.group_fraction), "study_per_group": d.per_group, "study_overlap": d.overlap,
+    "study_passages": d.passages, "study_seed": d.seed, "study_stratify": False, "study_subset_fraction": 0.1,
+    "study_max_excluded": -1, "study_annotators": [], "study_goal": "",
+    **{f"study_guideline_{q}": GUIDELINES[q] for q in INSTANCE_QUESTIONS},
+}
+INSTFOL_FORM = {"instfol_top_k": 10, "instfol_fraction": 1.0, "instfol_per_group": 3, "instfol_overlap": d.overlap,
+                "instfol_seed": d.seed, "instfol_annotators": []}
+RESET = "study_setup_reset"
+reset = st.session_state.pop(RESET, None)
+for section, form in (("study", STUDY_FORM), ("instfol", INSTFOL_FORM)):
+    for k, v in form.items():
+        if section == reset or k not in st.session_state:
+            st.session_state[k] = list(v) if isinstance(v, list) else v
+
+
+def created(section: str, result: dict) -> None:
+    """Remember the summary, empty the section's form on the next run (its widgets start over) and rerun."""
     st.session_state[CREATED] = (section, creation_summary(conn, result))
-    for k in form_keys:
-        st.session_state.pop(k, None)
+    st.session_state[RESET] = section
     st.rerun()
 
 
@@ -53,31 +72,30 @@ report_created("study")
 with st.form("study_form"):
     project = st.selectbox("Project", [p["name"] for p in plist], key="study_project")
     name = st.text_input("Study name", key="study_name")
-    questions = st.multiselect("Questions", [*INSTANCE_QUESTIONS, "condition"], default=["validity", "naturalness", "best_passage"],
-                               key="study_questions", format_func=label,
+    questions = st.multiselect("Questions", [*INSTANCE_QUESTIONS, "condition"], key="study_questions", format_func=label,
                                help="condition (InfoSearch) is asked alone: one Yes/No item per query, mode "
                                     "(changed, reversed) and originally relevant document; the fraction applies to queries")
     naturalness = st.radio("Naturalness answer", ["yesno", "likert"], horizontal=True, key="study_naturalness",
                            format_func=lambda s: SCALES.get(s, s))
     c1, c2, c3, c4, c5 = st.columns(5)
-    fraction = c1.number_input("Fraction of groups", 0.001, 1.0, d.group_fraction, key="study_fraction")
-    per_group = c2.number_input("Instances per group", 1, 100, d.per_group, key="study_per_group")
-    overlap = c3.number_input("Annotators per item", 1, 50, d.overlap, key="study_overlap")
-    passages = c4.number_input("Passages (best passage)", 2, 10, d.passages, key="study_passages")
-    seed = c5.number_input("Seed", 0, 2**31 - 1, d.seed, key="study_seed")
+    fraction = c1.number_input("Fraction of groups", 0.001, 1.0, key="study_fraction")
+    per_group = c2.number_input("Instances per group", 1, 100, key="study_per_group")
+    overlap = c3.number_input("Annotators per item", 1, 50, key="study_overlap")
+    passages = c4.number_input("Passages (best passage)", 2, 10, key="study_passages")
+    seed = c5.number_input("Seed", 0, 2**31 - 1, key="study_seed")
     s1, s2, s3 = st.columns(3)
-    stratify = s1.checkbox("Sample per domain (subset)", False, key="study_stratify",
+    stratify = s1.checkbox("Sample per domain (subset)", key="study_stratify",
                            help="IFIR: 10% of the queries of each domain, at least one per domain")
-    subset_fraction = s2.number_input("Fraction of each domain", 0.001, 1.0, 0.1, key="study_subset_fraction")
-    max_excluded = s3.number_input("Excluded passages per instance (passage match; -1: all)", -1, 1000, -1,
+    subset_fraction = s2.number_input("Fraction of each domain", 0.001, 1.0, key="study_subset_fraction")
+    max_excluded = s3.number_input("Excluded passages per instance (passage match; -1: all)", -1, 1000,
                                    key="study_max_excluded")
     annotators = st.multiselect("Annotators", [u["name"] for u in users.list_users(conn, "annotator")], key="study_annotators")
     goal = st.text_area("Project goal shown to annotators before their first item (empty: the default for the "
-                        "project's kind; InstructIR Fig. 9a)", "", key="study_goal")
+                        "project's kind; InstructIR Fig. 9a)", key="study_goal")
     guidelines = {}
     for q in INSTANCE_QUESTIONS:
         with st.expander(f"Guidelines: {label(q)}"):
-            text = st.text_area(label(q), GUIDELINES[q], key=f"study_guideline_{q}", label_visibility="collapsed")
+            text = st.text_area(label(q), key=f"study_guideline_{q}", label_visibility="collapsed")
             if text != GUIDELINES[q]:  # unchanged: the default (which knows the study's scale) applies
                 guidelines[q] = text
     go = st.form_submit_button("Create study")
@@ -94,7 +112,7 @@ if go:
     except IFJudgeError as exc:
         st.error(str(exc))
     else:
-        created("study", result, [k for k in st.session_state if isinstance(k, str) and k.startswith("study_") and k != "study_project"])
+        created("study", result)
 
 st.subheader("INSTFOL with human judges")
 report_created("instfol")
@@ -108,17 +126,17 @@ if len(runs) < 1:
     st.info("This project has no stored run yet: run a retriever on the Evaluate page (or `ifjudge eval run`) "
             "with and without the instructions first.")
 else:
-    label = lambda i: f"{i}: {runs[i]['model']} ({runs[i]['template']}, {runs[i]['created_at']})"  # noqa: E731
+    run_label = lambda i: f"{i}: {runs[i]['model']} ({runs[i]['template']}, {runs[i]['created_at']})"  # noqa: E731
     r1, r2, r3 = st.columns(3)
-    bare_id = r1.selectbox("Bare-query run", list(runs), format_func=label, key="instfol_bare")
-    inst_id = r2.selectbox("Instructed run", list(runs), format_func=label, key="instfol_instructed",
+    bare_id = r1.selectbox("Bare-query run", list(runs), format_func=run_label, key="instfol_bare")
+    inst_id = r2.selectbox("Instructed run", list(runs), format_func=run_label, key="instfol_instructed",
                            index=len(runs) - 1)
-    top = r3.number_input("Top-k passages per run", 1, 100, 10, key="instfol_top_k")
+    top = r3.number_input("Top-k passages per run", 1, 100, key="instfol_top_k")
     c1, c2, c3, c4 = st.columns(4)
-    ifraction = c1.number_input("Fraction of groups", 0.001, 1.0, 1.0, key="instfol_fraction")
-    iper_group = c2.number_input("Instances per group", 1, 100, 3, key="instfol_per_group")
-    ioverlap = c3.number_input("Annotators per item", 1, 50, d.overlap, key="instfol_overlap")
-    iseed = c4.number_input("Seed", 0, 2**31 - 1, d.seed, key="instfol_seed")
+    ifraction = c1.number_input("Fraction of groups", 0.001, 1.0, key="instfol_fraction")
+    iper_group = c2.number_input("Instances per group", 1, 100, key="instfol_per_group")
+    ioverlap = c3.number_input("Annotators per item", 1, 50, key="instfol_overlap")
+    iseed = c4.number_input("Seed", 0, 2**31 - 1, key="instfol_seed")
     iannotators = st.multiselect("Annotators", [u["name"] for u in users.list_users(conn, "annotator")],
                                  key="instfol_annotators")
     if st.button("Create INSTFOL study", key="instfol_create"):
@@ -134,5 +152,4 @@ else:
         except IFJudgeError as exc:
             st.error(str(exc))
         else:
-            created("instfol", result, ["instfol_annotators", "instfol_top_k", "instfol_fraction", "instfol_per_group",
-                             "instfol_overlap", "instfol_seed"])
+            created("instfol", result)

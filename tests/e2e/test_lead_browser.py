@@ -1,5 +1,5 @@
-"""A lead sees the Table 7 view and a chart, adjudicates one item, downloads the validated TREC
-qrels, and the file reflects the adjudicated value."""
+"""A lead sees the Table 7 view and a heatmap with its numbers, adjudicates one item, builds the
+export on request, downloads the validated TREC qrels, and the file reflects the adjudicated value."""
 from __future__ import annotations
 
 import re
@@ -33,6 +33,13 @@ def test_lead_monitor_adjudicate_download(page, labelled_server, artifacts, tmp_
     expect(page.get_by_text("Human verification (InstructIR Table 7)")).to_be_visible(timeout=20_000)
     expect(page.get_by_text("Pairwise Cohen kappa").or_(page.locator("[data-testid='stVegaLiteChart']")).first).to_be_visible()
     assert page.locator("[data-testid='stVegaLiteChart']").count() >= 1
+    # each heatmap cell prints its value (SVG text): "—" where kappa is undefined (ann1 and ann2 both
+    # said Yes to every item), 0.000 for ann1/ann3
+    heat = page.locator("[data-testid='stVegaLiteChart']").filter(has_text="Pairwise Cohen kappa")
+    expect(heat.locator("svg text", has_text="—")).to_have_count(2)
+    expect(heat.locator("svg text", has_text="0.000")).to_have_count(4)
+    heat.scroll_into_view_if_needed()
+    heat.screenshot(path=str(artifacts / "monitor-heatmap.png"))
     page.screenshot(path=str(artifacts / "monitor-page.png"), full_page=True)
 
     validity = next(d for d in monitor.disagreements(connect(server.db_path), 1) if d["question"] == "validity")
@@ -54,14 +61,23 @@ def test_lead_monitor_adjudicate_download(page, labelled_server, artifacts, tmp_
     page.get_by_role("link", name="Export").click()
     expect(page.get_by_text("Studies to build the validated qrels from (one study or several)")).to_be_visible(timeout=20_000)
     choose(page, "Format", "trec")
+    # built only on request
+    expect(page.get_by_role("button", name="Build the export")).to_be_visible(timeout=20_000)
+    expect(page.get_by_role("button", name="Download trec export (zip)")).to_have_count(0)
+    settle(page)
+    page.get_by_role("button", name="Build the export").click()
     # no study is chosen by default: only the published qrels, no validated download
     expect(page.get_by_role("button", name="Download trec export (zip)")).to_be_visible(timeout=20_000)
     expect(page.get_by_role("button", name="Download validated TREC qrels")).to_have_count(0)
+    expect(page.get_by_text("What the export holds", exact=False)).to_be_visible()
 
     def download_validated(name):
         choose(page, "Studies to build the validated qrels from (one study or several)", "1: demo: InstructIR validation")
         page.keyboard.press("Escape")
         settle(page)
+        # the choices changed: the earlier build is withdrawn until the lead builds again
+        expect(page.get_by_role("button", name="Download trec export (zip)")).to_have_count(0)
+        page.get_by_role("button", name="Build the export").click()
         with page.expect_download(timeout=20_000) as dl:
             page.get_by_role("button", name="Download validated TREC qrels").click()
         path = tmp_path / name
