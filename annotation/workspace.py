@@ -213,7 +213,9 @@ def submit_screen(
             db, study_id=screen.study_id, user_id=user["id"], screen=screen.screen, answers=payload,
             based_on=screen.based_on, started_at=started_at, now=now,
         )
-    except studies.StaleSubmission:  # stored already (another tab): its draft is done with too
+    except (studies.StaleSubmission, PermissionDenied):
+        # stored already (another tab), or the claim expired and the screen went to someone else:
+        # either way this user's draft of it is done with
         discard_draft(db, screen, user)
         raise
     discard_draft(db, screen, user)

@@ -105,3 +105,17 @@ def test_the_annotate_page_shows_the_draft_after_a_reload_and_submits_exactly_it
         "best_passage": (shown.items[2].passages[1]["doc_id"], "")}
     assert db.execute("SELECT COUNT(*) FROM drafts").fetchone()[0] == 0
     assert _page(db, "ann2").session_state[f"ann_screen:{sid}"] != screen  # the next screen, empty
+
+
+def test_a_second_tab_submitting_a_stored_screen_drops_its_draft(demo):
+    db, r = demo
+    ann1 = users.get_user(db, "ann1")
+    tab1 = workspace.open_screen(db, r["study_id"], ann1)
+    tab2 = workspace.open_screen(db, r["study_id"], ann1)  # the same claimed screen in another tab
+    full = {"validity": {"value": "Yes"}, "naturalness": {"value": "Yes"},
+            "best_passage": {"value": tab1.items[2].passages[0]["doc_id"]}}
+    workspace.submit_screen(db, tab1, ann1, full, started_at=None)
+    workspace.save_draft(db, tab2, ann1, "validity", value="No")  # chosen in the stale tab
+    with pytest.raises(studies.StaleSubmission):
+        workspace.submit_screen(db, tab2, ann1, full, started_at=None)
+    assert workspace.draft(db, tab2, ann1) == {}
