@@ -10,11 +10,10 @@ import random
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 
-import sqlite_utils
-
 from annotation.questions import GUIDELINES, INSTANCE_QUESTIONS, NATURALNESS_LIKERT_NOTE, question
 from storage import projects, studies, users
 from storage.errors import IFJudgeError
+from storage.db import Database
 
 
 @dataclass
@@ -159,7 +158,7 @@ def match_passages(
 
 
 def build_instance_items(
-    db: sqlite_utils.Database, project_id: int, sample: list[dict], question_ids: list[str], settings: StudySettings
+    db: Database, project_id: int, sample: list[dict], question_ids: list[str], settings: StudySettings
 ) -> tuple[list[dict], list[str]]:
     """Items for the instance questions; returns (items, notes about what could not be built)."""
     qrels = projects.qrels(db, project_id, "original")
@@ -219,7 +218,7 @@ def default_guideline(qid: str, settings: StudySettings) -> str:
 
 
 def create_study(
-    db: sqlite_utils.Database,
+    db: Database,
     *,
     project: str,
     questions: list[str],
@@ -299,7 +298,7 @@ CONDITION_MODES = ("changed", "reversed")
 
 
 def create_condition_study(
-    db: sqlite_utils.Database,
+    db: Database,
     *,
     project: str,
     annotators: list[str],
