@@ -305,6 +305,9 @@ class SqliteDatabase(sqlite_utils.Database):
     def executemany(self, sql: str, rows) -> None:
         self.conn.executemany(sql, rows)
 
+    def after_bulk_insert(self, table: str, key: str) -> None:
+        """Rows were inserted with explicit keys: nothing to do (SQLite continues after the largest)."""
+
     def close(self) -> None:
         self.conn.close()
 

@@ -66,7 +66,7 @@ class Result:
         return iter(self.fetchall())
 
 
-def _configure(conn) -> None:
+def configure(conn) -> None:
     """Values as SQLite gives them back: bool as 0/1 both ways, numeric (SUM, AVG) as int or float."""
     from psycopg.adapt import Loader
     from psycopg.types.numeric import IntDumper
@@ -99,7 +99,7 @@ def pool(url: str):
             except ImportError:  # pragma: no cover - a requirement of IFJudge
                 raise RuntimeError("PostgreSQL needs psycopg and psycopg_pool: pip install -r requirements.txt") from None
             p = ConnectionPool(
-                url, min_size=POOL_MIN, max_size=POOL_MAX, open=False, configure=_configure,
+                url, min_size=POOL_MIN, max_size=POOL_MAX, open=False, configure=configure,
                 kwargs={"autocommit": True}, name="ifjudge",
             )
             p.open(wait=True, timeout=30)
@@ -165,6 +165,14 @@ class PgDatabase:
         with self._conn() as conn, conn.cursor() as cur:
             cur.executemany(dialect.pg_sql(sql), rows)
 
+    def after_bulk_insert(self, table: str, key: str) -> None:
+        """Rows were inserted with explicit keys: move the identity past the largest one."""
+        with self._conn() as conn:
+            conn.execute(
+                f"SELECT setval(pg_get_serial_sequence(%s, %s), COALESCE((SELECT MAX({key}) FROM \"{table}\"), 0) + 1, false)",
+                [f'"{table}"', key],
+            )
+
     def executescript(self, sql: str) -> None:
         with self._conn() as conn:
             conn.execute(sql)
@@ -196,3 +204,22 @@ class PgDatabase:
 
     def close(self) -> None:
         """Nothing is held between statements; the pool stays for the process."""
+
+
+def with_database(url: str, name: str) -> str:
+    """The same server, user and options, another database.
+
+    >>> with_database("postgresql://u@h:5/main?options=-csearch_path%3Ds", "scratch")
+    'postgresql://u@h:5/scratch?options=-csearch_path%3Ds'
+    """
+    base, _, query = url.partition("?")
+    head, _, _ = base.rpartition("/")
+    return f"{head}/{name}" + (f"?{query}" if query else "")
+
+
+def database_name(url: str) -> str:
+    """
+    >>> database_name("postgresql://u@h:5/main?sslmode=require")
+    'main'
+    """
+    return url.partition("?")[0].rpartition("/")[2]
