@@ -22,14 +22,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import sqlite_utils
-
 from annotation import majority as majority_rule
 from annotation.outcomes import Outcome, item_outcomes
 from annotation.questions import question
 from annotation.workspace import narrative_with_changes
 from storage import projects, studies
 from storage.errors import InvalidAnswer, NotFound
+from storage.db import Database
 
 SHOW = ("unresolved", "majority", "decided", "all")
 
@@ -47,7 +46,7 @@ def _in_queue(o: Outcome, show: str) -> bool:
     return split or decided
 
 
-def queue(db: sqlite_utils.Database, study_id: int, *, show: str = "unresolved") -> list[dict]:
+def queue(db: Database, study_id: int, *, show: str = "unresolved") -> list[dict]:
     """The items to settle, most disagreement first, as rows: item, instance, question (id),
     votes (value -> count), provenance, decision (the current value, None while unresolved)."""
     if show not in SHOW:
@@ -87,7 +86,7 @@ class ItemView:
         return dict(self.options).get(value, value or "")
 
 
-def item_view(db: sqlite_utils.Database, study_id: int, item_id: int) -> ItemView:
+def item_view(db: Database, study_id: int, item_id: int) -> ItemView:
     """The view of item ``item_id`` of study ``study_id`` (NotFound when it is not in the study)."""
     study = studies.get_study(db, study_id)
     item = next((i for i in studies.items_of_study(db, study_id) if i["id"] == item_id), None)
@@ -127,7 +126,7 @@ def item_view(db: sqlite_utils.Database, study_id: int, item_id: int) -> ItemVie
     )
 
 
-def record(db: sqlite_utils.Database, study_id: int, item_id: int, value: str, *, lead: str, note: str = "") -> dict:
+def record(db: Database, study_id: int, item_id: int, value: str, *, lead: str, note: str = "") -> dict:
     """Store a lead's final value for an item and return the stored decision.
 
     Only a value of the item's question is accepted (a passage of the item's candidates for
@@ -147,7 +146,7 @@ def record(db: sqlite_utils.Database, study_id: int, item_id: int, value: str, *
     return studies.adjudications(db, study_id)[item_id]
 
 
-def next_in_queue(db: sqlite_utils.Database, study_id: int, after: int | None, *, show: str = "unresolved") -> int | None:
+def next_in_queue(db: Database, study_id: int, after: int | None, *, show: str = "unresolved") -> int | None:
     """The item to open after ``after``: the next one in the queue's order (wrapping around), the
     first one when ``after`` has left the queue (decided), None when the queue is empty."""
     items = [r["item"] for r in queue(db, study_id, show=show)]

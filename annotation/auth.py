@@ -11,10 +11,9 @@ import hashlib
 import hmac
 import os
 
-import sqlite_utils
-
 from storage import users
 from storage.errors import IFJudgeError
+from storage.db import Database
 
 SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
 MAX_FAILURES = 5
@@ -48,11 +47,11 @@ def verify_password(password: str, stored: str) -> bool:
     return hmac.compare_digest(got, expected)
 
 
-def add_user(db: sqlite_utils.Database, name: str, role: str, password: str) -> int:
+def add_user(db: Database, name: str, role: str, password: str) -> int:
     return users.add_user(db, name, role, hash_password(password))
 
 
-def sign_in(db: sqlite_utils.Database, name: str, password: str) -> dict:
+def sign_in(db: Database, name: str, password: str) -> dict:
     """Return the user (id, name, role) or raise :class:`SignInFailed` with a message that does not
     reveal whether the name exists."""
     name = name.strip()

@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 from importlib import resources
 
-import sqlite_utils
-
 from annotation import auth
 from annotation.studies import StudySettings, create_study
 from storage import projects, users
 from formats.bundle import Bundle, Document, Instance, Narrative, Qrel, Query
+from storage.db import Database
 
 DEMO_PROJECT = "demo"
 DEMO_QUESTIONS = ["validity", "naturalness", "best_passage"]
@@ -38,7 +37,7 @@ def demo_bundle(data: dict | None = None) -> Bundle:
     return b
 
 
-def load_demo(db: sqlite_utils.Database) -> dict:
+def load_demo(db: Database) -> dict:
     """Create the demo project, users and study if the database has no ``demo`` project yet.
 
     Returns {"created": bool, "users": [(name, role, password)], "study_id": int | None}.

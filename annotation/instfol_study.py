@@ -26,14 +26,13 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-import sqlite_utils
-
 from annotation.outcomes import item_outcomes
 from annotation.questions import GUIDELINES
 from annotation.studies import StudySettings, bare_instances, balanced_plan, sample_instances
 from evaluation.instfol import MODES, instfol, judge_agreement
 from storage import projects, studies, users
 from storage.errors import IFJudgeError
+from storage.db import Database
 
 QUESTION = "instfol_match"
 MAX_SCORE = 3.0
@@ -77,7 +76,7 @@ def run_rankings(
 
 
 def create_instfol_study(
-    db: sqlite_utils.Database,
+    db: Database,
     *,
     project: str,
     bare_run: dict[str, dict[str, float]],
@@ -161,7 +160,7 @@ def create_instfol_study(
     }
 
 
-def human_judge_rows(db: sqlite_utils.Database, study_id: int) -> tuple[list[tuple[str, str, int, float]], dict]:
+def human_judge_rows(db: Database, study_id: int) -> tuple[list[tuple[str, str, int, float]], dict]:
     """The judge-score rows ``(instance, mode, rank, score)`` from the study's majority labels,
     and counts: ``passages`` (ranked passages with an item), ``scored``, ``no_majority`` (passages
     whose item has no majority: no label, a tie, a lone label) and the items' ``provenance``.
@@ -187,7 +186,7 @@ def human_judge_rows(db: sqlite_utils.Database, study_id: int) -> tuple[list[tup
 
 
 def instfol_from_study(
-    db: sqlite_utils.Database,
+    db: Database,
     study_id: int,
     *,
     llm_scores: list[tuple[str, str, int, float]] | None = None,

@@ -11,7 +11,6 @@ import math
 import statistics
 from collections import defaultdict
 
-import sqlite_utils
 from statsmodels.stats.proportion import proportion_confint
 
 from annotation.agreement import agreement_report
@@ -20,6 +19,7 @@ from annotation.outcomes import item_outcomes, labels_frame
 from annotation.qrels_builds import study_completeness
 from annotation.scale_summary import scale_summary
 from storage import studies, users
+from storage.db import Database
 
 TABLE7_ROWS = {
     "validity": [("kappa coefficient (Randolph, 2005)", "randolph_kappa"), ("Proportion of Yes response", "yes_share")],
@@ -46,7 +46,7 @@ PROMPTS = {
 }
 
 
-def question_report(db: sqlite_utils.Database, study_id: int, question_id: str, *, n_boot: int = 0, seed: int = 0) -> dict | None:
+def question_report(db: Database, study_id: int, question_id: str, *, n_boot: int = 0, seed: int = 0) -> dict | None:
     """The agreement report of one question (None while it has no label)."""
     frame, categories, gold = labels_frame(db, study_id, question_id)
     if frame.empty:
@@ -61,7 +61,7 @@ def question_report(db: sqlite_utils.Database, study_id: int, question_id: str, 
     return report
 
 
-def table7(db: sqlite_utils.Database, study_id: int, *, n_boot: int = 200, seed: int = 0) -> list[dict]:
+def table7(db: Database, study_id: int, *, n_boot: int = 200, seed: int = 0) -> list[dict]:
     """Rows (question, statistic, value, low, high, band) like InstructIR's Table 7."""
     study = studies.get_study(db, study_id)
     rows = []
@@ -88,7 +88,7 @@ def wilson(k: int, n: int) -> dict:
     return {"share": k / n, "low": float(low), "high": float(high), "k": k, "n": n}
 
 
-def extrapolation(db: sqlite_utils.Database, study_id: int) -> dict:
+def extrapolation(db: Database, study_id: int) -> dict:
     """From the sampled instances: the estimated share of invalid and of unnatural instances, and
     of instances whose human majority disagrees with the dataset's target, each with a Wilson 95%
     interval. Instances without a decided outcome are not counted."""
@@ -110,7 +110,7 @@ def extrapolation(db: sqlite_utils.Database, study_id: int) -> dict:
     return out
 
 
-def annotator_table(db: sqlite_utils.Database, study_id: int) -> list[dict]:
+def annotator_table(db: Database, study_id: int) -> list[dict]:
     """Per annotator: screens done / total, median seconds per screen, share of labels equal to the
     item's decided value, and (best passage) share equal to the dataset's target."""
     outcomes = {o.item_id: o for o in item_outcomes(db, study_id)}
@@ -141,7 +141,7 @@ def annotator_table(db: sqlite_utils.Database, study_id: int) -> list[dict]:
     return out
 
 
-def disagreements(db: sqlite_utils.Database, study_id: int) -> list[dict]:
+def disagreements(db: Database, study_id: int) -> list[dict]:
     """Items whose labels differ, most disagreement first (the adjudication queue)."""
     rows = []
     for o in item_outcomes(db, study_id):
@@ -154,7 +154,7 @@ def disagreements(db: sqlite_utils.Database, study_id: int) -> list[dict]:
     return sorted(rows, key=lambda r: (-r["disagreement"], r["provenance"] == "adjudicated", r["item"]))
 
 
-def reasons(db: sqlite_utils.Database, study_id: int) -> list[dict]:
+def reasons(db: Database, study_id: int) -> list[dict]:
     """Every reason given (a reason is required for each No)."""
     return [
         {"item": r["item"], "instance": r["instance"], "question": r["question"], "annotator": r["annotator"],
@@ -163,7 +163,7 @@ def reasons(db: sqlite_utils.Database, study_id: int) -> list[dict]:
     ]
 
 
-def study_monitor(db: sqlite_utils.Database, study_id: int, *, n_boot: int = 200, seed: int | None = None) -> dict:
+def study_monitor(db: Database, study_id: int, *, n_boot: int = 200, seed: int | None = None) -> dict:
     """Everything the monitor page shows for a study, as plain JSON-ready values (NaN -> None).
 
     ``{"study": {"id", "name", "questions", "annotators"}, "completeness"`` (labelled / planned

@@ -20,14 +20,13 @@ from __future__ import annotations
 import random
 from dataclasses import asdict
 
-import sqlite_utils
-
 from annotation.questions import GUIDELINES
 from annotation.studies import StudySettings, balanced_plan
 from annotation.word_diff import diff_counts, same_words, tokenize, word_diff
 from storage import narratives as store
 from storage import projects, studies, users
 from storage.errors import IFJudgeError, NotFound, PermissionDenied
+from storage.db import Database
 
 EDITOR_ROLES = ("expert", "lead")
 GUIDANCE = (
@@ -45,7 +44,7 @@ def root_version(versions: list[dict]) -> dict:
     return next((v for v in versions if v["variant"] == "og"), versions[0])
 
 
-def narrative_state(db: sqlite_utils.Database, project: str, query_id: str) -> dict:
+def narrative_state(db: Database, project: str, query_id: str) -> dict:
     """A query's narrative history: ``{"project_id", "query_id", "query", "versions" (oldest
     first, each with ``added``/``removed`` token counts against the original), "original", "newest",
     "relevant" (doc ids relevant under the original qrels), "documents" (their title and text)}``."""
@@ -78,7 +77,7 @@ def original_judgments(original: dict[str, dict[str, int]], query_id: str) -> tu
     return query_id, {}
 
 
-def _instance_for(db: sqlite_utils.Database, project_id: int, query_id: str) -> str:
+def _instance_for(db: Database, project_id: int, query_id: str) -> str:
     insts = {i["instance_id"]: i for i in projects.instances(db, project_id) if i["query_id"] == query_id}
     for candidate in (f"{query_id}-changed", f"{query_id}-og", query_id):
         if candidate in insts:
@@ -88,7 +87,7 @@ def _instance_for(db: sqlite_utils.Database, project_id: int, query_id: str) -> 
     raise IFJudgeError(f"query {query_id!r} has no instance to attach re-judging items to")
 
 
-def _check_author(db: sqlite_utils.Database, author: str) -> None:
+def _check_author(db: Database, author: str) -> None:
     u = users.get_user(db, author)
     if u is None:
         raise NotFound(f"no user named {author!r}")
@@ -97,7 +96,7 @@ def _check_author(db: sqlite_utils.Database, author: str) -> None:
 
 
 def save_narrative(
-    db: sqlite_utils.Database,
+    db: Database,
     *,
     project: str,
     query_id: str,

@@ -16,11 +16,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import pandas as pd
-import sqlite_utils
 
 from annotation import majority
 from annotation.questions import question
 from storage import projects, studies
+from storage.db import Database
 
 
 @dataclass
@@ -44,7 +44,7 @@ class Outcome:
 
 
 
-def item_outcomes(db: sqlite_utils.Database, study_id: int, question_id: str | None = None) -> list[Outcome]:
+def item_outcomes(db: Database, study_id: int, question_id: str | None = None) -> list[Outcome]:
     labels = studies.current_labels(db, study_id, question_id)
     adj = studies.adjudications(db, study_id)
     by_item: dict[int, list[dict]] = {}
@@ -63,7 +63,7 @@ def item_outcomes(db: sqlite_utils.Database, study_id: int, question_id: str | N
     return out
 
 
-def labels_frame(db: sqlite_utils.Database, study_id: int, question_id: str) -> tuple[pd.DataFrame, list[str], dict | None]:
+def labels_frame(db: Database, study_id: int, question_id: str) -> tuple[pd.DataFrame, list[str], dict | None]:
     """The long table (item, annotator, label), the declared categories and the gold answers of one
     question of a study, as :func:`annotation.agreement.agreement_report` takes them.
 
@@ -100,7 +100,7 @@ class ValidationRules:
     keep_unsampled: bool = True  # instances outside the study stay as they are
 
 
-def instance_decisions(db: sqlite_utils.Database, study_id: int, rules: ValidationRules | None = None) -> dict[str, dict]:
+def instance_decisions(db: Database, study_id: int, rules: ValidationRules | None = None) -> dict[str, dict]:
     """instance id -> {"keep": bool, "why": [...], "outcomes": {question: Outcome}}."""
     rules = rules or ValidationRules()
     out: dict[str, dict] = {}
@@ -121,7 +121,7 @@ def instance_decisions(db: sqlite_utils.Database, study_id: int, rules: Validati
 
 
 def validated_qrels(
-    db: sqlite_utils.Database, study_id: int, rules: ValidationRules | None = None
+    db: Database, study_id: int, rules: ValidationRules | None = None
 ) -> dict[str, dict[str, int]]:
     """The original qrels without the instances the study rejected (and, unless
     ``keep_unsampled``, without the instances it did not look at)."""

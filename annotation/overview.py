@@ -8,23 +8,19 @@
 """
 from __future__ import annotations
 
-import sqlite_utils
-
 from annotation.outcomes import item_outcomes
 from storage import projects, studies
+from storage.db import Database
 
 
-def study_progress(db: sqlite_utils.Database) -> list[dict]:
+def study_progress(db: Database) -> list[dict]:
     """One row per study: id, name, project, questions (ids), annotators, answers given and
     needed (one per item and annotator assigned), their share (None with nothing assigned), and
     how many items are still unresolved (no label yet, a tie, or too few labels)."""
     names = {p["id"]: p["name"] for p in projects.list_projects(db)}
     rows = []
     for s in studies.list_studies(db):
-        given, needed = db.execute(
-            "SELECT COALESCE(SUM(a.state = 'done'), 0), COUNT(*) FROM assignments a JOIN items i ON i.id = a.item_id"
-            " WHERE i.study_id = ?", [s["id"]],
-        ).fetchone()
+        given, needed = studies.answer_counts(db, s["id"])
         rows.append({
             "id": s["id"], "study": s["name"], "project": names.get(s["project_id"], "?"),
             "questions": list(s["questions"]), "annotators": len(s["annotators"]),

@@ -26,8 +26,6 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-import sqlite_utils
-
 from annotation import majority
 from annotation.outcomes import ValidationRules
 from annotation.rejudging import rejudge_summary
@@ -35,6 +33,7 @@ from formats.bundle import VALIDATES
 from storage import narratives as narrative_store
 from storage import projects, studies
 from storage.errors import IFJudgeError
+from storage.db import Database
 
 UNRESOLVED_POLICIES = ("keep-published", "drop", "relevant", "not-relevant")
 INSTANCE_QUESTIONS = ("validity", "naturalness", "best_passage", "passage_match")
@@ -80,7 +79,7 @@ class QrelsBuild:
         }
 
 
-def study_completeness(db: sqlite_utils.Database, study_id: int) -> dict:
+def study_completeness(db: Database, study_id: int) -> dict:
     """``{"id", "name", "questions", "labelled", "planned", "complete"}``: ``planned`` = the study's
     assignments (item x annotator), ``labelled`` = those with a current label.
 
@@ -130,7 +129,7 @@ def _check_studies(db, project_id: int, study_ids: list[int], allow_incomplete: 
     return infos
 
 
-def pooled_decisions(db: sqlite_utils.Database, study_ids: list[int], questions: tuple[str, ...]) -> dict[tuple, dict]:
+def pooled_decisions(db: Database, study_ids: list[int], questions: tuple[str, ...]) -> dict[tuple, dict]:
     """(instance id, question, doc id or None, mode or None) -> {"decision": Decision, "studies",
     "gold", "payload"} with the labels of every named study pooled and the newest adjudication."""
     out: dict[tuple, dict] = {}
@@ -176,7 +175,7 @@ def _block(version: str, rows: list[dict], unresolved: str | None) -> None:
 
 
 def build_validated(
-    db: sqlite_utils.Database, project_id: int, study_ids: list[int], *, rules: ValidationRules | None = None,
+    db: Database, project_id: int, study_ids: list[int], *, rules: ValidationRules | None = None,
     unresolved: str | None = None, allow_incomplete: bool = False, infos: list[dict] | None = None,
 ) -> QrelsBuild:
     """``validated``: the ``original`` qrels without the instances the named studies rejected.
@@ -294,7 +293,7 @@ def _doc_build(version: str, base_version: str, base: dict, published: dict, jud
     return QrelsBuild(version, base_version, qrels, prov, infos, {"unresolved": unresolved, **(extra or {})}, open_rows)
 
 
-def build_rejudged(db: sqlite_utils.Database, project: str, study_ids: list[int], *, unresolved: str | None = None,
+def build_rejudged(db: Database, project: str, study_ids: list[int], *, unresolved: str | None = None,
                    allow_incomplete: bool = False, infos: list[dict] | None = None) -> QrelsBuild:
     """``changed-validated`` from the FollowIR re-judging (:func:`annotation.rejudging.rejudge_summary`):
     for each re-judged query, its ``original`` qrels with every re-judged document set to the human
@@ -329,7 +328,7 @@ def build_rejudged(db: sqlite_utils.Database, project: str, study_ids: list[int]
 
 
 def store_validated_qrels(
-    db: sqlite_utils.Database, study_id: int | list[int], rules: ValidationRules | None = None, *,
+    db: Database, study_id: int | list[int], rules: ValidationRules | None = None, *,
     unresolved: str | None = None, allow_incomplete: bool = False, created_by: str = "",
 ) -> int:
     """Build and store the ``validated`` qrels version from the named study (or studies), with its
@@ -345,7 +344,7 @@ def store_validated_qrels(
     return build.counts["judgments"]
 
 
-def store_changed_qrels(db: sqlite_utils.Database, project: str, *, unresolved: str | None = None,
+def store_changed_qrels(db: Database, project: str, *, unresolved: str | None = None,
                         allow_incomplete: bool = False, created_by: str = "") -> dict:
     """Store qrels version ``changed-validated`` (never the published ``changed``) from the
     re-judging: each re-judged query's original qrels with the resolved documents updated, with
@@ -367,7 +366,7 @@ def _labels_of(doc_row: dict) -> list[str]:
     return [v for v, n in doc_row["counts"].items() for _ in range(n)]
 
 
-def build_condition(db: sqlite_utils.Database, project_id: int, study_ids: list[int], mode: str, *,
+def build_condition(db: Database, project_id: int, study_ids: list[int], mode: str, *,
                     unresolved: str | None = None, allow_incomplete: bool = False,
                     infos: list[dict] | None = None) -> QrelsBuild:
     """``changed-validated`` / ``reversed-validated`` from InfoSearch ``condition`` items of ``mode``
@@ -396,7 +395,7 @@ def build_condition(db: sqlite_utils.Database, project_id: int, study_ids: list[
 
 
 def build_versions(
-    db: sqlite_utils.Database, project: str, study_ids: list[int], *, rules: ValidationRules | None = None,
+    db: Database, project: str, study_ids: list[int], *, rules: ValidationRules | None = None,
     unresolved: str | None = None, allow_incomplete: bool = False,
 ) -> dict[str, QrelsBuild]:
     """Every derived version the named studies can build: ``validated`` from instance studies,
@@ -429,7 +428,7 @@ def build_versions(
     return out
 
 
-def store_build(db: sqlite_utils.Database, project: str, build: QrelsBuild, *, created_by: str = "") -> int:
+def store_build(db: Database, project: str, build: QrelsBuild, *, created_by: str = "") -> int:
     """Store a build (its qrels version, the studies, the provenance per judgment); returns the build id."""
     proj = projects.get_project(db, project)
     return projects.store_qrels_build(

@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections import Counter
 
 import pandas as pd
-import sqlite_utils
 
 from annotation import majority
 from annotation.agreement import agreement_report
@@ -26,6 +25,7 @@ from annotation.questions import question
 from storage import narratives as store
 from storage import projects, studies
 from storage.errors import IFJudgeError, NotFound
+from storage.db import Database
 
 
 def resolve(values: list[str], adjudication: str | None = None) -> tuple[str | None, str]:
@@ -77,7 +77,7 @@ def _agreement(label_rows: list[dict], categories: tuple[str, ...]) -> dict:
             "undefined_reason": reasons.get("randolph_kappa") or reasons.get("percent_agreement_pairwise")}
 
 
-def rejudge_summary(db: sqlite_utils.Database, project: str, *, query_id: str | None = None) -> dict:
+def rejudge_summary(db: Database, project: str, *, query_id: str | None = None) -> dict:
     """What the re-judging says so far, per query (its newest round) and overall.
 
     Per document: original relevance, the current labels, the adjudication, the status

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import sqlite_utils
 from scipy import stats
 
 from storage import projects, studies
+from storage.db import Database
 
 COLUMNS = ("question", "statistic", "kind", "by", "group", "items", "labels", "mean", "ci_low", "ci_high")
 SCALE_MAX = {"naturalness": 5.0, "passage_match": 5.0, "instfol_match": 3.0}
@@ -62,7 +62,7 @@ def mean_interval(values, *, n_boot: int = 1000, seed: int = 0) -> tuple[float |
     return mean, float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
-def item_scores(db: sqlite_utils.Database, study_id: int) -> pd.DataFrame:
+def item_scores(db: Database, study_id: int) -> pd.DataFrame:
     """One row per labelled item of a scale question: question, kind, level, domain, labels, score
     (the mean of its current labels)."""
     study = studies.get_study(db, study_id)
@@ -89,7 +89,7 @@ def item_scores(db: sqlite_utils.Database, study_id: int) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["question", "item", "kind", "level", "domain", "labels", "score"])
 
 
-def scale_summary(db: sqlite_utils.Database, study_id: int, *, n_boot: int = 1000, seed: int | None = None) -> pd.DataFrame:
+def scale_summary(db: Database, study_id: int, *, n_boot: int = 1000, seed: int | None = None) -> pd.DataFrame:
     """IFIR Table 2 for a study: mean score and bootstrap 95% interval per scale question and item
     kind, overall (``by = "all"``), per level (``by = "level"``) and per domain (``by = "domain"``).
 

@@ -10,12 +10,16 @@ import random
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 
+<<<<<<< HEAD
 import sqlite_utils
 
 from annotation.glossary import label
+=======
+>>>>>>> pg
 from annotation.questions import GUIDELINES, INSTANCE_QUESTIONS, NATURALNESS_LIKERT_NOTE, question
 from storage import projects, studies, users
 from storage.errors import IFJudgeError
+from storage.db import Database
 
 
 @dataclass
@@ -160,7 +164,7 @@ def match_passages(
 
 
 def build_instance_items(
-    db: sqlite_utils.Database, project_id: int, sample: list[dict], question_ids: list[str], settings: StudySettings
+    db: Database, project_id: int, sample: list[dict], question_ids: list[str], settings: StudySettings
 ) -> tuple[list[dict], list[str]]:
     """Items for the instance questions; returns (items, notes about what could not be built)."""
     qrels = projects.qrels(db, project_id, "original")
@@ -220,7 +224,7 @@ def default_guideline(qid: str, settings: StudySettings) -> str:
 
 
 def create_study(
-    db: sqlite_utils.Database,
+    db: Database,
     *,
     project: str,
     questions: list[str],
@@ -300,7 +304,7 @@ CONDITION_MODES = ("changed", "reversed")
 
 
 def create_condition_study(
-    db: sqlite_utils.Database,
+    db: Database,
     *,
     project: str,
     annotators: list[str],

@@ -9,14 +9,13 @@ import io
 import random
 from dataclasses import dataclass, field
 
-import sqlite_utils
-
 from annotation.word_diff import word_diff
 from annotation.questions import GUIDELINES, PROJECT_GOALS, Question, labeler_instructions, question
 from storage import drafts as draft_store
 from storage import narratives as narrative_store
 from storage import projects, studies
 from storage.errors import IFJudgeError, InvalidAnswer, NotFound, PermissionDenied
+from storage.db import Database
 
 
 class ScreenRefused(InvalidAnswer):
@@ -63,12 +62,12 @@ def shown_order(candidates: list[str], *, seed: int, item_id: int, user_id: int)
     return order
 
 
-def _check_member(db: sqlite_utils.Database, study: dict, user: dict) -> None:
+def _check_member(db: Database, study: dict, user: dict) -> None:
     if user["role"] != "lead" and user["name"] not in study["annotators"]:
         raise PermissionDenied(f"{user['name']} is not an annotator of study {study['id']}")
 
 
-def open_screen(db: sqlite_utils.Database, study_id: int, user: dict, screen: str | None = None) -> Screen | None:
+def open_screen(db: Database, study_id: int, user: dict, screen: str | None = None) -> Screen | None:
     """The screen to show: ``screen`` when given (going back to a submitted one), else the user's
     next screen (claimed in the same transaction that hands it out). None when the queue is empty."""
     study = studies.get_study(db, study_id)
@@ -122,7 +121,7 @@ class Guidelines:
     acknowledged_at: str | None = None
 
 
-def guidelines(db: sqlite_utils.Database, study_id: int, user: dict) -> Guidelines:
+def guidelines(db: Database, study_id: int, user: dict) -> Guidelines:
     """The study's goal and guidelines, and when ``user`` acknowledged them (None: never, so the
     annotate page shows them before the first item)."""
     study = studies.get_study(db, study_id)
@@ -141,13 +140,13 @@ def guidelines(db: sqlite_utils.Database, study_id: int, user: dict) -> Guidelin
     )
 
 
-def acknowledge_guidelines(db: sqlite_utils.Database, study_id: int, user: dict) -> None:
+def acknowledge_guidelines(db: Database, study_id: int, user: dict) -> None:
     """Store that ``user`` has read the study's guidelines (kept once, with its time)."""
     _check_member(db, studies.get_study(db, study_id), user)
     studies.acknowledge_guidelines(db, study_id, user["id"])
 
 
-def narrative_with_changes(db: sqlite_utils.Database, version_id: int) -> tuple[str, list]:
+def narrative_with_changes(db: Database, version_id: int) -> tuple[str, list]:
     """The text of a narrative version and its word diff against the query's original (first)
     narrative, as shown to a re-judging annotator."""
     version = narrative_store.get_version(db, version_id)
@@ -157,7 +156,7 @@ def narrative_with_changes(db: sqlite_utils.Database, version_id: int) -> tuple[
     return version["text"], word_diff(root["text"], version["text"])
 
 
-def _documents(db: sqlite_utils.Database, project_id: int, doc_ids: set[str]) -> dict[str, dict]:
+def _documents(db: Database, project_id: int, doc_ids: set[str]) -> dict[str, dict]:
     if not doc_ids:
         return {}
     found = projects.documents_by_id(db, project_id, doc_ids)
@@ -168,7 +167,7 @@ def _documents(db: sqlite_utils.Database, project_id: int, doc_ids: set[str]) ->
 
 
 def submit_screen(
-    db: sqlite_utils.Database,
+    db: Database,
     screen: Screen,
     user: dict,
     answers: dict[str, dict],
@@ -222,7 +221,7 @@ def submit_screen(
     return ids
 
 
-def progress(db: sqlite_utils.Database, study_id: int, user: dict) -> tuple[int, int]:
+def progress(db: Database, study_id: int, user: dict) -> tuple[int, int]:
     return studies.progress(db, study_id, user["id"])
 
 
@@ -244,7 +243,7 @@ class StudyWork:
         return f"{self.study['id']}: {self.study['name']} · {rest}"
 
 
-def my_studies(db: sqlite_utils.Database, user: dict) -> list[StudyWork]:
+def my_studies(db: Database, user: dict) -> list[StudyWork]:
     """The studies ``user`` annotates, in creation order, with their progress."""
     out = []
     for s in studies.studies_for_user(db, user["id"]):
@@ -265,11 +264,11 @@ def most_work_left(work: list[StudyWork]) -> int | None:
     return max(range(len(work)), key=lambda i: (work[i].left, -i))
 
 
-def history(db: sqlite_utils.Database, study_id: int, user: dict) -> list[str]:
+def history(db: Database, study_id: int, user: dict) -> list[str]:
     return studies.done_screens(db, study_id, user["id"])
 
 
-def recent_history(db: sqlite_utils.Database, study_id: int, user: dict, *, limit: int = 20) -> list[tuple[str, str]]:
+def recent_history(db: Database, study_id: int, user: dict, *, limit: int = 20) -> list[tuple[str, str]]:
     """The user's last ``limit`` submitted screens, newest first, each with what the annotator
     recognises it by: its query (and the instruction's start), not its instance id."""
     study = studies.get_study(db, study_id)
@@ -286,13 +285,13 @@ def recent_history(db: sqlite_utils.Database, study_id: int, user: dict, *, limi
     return out
 
 
-def skip(db: sqlite_utils.Database, screen: Screen, user: dict) -> None:
+def skip(db: Database, screen: Screen, user: dict) -> None:
     """Move the screen to the end of the user's queue; its draft is forgotten (it comes back empty)."""
     studies.skip(db, screen.study_id, user["id"], screen.screen)
     discard_draft(db, screen, user)
 
 
-def save_draft(db: sqlite_utils.Database, screen: Screen, user: dict, question_id: str, *,
+def save_draft(db: Database, screen: Screen, user: dict, question_id: str, *,
                value: str | None = None, reason: str | None = None) -> None:
     """Keep an answer (``value``) or a reason chosen on ``screen`` but not submitted yet, so that a
     reload or a browser restart shows it again (:func:`draft`). Called on each change of a
@@ -318,7 +317,7 @@ def save_draft(db: sqlite_utils.Database, screen: Screen, user: dict, question_i
     draft_store.save(db, screen.study_id, user["id"], screen.screen, question_id, **parts)
 
 
-def draft(db: sqlite_utils.Database, screen: Screen, user: dict) -> dict[str, dict]:
+def draft(db: Database, screen: Screen, user: dict) -> dict[str, dict]:
     """question id -> {"value", "reason"}: what ``user`` chose on ``screen`` without submitting it
     ({} when nothing). A draft answer outside the question's choices (the study changed) is dropped."""
     allowed = {it.question.id: ({p["doc_id"] for p in it.passages} if it.question.id == "best_passage"
@@ -331,7 +330,7 @@ def draft(db: sqlite_utils.Database, screen: Screen, user: dict) -> dict[str, di
     return out
 
 
-def discard_draft(db: sqlite_utils.Database, screen: Screen, user: dict) -> None:
+def discard_draft(db: Database, screen: Screen, user: dict) -> None:
     """Forget ``user``'s draft on ``screen`` (done after a submit or a skip)."""
     draft_store.clear(db, screen.study_id, user["id"], screen.screen)
 
@@ -339,7 +338,7 @@ def discard_draft(db: sqlite_utils.Database, screen: Screen, user: dict) -> None
 LABELS_CSV_COLUMNS = ("item", "instance", "question", "annotator", "value", "reason", "shown_order", "submitted_at")
 
 
-def labels_csv(db: sqlite_utils.Database, study_id: int) -> str:
+def labels_csv(db: Database, study_id: int) -> str:
     """The current labels of a study as CSV (``ifjudge labels``)."""
     studies.get_study(db, study_id)
     buf = io.StringIO()

@@ -68,7 +68,7 @@ def build(db_path: Path, n_instances: int) -> tuple[int, dict[str, str]]:
     print(f"built: {n_instances} instances, study {sid} with {study['screens']} screens x 3 annotators, "
           f"{n_labels} labels (project+study {t1 - t0:.1f} s, labels {t2 - t1:.1f} s)")
     instr = {i.instance_id: i.instruction for i in bundle.instances}
-    db.conn.close()
+    db.close()
     return sid, instr
 
 
@@ -86,7 +86,7 @@ def library_cycle(db_path: Path, sid: int, n: int) -> list[float]:
         workspace.submit_screen(db, screen, user, answers, started_at=time.time() - 2)
         screen = workspace.open_screen(db, sid, user)
         out.append(time.perf_counter() - t0)
-    db.conn.close()
+    db.close()
     return out
 
 
@@ -99,7 +99,7 @@ def browser_cycle(db_path: Path, sid: int, instr: dict[str, str], n: int, total:
     uid = users.get_user(db, "bench1")["id"]
     queue = [r["screen"] for r in studies.items_of_study(db, sid)]  # bench1 has every screen, in position order
     queue = list(dict.fromkeys(queue))
-    db.conn.close()
+    db.close()
     server = Server(db_path)
     server.start()
     times = []

@@ -40,7 +40,7 @@ from annotation import auth, workspace  # noqa: E402
 from annotation.studies import StudySettings, create_study  # noqa: E402
 from storage import projects, users  # noqa: E402
 from formats.bundle import Bundle, Document, Instance, Qrel, Query  # noqa: E402
-from storage.db import connect  # noqa: E402
+from storage.db import check_integrity, connect, is_url  # noqa: E402
 
 TARGET_MS = 300.0
 QUESTIONS = ["validity", "naturalness", "best_passage"]
@@ -86,7 +86,7 @@ def build_study_db(path: str | os.PathLike, *, n_instances: int, annotators: lis
     settings = StudySettings(group_fraction=1.0, per_group=4, overlap=overlap, passages=3, seed=1)
     summary = create_study(db, project=project, questions=QUESTIONS, annotators=annotators,
                            created_by="load-test", name="load test", settings=settings)
-    db.conn.close()
+    db.close()
     return summary
 
 
@@ -210,10 +210,10 @@ def check_database(db_path, study_id: int, reported_labels: list[int]) -> dict:
                        " WHERE i.study_id = ? AND (a.state IS NULL OR a.state != 'done')", study_id)
     if done_without or label_not_done:
         problems.append(f"assignments and labels disagree: {done_without[:3]} {label_not_done[:3]}")
-    integrity = db.execute("PRAGMA integrity_check").fetchone()[0]
+    integrity = check_integrity(db)
     if integrity != "ok":
-        problems.append(f"integrity_check: {integrity}")
-    db.conn.close()
+        problems.append(f"integrity check: {integrity}")
+    db.close()
     return {"labels_stored": len(stored), "problems": problems}
 
 
@@ -287,7 +287,8 @@ def main(argv: list[str] | None = None) -> int:
     if not 1 <= args.annotators <= 64 or not 0 < args.seconds <= 600:
         ap.error("bounded run: 1-64 annotators, at most 600 s")
     with tempfile.TemporaryDirectory(prefix="ifjudge-load-") as tmp:
-        db_path = Path(args.db) if args.db else Path(tmp) / "load.db"
+        # a postgresql:// URL runs the same test against PostgreSQL (its database must be empty)
+        db_path = (args.db if is_url(args.db) else Path(args.db)) if args.db else Path(tmp) / "load.db"
         r = run_load(db_path, annotators=args.annotators, seconds=args.seconds, n_instances=args.instances,
                      workdir=Path(tmp), max_screens=args.max_screens)
     if args.json:

@@ -27,7 +27,7 @@ def register(sub) -> None:
     p = sub.add_parser("agreement", help="agreement statistics of one question (InstructIR Table 7 style)")
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--labels", metavar="FILE.csv", help="CSV with header item,annotator,label")
-    source.add_argument("--db", metavar="PATH", help="the current labels of a study (with --study and --question)")
+    source.add_argument("--db", metavar="DB", help="the current labels of a study (with --study and --question)")
     p.add_argument("--study", type=int, help="with --db: the study id")
     p.add_argument("--question", help="with --db: validity, naturalness, best_passage, passage_match, instfol_match or relevance")
     p.add_argument("--categories",

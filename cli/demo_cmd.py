@@ -9,7 +9,7 @@ from storage.db import connect
 
 def register(sub) -> None:
     p = sub.add_parser("demo", help="load the bundled demo project, its users and a ready study")
-    p.add_argument("--db", required=True, help="SQLite file (created if missing)")
+    p.add_argument("--db", required=True, help="SQLite file (created if missing) or postgresql:// URL")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run)
 

@@ -12,7 +12,7 @@ from storage.errors import IFJudgeError
 def register(sub) -> None:
     p = sub.add_parser("jobs", help="list evaluation jobs (or cancel one)",
                        description="Lists jobs newest first: state, progress, ETA, reason of a failure, eval runs.")
-    p.add_argument("--db", help="IFJudge database file")
+    p.add_argument("--db", help="IFJudge database: a file path or a postgresql:// URL")
     p.add_argument("--project", help="only this project's jobs")
     p.add_argument("--state", action="append", choices=["queued", "running", "finished", "failed", "cancelled"],
                    help="only jobs in this state (repeatable)")
@@ -21,7 +21,7 @@ def register(sub) -> None:
     jobs_sub = p.add_subparsers(dest="jobs_command", metavar="JOBS_COMMAND")
     c = jobs_sub.add_parser("cancel", help="cancel a queued or running job")
     c.add_argument("job_id", type=int, metavar="ID")
-    c.add_argument("--db", default=argparse.SUPPRESS, help="IFJudge database file")
+    c.add_argument("--db", default=argparse.SUPPRESS, help="IFJudge database: a file path or a postgresql:// URL")
     c.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
     c.set_defaults(func=cancel_cmd)
 

@@ -46,8 +46,9 @@ def stop_worker(proc: subprocess.Popen, timeout: float = WORKER_STOP_SECONDS) ->
 
 
 def run(args) -> int:
-    env = dict(os.environ, IFJUDGE_DB=str(Path(args.db).resolve()), HF_HUB_OFFLINE="1")
-    from storage.db import connect
+    from storage.db import connect, location, resolve_target
+
+    env = dict(os.environ, IFJUDGE_DB=resolve_target(args.db), HF_HUB_OFFLINE="1")
 
     db = connect(args.db)  # create and migrate once, before two processes open it
     if args.demo:
@@ -56,7 +57,8 @@ def run(args) -> int:
 
         result = load_demo(db)
         print_sign_ins(result["users"])
-    db.conn.close()
+    shown = location(db)
+    db.close()
     cmd = [
         sys.executable, "-m", "streamlit", "run", str(APP),
         "--server.port", str(args.port), "--server.address", args.address,
@@ -64,7 +66,7 @@ def run(args) -> int:
         "--client.toolbarMode", "viewer",  # no Deploy button or developer menu for annotators and leads
     ]
     worker = None if args.no_worker else start_worker(env["IFJUDGE_DB"], env)
-    print(f"IFJudge on http://{args.address}:{args.port}  (database {env['IFJUDGE_DB']}"
+    print(f"IFJudge on http://{args.address}:{args.port}  (database {shown}"
           + (", with an evaluation worker)" if worker else ", no worker)"), flush=True)
     try:
         return subprocess.call(cmd, env=env)

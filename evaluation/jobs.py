@@ -28,15 +28,13 @@ import time
 import uuid
 from pathlib import Path
 
-import sqlite_utils
-
 from evaluation import measures as measures_mod
 from evaluation.runner import CANDIDATE_MODES, DEFAULT_MEASURES, check_evaluable, run_eval
 from evaluation.pmrr import TIES
 from evaluation.templates import get_template
 from storage import jobs as store
 from storage import projects
-from storage.db import connect
+from storage.db import Database, connect, target_of
 from storage.errors import IFJudgeError
 
 EVAL_KIND = "eval"
@@ -132,7 +130,7 @@ def dedupe_key(kind: str, project_id: int, parameters: dict) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def submit_eval(db: sqlite_utils.Database, project: str | dict, *, created_by: str, **params) -> tuple[dict, bool]:
+def submit_eval(db: Database, project: str | dict, *, created_by: str, **params) -> tuple[dict, bool]:
     """Queue one evaluation (the keyword arguments of :func:`eval_parameters`), or return the
     queued or running job of the same evaluation. Returns ``(job, created)``.
 
@@ -162,7 +160,7 @@ def submit_eval(db: sqlite_utils.Database, project: str | dict, *, created_by: s
                         max_attempts=MAX_ATTEMPTS)
 
 
-def cancel(db: sqlite_utils.Database, job_id: int, *, by: str) -> dict:
+def cancel(db: Database, job_id: int, *, by: str) -> dict:
     """Cancel a queued job now, or ask the worker of a running one to stop; returns the job."""
     return store.request_cancel(db, job_id, by)
 
@@ -195,10 +193,6 @@ def new_worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
 
 
-def _db_path(db: sqlite_utils.Database) -> str:
-    return next(row[2] for row in db.execute("PRAGMA database_list").fetchall() if row[1] == "main")
-
-
 class _Heartbeat(threading.Thread):
     """Writes the job's heartbeat every ``every`` seconds from its own connection while the job
     runs, so that a slow stage without progress reports (loading a model) is not taken for a
@@ -218,10 +212,10 @@ class _Heartbeat(threading.Thread):
                 state = store.heartbeat(db, self.job_id, self.worker_id)
                 self.cancel, self.lost = state["cancel"], not state["owned"]
         finally:
-            db.conn.close()
+            db.close()
 
 
-def run_job(db: sqlite_utils.Database, job: dict, worker_id: str, *, heartbeat: float = HEARTBEAT_SECONDS,
+def run_job(db: Database, job: dict, worker_id: str, *, heartbeat: float = HEARTBEAT_SECONDS,
             stopping: threading.Event | None = None) -> dict:
     """Run one claimed job to its end state; returns the job as stored afterwards.
 
@@ -232,7 +226,7 @@ def run_job(db: sqlite_utils.Database, job: dict, worker_id: str, *, heartbeat: 
     if job["kind"] != EVAL_KIND:
         store.fail(db, job["id"], worker_id, f"this worker does not know jobs of kind {job['kind']!r}")
         return store.get_job(db, job["id"])
-    beat = _Heartbeat(_db_path(db), job["id"], worker_id, heartbeat)
+    beat = _Heartbeat(target_of(db), job["id"], worker_id, heartbeat)
     beat.start()
 
     def progress(done: int, total: int, message: str) -> None:
@@ -314,7 +308,7 @@ def work(
             say(f"job {end['id']}: {end['state']}" + (f" ({end['error']})" if end["error"] else "")
                 + (f", eval runs {end['result_ids']}" if end["result_ids"] else ""))
     finally:
-        db.conn.close()
+        db.close()
     return ran
 
 

@@ -14,8 +14,6 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-import sqlite_utils
-
 from evaluation import measures as measures_mod
 from evaluation.infosearch import infosearch_metrics
 from evaluation.pmrr import TIES, p_mrr
@@ -29,6 +27,7 @@ from storage import eval_runs as store
 from storage import projects
 from formats.bundle import VALIDATES
 from storage.errors import IFJudgeError, NotFound
+from storage.db import Database
 
 Progress = Callable[[int, int, str], None]
 
@@ -193,7 +192,7 @@ def _retrieve(plan: _Plan, topics, documents, candidates, progress) -> dict:
     return run
 
 
-def check_evaluable(db: sqlite_utils.Database, proj: dict, *, qrels_version: str, variant: str | None = None,
+def check_evaluable(db: Database, proj: dict, *, qrels_version: str, variant: str | None = None,
                     external: bool = False) -> tuple[list[dict], str | None, dict]:
     """What an evaluation of ``proj`` on ``qrels_version`` needs, checked before anything runs:
     documents to rank (unless the run is external), topics, and at least one judged query with a
@@ -220,7 +219,7 @@ def check_evaluable(db: sqlite_utils.Database, proj: dict, *, qrels_version: str
 
 
 def run_eval(
-    db: sqlite_utils.Database,
+    db: Database,
     project: str | dict,
     *,
     model,
@@ -242,7 +241,7 @@ def run_eval(
 
     Parameters
     ----------
-    db : sqlite_utils.Database
+    db : Database
     project : str or dict
         Project name (or the dict of ``storage.projects.get_project``).
     model : str or retriever

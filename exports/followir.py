@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import sqlite_utils
-
 from annotation.narrative_versions import original_judgments, root_version
 from annotation.qrels_builds import build_rejudged
 from formats.bundle import Bundle, Document, Instance, Narrative, Qrel, Query
@@ -19,9 +17,10 @@ from formats.writers import write_followir
 from storage import narratives as store
 from storage import projects
 from storage.errors import IFJudgeError
+from storage.db import Database
 
 
-def followir_bundle(db: sqlite_utils.Database, project: str, *, all_documents: bool = False,
+def followir_bundle(db: Database, project: str, *, all_documents: bool = False,
                     changed_qrels: dict[str, dict[str, int]] | None = None) -> tuple[Bundle, list[str]]:
     """The FollowIR/MTEB view of a project: one query per narrative chain that has a changed version.
 
@@ -71,7 +70,7 @@ def followir_bundle(db: sqlite_utils.Database, project: str, *, all_documents: b
     return b, notes
 
 
-def export_followir(db: sqlite_utils.Database, project: str, out_dir: Path, *, all_documents: bool = False,
+def export_followir(db: Database, project: str, out_dir: Path, *, all_documents: bool = False,
                     unresolved: str | None = None, allow_incomplete: bool = False) -> dict:
     """Write :func:`followir_bundle` in the FollowIR hub layout (``formats.writers.write_followir``):
     ``queries.jsonl``, ``corpus.jsonl``, ``qrels_og/test.{tsv,jsonl}``, ``qrels_changed/test.{tsv,jsonl}``,

@@ -5,11 +5,10 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-import sqlite_utils
-
 from annotation.monitor import extrapolation, table7
 from annotation.scale_summary import scale_summary
 from storage import studies
+from storage.db import Database
 
 BOOTSTRAP = 1000
 
@@ -33,7 +32,7 @@ def _latex_escape(text: str) -> str:
     return text
 
 
-def write_report(db: sqlite_utils.Database, study_id: int, out: Path, *, n_boot: int = BOOTSTRAP,
+def write_report(db: Database, study_id: int, out: Path, *, n_boot: int = BOOTSTRAP,
                  builds: dict | None = None) -> list[Path]:
     """report.md, report.csv, report.tex of one study: Table 7 rows (with top-1 accuracy excluding
     ties and the number of ties for best_passage; Randolph, Fleiss and percent agreement for
@@ -97,7 +96,7 @@ def write_report(db: sqlite_utils.Database, study_id: int, out: Path, *, n_boot:
     return [md_path, csv_path, tex_path]
 
 
-def scale_section(db: sqlite_utils.Database, study_id: int, *, n_boot: int, seed: int) -> list[str]:
+def scale_section(db: Database, study_id: int, *, n_boot: int, seed: int) -> list[str]:
     """Markdown lines of the 1-5 / 0-3 scale questions' means (IFIR Table 2), none without labels."""
     t = scale_summary(db, study_id, n_boot=n_boot, seed=seed)
     if t.empty:

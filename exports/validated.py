@@ -12,15 +12,13 @@ from dataclasses import asdict, replace
 from importlib import metadata
 from pathlib import Path
 
-import sqlite_utils
-
 from annotation.outcomes import ValidationRules
 from exports import report
 from exports.followir import followir_bundle
 from formats import writers as layouts
 from storage import projects, studies
 from formats.bundle import PUBLISHED_QRELS_VERSIONS, Bundle, Instance, Qrel, Query
-from storage.db import now_iso
+from storage.db import Database, now_iso
 from storage.errors import IFJudgeError
 
 FORMATS = ("trec", "beir", "followir", "infosearch", "mteb", "ifir", "jsonl", "report")
@@ -33,7 +31,7 @@ def tool_version() -> str:
         return "unknown"
 
 
-def study_choices(db: sqlite_utils.Database, project_id: int) -> list[dict]:
+def study_choices(db: Database, project_id: int) -> list[dict]:
     """The studies of a project a lead can build validated qrels from, each with its completeness
     (``labelled`` / ``planned``) and kind; the lead picks them (nothing is chosen by default)."""
     from annotation.qrels_builds import _study_kind, study_completeness
@@ -62,7 +60,7 @@ def _sha256(path: Path) -> str:
 
 
 def export_project(
-    db: sqlite_utils.Database,
+    db: Database,
     project: str,
     fmt: str,
     out_dir: str | Path,
@@ -192,7 +190,7 @@ def _merged_validated(bundle: Bundle, validated: dict[str, dict[str, int]], *, p
     return replace(bundle, qrels=rows + merged)
 
 
-def _followir_part(db: sqlite_utils.Database, project: str, bundle: Bundle, versions: list[str], best: str,
+def _followir_part(db: Database, project: str, bundle: Bundle, versions: list[str], best: str,
                    builds: dict, notes: list[str]) -> tuple[Bundle, dict]:
     """What a FollowIR layout (hub v1 or MTEB v2) holds for the project, and the writer's version
     arguments. After a re-judging round (``changed-validated`` built on narrative chains):
@@ -210,7 +208,7 @@ def _followir_part(db: sqlite_utils.Database, project: str, bundle: Bundle, vers
     return bundle, {"og_version": "original", "changed_version": "changed" if "changed" in versions else best}
 
 
-def _write_followir_shaped(write, db: sqlite_utils.Database, project: str, bundle: Bundle, versions: list[str],
+def _write_followir_shaped(write, db: Database, project: str, bundle: Bundle, versions: list[str],
                            best: str, builds: dict, notes: list[str], *, generic=None) -> list[Path]:
     """Write the project with ``write(bundle, **versions)`` in a FollowIR layout. A project that
     mixes other instances writes only its queries with an original and a changed narrative (and

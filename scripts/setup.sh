@@ -12,6 +12,6 @@ want=$(cat requirements.txt pyproject.toml | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   .venv/bin/pip install --disable-pip-version-check -q -r requirements.txt 2>&1 | grep -v "^WARNING: Location" || true
   .venv/bin/pip install --disable-pip-version-check -q --no-deps -e . 2>&1 | grep -v "^WARNING: Location" || true
-  .venv/bin/python -c "import streamlit, sqlite_utils, torch, sentence_transformers, pytrec_eval, cli.main" 
+  .venv/bin/python -c "import streamlit, sqlite_utils, psycopg, psycopg_pool, torch, sentence_transformers, pytrec_eval, cli.main" 
   echo "$want" > "$stamp"
 fi

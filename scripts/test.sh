@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: sets up the venv, installs Debian's chromium for the browser tests
-# if it is missing, then pytest (unit, CLI, page and browser tests).
+# if it is missing, starts a throwaway PostgreSQL cluster (Debian's postgresql, installed if
+# missing; temporary directory, free loopback port; stopped at the end) for the PostgreSQL half,
+# then pytest (unit, CLI, page and browser tests; storage-level tests on both engines).
+# IFJUDGE_TEST_PG=postgresql://... uses an existing server instead; IFJUDGE_TEST_PG=none skips
+# the PostgreSQL half (the summary says so).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -12,4 +16,16 @@ if [ ! -x /usr/bin/chromium ]; then
   fi
 fi
 export HF_HUB_OFFLINE=1
-exec .venv/bin/python -m pytest -q -p no:cacheprovider "$@"
+if [ -z "${IFJUDGE_TEST_PG:-}" ]; then
+  pgdir=$(mktemp -d "${TMPDIR:-/tmp}/ifjudge-pg.XXXXXX")
+  trap 'bash scripts/pg_cluster.sh stop "$pgdir"; rm -rf "$pgdir"' EXIT
+  if url=$(bash scripts/pg_cluster.sh start "$pgdir"); then
+    export IFJUDGE_TEST_PG="$url"
+  else
+    echo "could not start PostgreSQL (see $pgdir/*.log): the PostgreSQL half will not run" >&2
+    cat "$pgdir"/*.log >&2 2>/dev/null || true
+  fi
+elif [ "$IFJUDGE_TEST_PG" = none ]; then
+  unset IFJUDGE_TEST_PG
+fi
+.venv/bin/python -m pytest -q -p no:cacheprovider "$@"

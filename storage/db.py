@@ -1,6 +1,9 @@
 """Opening the database, the schema and its migrations, and the write gateway.
 
-Every connection is opened here: WAL journal, a busy timeout, foreign keys on. The schema evolves
+Two engines behind one surface: a file path opens SQLite (the embedded default, through
+sqlite-utils), a ``postgresql://`` URL opens PostgreSQL (:mod:`storage.postgres`). Code above
+``storage/`` does not know which one it talks to. Every SQLite connection is opened here: WAL
+journal, a busy timeout, foreign keys on. The schema evolves
 through numbered migrations recorded in ``schema_migrations``; :func:`connect` applies the missing
 ones. Writes that read and then write go through :func:`write`, which opens the transaction with
 ``BEGIN IMMEDIATE`` so that concurrent writers queue on the busy timeout instead of failing with
@@ -16,6 +19,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import sqlite_utils
+
+from storage import dialect
+from storage.postgres import PgDatabase, is_url
 
 BUSY_TIMEOUT_MS = 30_000
 DEFAULT_DB_ENV = "IFJUDGE_DB"
@@ -286,16 +292,66 @@ def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def default_db_path() -> Path:
-    return Path(os.environ.get(DEFAULT_DB_ENV) or DEFAULT_DB_PATH)
+def default_db_path() -> str | Path:
+    """The database in use: ``IFJUDGE_DB`` (a file path or a ``postgresql://`` URL), else data/ifjudge.db."""
+    target = os.environ.get(DEFAULT_DB_ENV) or DEFAULT_DB_PATH
+    return target if is_url(target) else Path(target)
 
 
-def connect(path: str | os.PathLike | None = None) -> sqlite_utils.Database:
-    """Open (creating if needed) the database at ``path`` and bring its schema up to date.
+class SqliteDatabase(sqlite_utils.Database):
+    """sqlite-utils' database with the few methods storage also finds on :class:`PgDatabase`."""
 
-    Cheap: open one per Streamlit run or CLI call; never share one across threads.
+    engine = dialect.SQLITE
+
+    @property
+    def location(self) -> str:
+        """The file's path ('' for an in-memory database)."""
+        row = next((r for r in self.execute("PRAGMA database_list").fetchall() if r[1] == "main"), None)
+        return row[2] if row else ""
+
+    @property
+    def target(self) -> str:
+        """What :func:`connect` takes to open this database again (another thread or process)."""
+        return self.location
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.conn.in_transaction
+
+    def executemany(self, sql: str, rows) -> None:
+        self.conn.executemany(sql, rows)
+
+    def after_bulk_insert(self, table: str, key: str) -> None:
+        """Rows were inserted with explicit keys: nothing to do (SQLite continues after the largest)."""
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+Database = SqliteDatabase | PgDatabase
+ID_TABLES = dialect.id_tables("\n".join(sql for _, _, sql in MIGRATIONS))
+#: write() without a lock: every writer in line, as SQLite's one write lock does
+WRITE_LOCK = (0, 0)
+
+
+def user_lock(user_id: int) -> tuple[int, int]:
+    """The lock of one annotator's screens: annotators do not wait on each other (PostgreSQL)."""
+    return (1, int(user_id))
+
+
+def connect(target: str | os.PathLike | None = None) -> Database:
+    """Open the database at ``target`` and bring its schema up to date.
+
+    ``target``: a file path (SQLite, created if needed) or a ``postgresql://`` URL (the database
+    must exist; its schema is created). Default: :func:`default_db_path`. Cheap: open one per
+    Streamlit run or CLI call; never share one across threads.
     """
-    path = Path(path) if path is not None else default_db_path()
+    target = default_db_path() if target is None else target
+    if is_url(target):
+        db = PgDatabase(str(target), ID_TABLES)
+        migrate(db)
+        return db
+    path = Path(target)
     if path.parent and not path.parent.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
@@ -303,20 +359,57 @@ def connect(path: str | os.PathLike | None = None) -> sqlite_utils.Database:
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")
-    db = sqlite_utils.Database(conn)
+    db = SqliteDatabase(conn)
     migrate(db)
     return db
 
 
-def schema_version(db: sqlite_utils.Database) -> int:
+def location(db: Database) -> str:
+    """Where the database lives, to show: its file path, or its URL with the password hidden."""
+    return db.location
+
+
+def target_of(db: Database) -> str:
+    """What :func:`connect` takes to open ``db`` again from another thread or process."""
+    return db.target
+
+
+def resolve_target(target: str | os.PathLike) -> str:
+    """A target that means the same from any working directory: an absolute path, or the URL."""
+    return str(target) if is_url(target) else str(Path(target).resolve())
+
+
+def check_integrity(db: Database) -> str:
+    """'ok', or what is wrong: SQLite's ``PRAGMA integrity_check`` and ``foreign_key_check``;
+    PostgreSQL checks its constraints on every write, so a reachable server answers 'ok'."""
+    if db.engine == dialect.POSTGRESQL:
+        return "ok" if db.execute("SELECT 1").fetchone() == (1,) else "no answer"
+    answer = db.execute("PRAGMA integrity_check").fetchone()[0]
+    if answer != "ok":
+        return answer
+    broken = db.execute("PRAGMA foreign_key_check").fetchall()
+    return f"{len(broken)} rows break a foreign key, e.g. {broken[:3]}" if broken else "ok"
+
+
+def schema_version(db: Database) -> int:
     if "schema_migrations" not in db.table_names():
         return 0
     row = db.execute("SELECT MAX(version) FROM schema_migrations").fetchone()
     return row[0] or 0
 
 
-def migrate(db: sqlite_utils.Database) -> int:
-    """Apply every migration newer than the database's version, each in its own transaction."""
+def schema_statements(engine: str, sql: str) -> list[str]:
+    """A migration's statements in the engine's dialect."""
+    statements = _statements(sql)
+    return [dialect.pg_ddl(s) for s in statements] if engine == dialect.POSTGRESQL else statements
+
+
+def migrate(db: Database) -> int:
+    """Apply every migration newer than the database's version, in one transaction.
+
+    Both engines record the same versions in ``schema_migrations``; PostgreSQL receives each
+    statement through :func:`storage.dialect.pg_ddl`.
+    """
     current = schema_version(db)
     if current >= SCHEMA_VERSION:
         return current
@@ -325,12 +418,15 @@ def migrate(db: sqlite_utils.Database) -> int:
             "CREATE TABLE IF NOT EXISTS schema_migrations "
             "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
         )
+        if db.engine == dialect.POSTGRESQL:
+            for statement in dialect.PG_FUNCTIONS:
+                db.execute(statement)
         # Another process may have migrated while we waited for the write lock.
         current = schema_version(db)
         for version, name, sql in MIGRATIONS:
             if version <= current:
                 continue
-            for statement in _statements(sql):
+            for statement in schema_statements(db.engine, sql):
                 db.execute(statement)
             db.execute(
                 "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
@@ -344,9 +440,20 @@ def _statements(sql: str) -> list[str]:
 
 
 @contextlib.contextmanager
-def write(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Database]:
-    """One write transaction, opened with ``BEGIN IMMEDIATE``; committed on success, rolled back
-    on any exception. Nesting is not allowed: a multi-step write is one call of this."""
+def write(db: Database, *, lock: tuple[int, int] = WRITE_LOCK) -> Iterator[Database]:
+    """One write transaction; committed on success, rolled back on any exception. Nesting is
+    not allowed: a multi-step write is one call of this.
+
+    SQLite: ``BEGIN IMMEDIATE`` (one writer at a time; the others queue on the busy timeout).
+    PostgreSQL: ``BEGIN`` and an advisory lock: ``WRITE_LOCK`` (the default) puts every writer in
+    line exactly as SQLite does, so a read-then-write stays correct; :func:`user_lock` lets
+    writers that touch only one annotator's rows (claim, submit, skip) run side by side, their
+    shared rows guarded by row locks (``FOR UPDATE [SKIP LOCKED]``).
+    """
+    if db.engine == dialect.POSTGRESQL:
+        with db.transaction(lock):
+            yield db
+        return
     conn = db.conn
     if conn.in_transaction:
         raise RuntimeError("storage.db.write() does not nest: one transaction per operation")
@@ -358,4 +465,3 @@ def write(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Database]:
         raise
     else:
         conn.execute("COMMIT")
-

@@ -20,15 +20,13 @@ from __future__ import annotations
 
 import time
 
-import sqlite_utils
-
-from storage.db import write
+from storage.db import Database, user_lock, write
 
 _KEEP = object()  # a column not given keeps its stored value
 
 
 def save(
-    db: sqlite_utils.Database, study_id: int, user_id: int, screen: str, question: str,
+    db: Database, study_id: int, user_id: int, screen: str, question: str,
     *, value: str | None = _KEEP, reason: str = _KEEP, now: float | None = None,  # type: ignore[assignment]
 ) -> None:
     """Store the draft answer (``value``) and/or reason of one question of a screen; a column
@@ -39,7 +37,7 @@ def save(
     cols = ["study_id", "user_id", "screen", "question", *given, "updated_at"]
     params = [study_id, user_id, screen, question, *given.values(), time.time() if now is None else now]
     sets = ", ".join(f"{c} = excluded.{c}" for c in [*given, "updated_at"])
-    with write(db):
+    with write(db, lock=user_lock(user_id)):
         db.execute(
             f"INSERT INTO drafts ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"
             f" ON CONFLICT (study_id, user_id, screen, question) DO UPDATE SET {sets}",
@@ -47,7 +45,7 @@ def save(
         )
 
 
-def load(db: sqlite_utils.Database, study_id: int, user_id: int, screen: str) -> dict[str, dict]:
+def load(db: Database, study_id: int, user_id: int, screen: str) -> dict[str, dict]:
     """question id -> {"value", "reason"} of the user's draft on a screen ({} when there is none)."""
     rows = db.execute(
         "SELECT question, value, reason FROM drafts WHERE study_id = ? AND user_id = ? AND screen = ? ORDER BY question",
@@ -56,7 +54,7 @@ def load(db: sqlite_utils.Database, study_id: int, user_id: int, screen: str) ->
     return {q: {"value": v, "reason": r} for q, v, r in rows}
 
 
-def clear(db: sqlite_utils.Database, study_id: int, user_id: int, screen: str) -> None:
+def clear(db: Database, study_id: int, user_id: int, screen: str) -> None:
     """Forget the user's draft on a screen (after it is submitted or skipped)."""
-    with write(db):
+    with write(db, lock=user_lock(user_id)):
         db.execute("DELETE FROM drafts WHERE study_id = ? AND user_id = ? AND screen = ?", [study_id, user_id, screen])

@@ -14,16 +14,14 @@ from __future__ import annotations
 
 import json
 
-import sqlite_utils
-
-from storage.db import now_iso, write
+from storage.db import Database, now_iso, write
 from storage.errors import NotFound
 
 _SUMMARY = ("id", "project_id", "model", "template", "settings", "qrels_version", "metrics", "created_at")
 
 
 def store_eval_run(
-    db: sqlite_utils.Database,
+    db: Database,
     project_id: int,
     *,
     model: str,
@@ -62,7 +60,7 @@ def _summary(row) -> dict:
 
 
 def list_eval_runs(
-    db: sqlite_utils.Database, project_id: int, *, include_external: bool = False, with_per_query: bool = False
+    db: Database, project_id: int, *, include_external: bool = False, with_per_query: bool = False
 ) -> list[dict]:
     """Eval runs of a project, oldest first, without their runs (cheap).
 
@@ -83,7 +81,7 @@ def list_eval_runs(
     return out
 
 
-def load_eval_run(db: sqlite_utils.Database, run_id: int) -> dict:
+def load_eval_run(db: Database, run_id: int) -> dict:
     """Everything stored for one eval run (``settings``, ``metrics``, ``per_query``, ``run`` parsed)."""
     row = db.execute(
         f"SELECT {', '.join(_SUMMARY)}, per_query, run FROM eval_runs WHERE id = ?", [run_id]
@@ -96,7 +94,7 @@ def load_eval_run(db: sqlite_utils.Database, run_id: int) -> dict:
     return out
 
 
-def find_run(db: sqlite_utils.Database, project_id: int, retrieval_key: str) -> dict | None:
+def find_run(db: Database, project_id: int, retrieval_key: str) -> dict | None:
     """The newest stored run whose retrieval key is ``retrieval_key`` (as the main run or as the
     paired run of an eval run), or None."""
     row = db.execute(
@@ -114,7 +112,7 @@ def find_run(db: sqlite_utils.Database, project_id: int, retrieval_key: str) -> 
     return json.loads(row[0]) if row is not None and row[0] is not None else None
 
 
-def external_run(db: sqlite_utils.Database, project_id: int, model: str) -> dict:
+def external_run(db: Database, project_id: int, model: str) -> dict:
     """The run an import stored under ``model`` (``external:<name>``)."""
     row = db.execute(
         "SELECT run FROM eval_runs WHERE project_id = ? AND model = ? AND template = 'external'"

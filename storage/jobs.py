@@ -19,9 +19,7 @@ import json
 import time
 from collections.abc import Sequence
 
-import sqlite_utils
-
-from storage.db import write
+from storage.db import Database, write
 from storage.errors import IFJudgeError, NotFound
 
 STATES = ("queued", "running", "finished", "failed", "cancelled")
@@ -45,7 +43,7 @@ def _now(now: float | None) -> float:
 
 
 def submit(
-    db: sqlite_utils.Database,
+    db: Database,
     *,
     kind: str,
     project_id: int | None,
@@ -76,7 +74,7 @@ def submit(
     return get_job(db, job_id), True
 
 
-def get_job(db: sqlite_utils.Database, job_id: int) -> dict:
+def get_job(db: Database, job_id: int) -> dict:
     row = db.execute(f"{_SELECT} WHERE id = ?", [job_id]).fetchone()
     if row is None:
         raise NotFound(f"no job with id {job_id}")
@@ -84,7 +82,7 @@ def get_job(db: sqlite_utils.Database, job_id: int) -> dict:
 
 
 def list_jobs(
-    db: sqlite_utils.Database,
+    db: Database,
     *,
     project_id: int | None = None,
     states: Sequence[str] | None = None,
@@ -107,7 +105,7 @@ def list_jobs(
     return [_row(r) for r in db.execute(sql, params).fetchall()]
 
 
-def claim(db: sqlite_utils.Database, worker_id: str, *, kinds: Sequence[str] | None = None,
+def claim(db: Database, worker_id: str, *, kinds: Sequence[str] | None = None,
           now: float | None = None) -> dict | None:
     """Take the oldest queued job for ``worker_id`` (state ``running``, one more attempt), or None.
 
@@ -137,7 +135,7 @@ def _owned(db, job_id: int, worker_id: str) -> tuple[bool, bool]:
     return row[0] == "running" and row[1] == worker_id, bool(row[2])
 
 
-def heartbeat(db: sqlite_utils.Database, job_id: int, worker_id: str, *, now: float | None = None) -> dict:
+def heartbeat(db: Database, job_id: int, worker_id: str, *, now: float | None = None) -> dict:
     """Record that ``worker_id`` is alive and still running ``job_id``.
 
     Returns ``{"owned": bool, "cancel": bool}``: whether the worker still owns the job, and whether
@@ -151,7 +149,7 @@ def heartbeat(db: sqlite_utils.Database, job_id: int, worker_id: str, *, now: fl
     return {"owned": cur.rowcount == 1 and owned, "cancel": cancel}
 
 
-def progress(db: sqlite_utils.Database, job_id: int, worker_id: str, done: int, total: int, message: str, *,
+def progress(db: Database, job_id: int, worker_id: str, done: int, total: int, message: str, *,
              now: float | None = None) -> dict:
     """Record ``done`` of ``total`` for the current stage ``message`` (a new stage, a new
     message or total, restarts the clock the ETA is computed from); a heartbeat too.
@@ -183,31 +181,31 @@ def _end(db, job_id: int, worker_id: str, state: str, *, error: str = "", result
     return cur.rowcount == 1
 
 
-def finish(db: sqlite_utils.Database, job_id: int, worker_id: str, result_ids: Sequence[int], *,
+def finish(db: Database, job_id: int, worker_id: str, result_ids: Sequence[int], *,
            now: float | None = None) -> bool:
     """Mark the job finished with the ids of what it produced (eval run ids); False (nothing
     written) when ``worker_id`` no longer owns it."""
     return _end(db, job_id, worker_id, "finished", result_ids=result_ids, now=now)
 
 
-def fail(db: sqlite_utils.Database, job_id: int, worker_id: str, error: str, *, now: float | None = None) -> bool:
+def fail(db: Database, job_id: int, worker_id: str, error: str, *, now: float | None = None) -> bool:
     """Mark the job failed with the reason; False when ``worker_id`` no longer owns it."""
     return _end(db, job_id, worker_id, "failed", error=error or "failed (no reason given)", now=now)
 
 
-def cancelled(db: sqlite_utils.Database, job_id: int, worker_id: str, reason: str, *,
+def cancelled(db: Database, job_id: int, worker_id: str, reason: str, *,
               now: float | None = None) -> bool:
     """The worker stopped the job on a cancel request; False when it no longer owns it."""
     return _end(db, job_id, worker_id, "cancelled", error=reason, now=now)
 
 
-def release(db: sqlite_utils.Database, job_id: int, worker_id: str, reason: str, *, now: float | None = None) -> bool:
+def release(db: Database, job_id: int, worker_id: str, reason: str, *, now: float | None = None) -> bool:
     """A worker that is being stopped hands its running job back to the queue; the attempt it
     had started does not count."""
     t = _now(now)
     with write(db):
         cur = db.execute(
-            "UPDATE jobs SET state = 'queued', worker_id = NULL, heartbeat_at = NULL, attempts = MAX(attempts - 1, 0),"
+            "UPDATE jobs SET state = 'queued', worker_id = NULL, heartbeat_at = NULL, attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END,"
             " error = ?, updated_at = ?, done = 0, total = 0, message = '' WHERE id = ? AND state = 'running'"
             " AND worker_id = ?",
             [reason, t, job_id, worker_id],
@@ -215,7 +213,7 @@ def release(db: sqlite_utils.Database, job_id: int, worker_id: str, reason: str,
     return cur.rowcount == 1
 
 
-def request_cancel(db: sqlite_utils.Database, job_id: int, by: str, *, now: float | None = None) -> dict:
+def request_cancel(db: Database, job_id: int, by: str, *, now: float | None = None) -> dict:
     """Cancel a job: a queued job is cancelled at once; a running one is flagged and its worker
     stops at its next progress report. A finished, failed or cancelled job is left as it is.
 
@@ -235,7 +233,7 @@ def request_cancel(db: sqlite_utils.Database, job_id: int, by: str, *, now: floa
     return get_job(db, job_id)
 
 
-def recover_stale(db: sqlite_utils.Database, *, timeout: float, now: float | None = None) -> list[dict]:
+def recover_stale(db: Database, *, timeout: float, now: float | None = None) -> list[dict]:
     """Running jobs whose worker sent no heartbeat for ``timeout`` seconds: the worker died.
 
     Each goes back to ``queued`` while ``attempts < max_attempts`` (the reason is kept in

@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import json
 
-import sqlite_utils
-
-from storage.db import now_iso, write
+from storage.db import Database, now_iso, write
 from storage.errors import IFJudgeError
 from storage.studies import insert_items
 
@@ -34,7 +32,7 @@ def _row(r) -> dict:
     return dict(zip(VERSION_KEYS, r))
 
 
-def versions(db: sqlite_utils.Database, project_id: int, query_id: str) -> list[dict]:
+def versions(db: Database, project_id: int, query_id: str) -> list[dict]:
     """Every narrative version of a query, oldest first."""
     return [
         _row(r)
@@ -45,12 +43,12 @@ def versions(db: sqlite_utils.Database, project_id: int, query_id: str) -> list[
     ]
 
 
-def get_version(db: sqlite_utils.Database, version_id: int) -> dict | None:
+def get_version(db: Database, version_id: int) -> dict | None:
     r = db.execute(f"SELECT {', '.join(VERSION_KEYS)} FROM narrative_versions WHERE id = ?", [version_id]).fetchone()
     return _row(r) if r else None
 
 
-def narrative_queries(db: sqlite_utils.Database, project_id: int) -> list[str]:
+def narrative_queries(db: Database, project_id: int) -> list[str]:
     """Query ids that have at least one narrative version, sorted."""
     return [
         r[0]
@@ -60,7 +58,7 @@ def narrative_queries(db: sqlite_utils.Database, project_id: int) -> list[str]:
     ]
 
 
-def projects_with_narratives(db: sqlite_utils.Database) -> list[dict]:
+def projects_with_narratives(db: Database) -> list[dict]:
     return [
         dict(zip(("id", "name", "kind"), r))
         for r in db.execute(
@@ -70,7 +68,7 @@ def projects_with_narratives(db: sqlite_utils.Database) -> list[dict]:
     ]
 
 
-def rejudge_study_id(db: sqlite_utils.Database, project_id: int) -> int | None:
+def rejudge_study_id(db: Database, project_id: int) -> int | None:
     """The id of the project's re-judging study, or None before the first save."""
     row = db.execute(
         "SELECT id FROM studies WHERE project_id = ? AND json_extract(settings, '$.purpose') = ? ORDER BY id LIMIT 1",
@@ -79,7 +77,7 @@ def rejudge_study_id(db: sqlite_utils.Database, project_id: int) -> int | None:
     return row[0] if row else None
 
 
-def round_version_ids(db: sqlite_utils.Database, study_id: int) -> list[int]:
+def round_version_ids(db: Database, study_id: int) -> list[int]:
     """Narrative versions that have a re-judging round in the study, oldest first."""
     return [
         r[0]
@@ -92,7 +90,7 @@ def round_version_ids(db: sqlite_utils.Database, study_id: int) -> list[int]:
 
 
 def insert_version(
-    db: sqlite_utils.Database,
+    db: Database,
     *,
     project_id: int,
     query_id: str,
@@ -167,8 +165,8 @@ def insert_version(
                 created = True
             else:
                 study_id = row[0]
-            db.conn.executemany(
-                "INSERT OR IGNORE INTO study_annotators (study_id, user_id) VALUES (?, ?)",
+            db.executemany(
+                "INSERT INTO study_annotators (study_id, user_id) VALUES (?, ?) ON CONFLICT (study_id, user_id) DO NOTHING",
                 [(study_id, u) for u in study["annotator_ids"]],
             )
             start = db.execute(
@@ -184,7 +182,7 @@ def insert_version(
     return {"version_id": version_id, "study_id": study_id, "study_created": created, "withdrawn": withdrawn}
 
 
-def rejudge_screen_loads(db: sqlite_utils.Database, project_id: int) -> dict[int, int]:
+def rejudge_screen_loads(db: Database, project_id: int) -> dict[int, int]:
     """user id -> screens assigned to them in the project's re-judging study (empty if none yet)."""
     return {
         r[0]: r[1]

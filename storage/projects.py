@@ -5,10 +5,8 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 
-import sqlite_utils
-
 from formats.bundle import DERIVED_QRELS_VERSIONS, PUBLISHED_QRELS_VERSIONS, QRELS_VERSIONS, Bundle
-from storage.db import now_iso, write
+from storage.db import Database, now_iso, write
 from storage.errors import IFJudgeError, NotFound
 
 PROJECT_KINDS = ("instructir", "followir", "infosearch", "ifir", "generic")
@@ -34,7 +32,7 @@ class ProjectExists(IFJudgeError):
     pass
 
 
-def get_project(db: sqlite_utils.Database, name: str) -> dict:
+def get_project(db: Database, name: str) -> dict:
     row = db.execute("SELECT id, name, kind, created_at FROM projects WHERE name = ?", [name]).fetchone()
     if row is None:
         known = [r[0] for r in db.execute("SELECT name FROM projects ORDER BY name")]
@@ -42,14 +40,14 @@ def get_project(db: sqlite_utils.Database, name: str) -> dict:
     return dict(zip(("id", "name", "kind", "created_at"), row))
 
 
-def get_project_by_id(db: sqlite_utils.Database, project_id: int) -> dict:
+def get_project_by_id(db: Database, project_id: int) -> dict:
     row = db.execute("SELECT id, name, kind, created_at FROM projects WHERE id = ?", [project_id]).fetchone()
     if row is None:
         raise NotFound(f"no project with id {project_id}")
     return dict(zip(("id", "name", "kind", "created_at"), row))
 
 
-def list_projects(db: sqlite_utils.Database) -> list[dict]:
+def list_projects(db: Database) -> list[dict]:
     """Every project with its counts (instances, groups, documents, queries, qrels by version)."""
     projects = [
         dict(zip(("id", "name", "kind", "created_at"), r))
@@ -60,7 +58,7 @@ def list_projects(db: sqlite_utils.Database) -> list[dict]:
     return projects
 
 
-def project_counts(db: sqlite_utils.Database, project_id: int) -> dict[str, int]:
+def project_counts(db: Database, project_id: int) -> dict[str, int]:
     one = lambda sql: db.execute(sql, [project_id]).fetchone()[0]  # noqa: E731
     counts = {
         "instances": one("SELECT COUNT(*) FROM instances WHERE project_id = ?"),
@@ -76,7 +74,7 @@ def project_counts(db: sqlite_utils.Database, project_id: int) -> dict[str, int]
 
 
 def import_bundle(
-    db: sqlite_utils.Database, project: str, bundle: Bundle, *, fmt: str, kind: str | None = None
+    db: Database, project: str, bundle: Bundle, *, fmt: str, kind: str | None = None
 ) -> dict[str, int]:
     """Store ``bundle`` into ``project`` (created if missing) in ONE transaction.
 
@@ -101,7 +99,7 @@ def import_bundle(
             project_id = cur.lastrowid
         else:
             project_id = row[0]
-        ex = db.conn.executemany
+        ex = db.executemany
         try:
             ex(
                 "INSERT INTO documents (project_id, doc_id, title, text) VALUES (?, ?, ?, ?)",
@@ -160,7 +158,7 @@ def import_bundle(
     return counts
 
 
-def documents(db: sqlite_utils.Database, project_id: int) -> dict[str, dict]:
+def documents(db: Database, project_id: int) -> dict[str, dict]:
     """doc_id -> {"title", "text"}."""
     return {
         r[0]: {"title": r[1], "text": r[2]}
@@ -168,7 +166,7 @@ def documents(db: sqlite_utils.Database, project_id: int) -> dict[str, dict]:
     }
 
 
-def documents_by_id(db: sqlite_utils.Database, project_id: int, doc_ids) -> dict[str, dict]:
+def documents_by_id(db: Database, project_id: int, doc_ids) -> dict[str, dict]:
     """doc_id -> {"title", "text"} for the given ids only (missing ids are absent)."""
     ids = list(doc_ids)
     out = {}
@@ -182,7 +180,7 @@ def documents_by_id(db: sqlite_utils.Database, project_id: int, doc_ids) -> dict
     return out
 
 
-def get_instance(db: sqlite_utils.Database, project_id: int, instance_id: str) -> dict | None:
+def get_instance(db: Database, project_id: int, instance_id: str) -> dict | None:
     """One instance with its query text, or None."""
     row = db.execute(
         "SELECT i.instance_id, i.query_id, i.group_id, i.instruction, i.variant, COALESCE(q.text, '')"
@@ -194,18 +192,18 @@ def get_instance(db: sqlite_utils.Database, project_id: int, instance_id: str) -
     return dict(zip(keys, row)) if row else None
 
 
-def queries(db: sqlite_utils.Database, project_id: int) -> dict[str, str]:
+def queries(db: Database, project_id: int) -> dict[str, str]:
     return dict(db.execute("SELECT query_id, text FROM queries WHERE project_id = ?", [project_id]).fetchall())
 
 
-def query_subsets(db: sqlite_utils.Database, project_id: int) -> dict[str, str]:
+def query_subsets(db: Database, project_id: int) -> dict[str, str]:
     """query_id -> subset (IFIR domain, InfoSearch dimension...), for the queries that have one."""
     return dict(db.execute(
         "SELECT query_id, subset FROM queries WHERE project_id = ? AND subset != ''", [project_id]
     ).fetchall())
 
 
-def instances(db: sqlite_utils.Database, project_id: int, *, variant: str | None = None) -> list[dict]:
+def instances(db: Database, project_id: int, *, variant: str | None = None) -> list[dict]:
     """Instances with their query text, ordered by group then id."""
     sql = (
         "SELECT i.instance_id, i.query_id, i.group_id, i.instruction, i.variant, COALESCE(q.text, '')"
@@ -221,7 +219,7 @@ def instances(db: sqlite_utils.Database, project_id: int, *, variant: str | None
     return [dict(zip(keys, r)) for r in db.execute(sql, args)]
 
 
-def qrels(db: sqlite_utils.Database, project_id: int, version: str = "original") -> dict[str, dict[str, int]]:
+def qrels(db: Database, project_id: int, version: str = "original") -> dict[str, dict[str, int]]:
     """qid -> doc_id -> relevance, the shape pytrec_eval takes."""
     out: dict[str, dict[str, int]] = defaultdict(dict)
     for qid, doc_id, rel in db.execute(
@@ -231,7 +229,7 @@ def qrels(db: sqlite_utils.Database, project_id: int, version: str = "original")
     return dict(out)
 
 
-def qrels_versions(db: sqlite_utils.Database, project_id: int) -> list[str]:
+def qrels_versions(db: Database, project_id: int) -> list[str]:
     return [r[0] for r in db.execute("SELECT DISTINCT version FROM qrels WHERE project_id = ? ORDER BY version", [project_id])]
 
 
@@ -243,7 +241,7 @@ def _check_derived(version: str) -> None:
         raise IFJudgeError(f"unknown qrels version {version!r}; expected one of {', '.join(DERIVED_QRELS_VERSIONS)}")
 
 
-def replace_qrels(db: sqlite_utils.Database, project_id: int, version: str, qrels_map: dict[str, dict[str, int]]) -> int:
+def replace_qrels(db: Database, project_id: int, version: str, qrels_map: dict[str, dict[str, int]]) -> int:
     """Replace one derived qrels version (``validated``, ``changed-validated``, ``reversed-validated``)
     in one transaction, without provenance (:func:`store_qrels_build` records it). Published
     versions are refused. Returns rows written."""
@@ -252,16 +250,16 @@ def replace_qrels(db: sqlite_utils.Database, project_id: int, version: str, qrel
         return _replace_rows(db, project_id, version, qrels_map)
 
 
-def _replace_rows(db: sqlite_utils.Database, project_id: int, version: str, qrels_map: dict[str, dict[str, int]]) -> int:
+def _replace_rows(db: Database, project_id: int, version: str, qrels_map: dict[str, dict[str, int]]) -> int:
     """Inside a write transaction: the rows of one derived version replaced by ``qrels_map``."""
     rows = [(project_id, version, qid, d, int(r)) for qid, docs in qrels_map.items() for d, r in docs.items()]
     db.execute("DELETE FROM qrels WHERE project_id = ? AND version = ?", [project_id, version])
-    db.conn.executemany("INSERT INTO qrels (project_id, version, qid, doc_id, relevance) VALUES (?, ?, ?, ?, ?)", rows)
+    db.executemany("INSERT INTO qrels (project_id, version, qid, doc_id, relevance) VALUES (?, ?, ?, ?, ?)", rows)
     return len(rows)
 
 
 def store_qrels_build(
-    db: sqlite_utils.Database,
+    db: Database,
     project_id: int,
     version: str,
     qrels_map: dict[str, dict[str, int]],
@@ -288,7 +286,7 @@ def store_qrels_build(
              created_by, now_iso()],
         )
         build_id = cur.lastrowid
-        db.conn.executemany(
+        db.executemany(
             "INSERT INTO qrels_provenance (build_id, qid, doc_id, published, relevance, provenance, reason, label_counts, studies)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(build_id, p["qid"], p["doc_id"], p.get("published"), p.get("relevance"), p["provenance"], p.get("reason") or "",
@@ -297,7 +295,7 @@ def store_qrels_build(
     return build_id
 
 
-def qrels_builds(db: sqlite_utils.Database, project_id: int, version: str | None = None, *,
+def qrels_builds(db: Database, project_id: int, version: str | None = None, *,
                  with_provenance: bool = False) -> list[dict]:
     """The builds of a project's derived qrels versions, newest first (the first per version is
     the one its stored qrels come from)."""
@@ -322,14 +320,14 @@ def qrels_builds(db: sqlite_utils.Database, project_id: int, version: str | None
     return out
 
 
-def top_ranked(db: sqlite_utils.Database, project_id: int) -> dict[str, list[str]]:
+def top_ranked(db: Database, project_id: int) -> dict[str, list[str]]:
     return {
         qid: json.loads(ids)
         for qid, ids in db.execute("SELECT qid, doc_ids FROM top_ranked WHERE project_id = ?", [project_id])
     }
 
 
-def eval_topics(db: sqlite_utils.Database, project_id: int, *, variant: str | None = None) -> list[dict]:
+def eval_topics(db: Database, project_id: int, *, variant: str | None = None) -> list[dict]:
     """What a retriever is run on: one topic per instance, keyed by the id its qrels use.
 
     ``qid`` is the instance id when the qrels are keyed by instance (InstructIR, IFIR), else the
@@ -344,7 +342,7 @@ def eval_topics(db: sqlite_utils.Database, project_id: int, *, variant: str | No
     return topics
 
 
-def project_bundle(db: sqlite_utils.Database, project_id: int) -> Bundle:
+def project_bundle(db: Database, project_id: int) -> Bundle:
     """Everything stored for a project, as a Bundle (what the layout writers take)."""
     from formats.bundle import Document, Instance, Narrative, Qrel, Query
 

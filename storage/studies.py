@@ -1,5 +1,5 @@
 """Studies, items, assignments and labels: the SQL behind annotation.studies and
-annotation.workspace. Every write that reads first is one ``BEGIN IMMEDIATE`` transaction.
+annotation.workspace. Every write that reads first is one write transaction (``storage.db.write``).
 
 A *screen* is what an annotator sees at once: all the questions of one instance, or one
 (instance, document) pair. All items of a screen are assigned to the same annotators, so the
@@ -10,9 +10,8 @@ from __future__ import annotations
 import json
 import time
 
-import sqlite_utils
-
-from storage.db import now_iso, write
+from storage import dialect
+from storage.db import Database, now_iso, user_lock, write
 from storage.errors import IFJudgeError, NotFound, PermissionDenied
 
 ITEM_KEYS = ("id", "study_id", "screen", "position", "instance_id", "question", "doc_id", "narrative_version_id", "payload", "cap")
@@ -23,7 +22,7 @@ class StaleSubmission(IFJudgeError):
 
 
 def insert_study(
-    db: sqlite_utils.Database,
+    db: Database,
     *,
     project_id: int,
     name: str,
@@ -40,7 +39,7 @@ def insert_study(
             "INSERT INTO studies (project_id, name, questions, settings, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?)",
             [project_id, name, json.dumps(questions), json.dumps(settings), created_by, now_iso()],
         ).lastrowid
-        db.conn.executemany(
+        db.executemany(
             "INSERT INTO study_annotators (study_id, user_id) VALUES (?, ?)", [(study_id, u) for u in annotator_ids]
         )
         insert_items(db, study_id, items, plan)
@@ -63,13 +62,13 @@ def insert_items(db, study_id: int, items: list[dict], plan: dict[str, list[int]
         users = plan.get(it["screen"], [])
         if len(users) > it["cap"]:
             raise IFJudgeError(f"plan gives screen {it['screen']!r} {len(users)} annotators, above its cap {it['cap']}")
-        db.conn.executemany(
+        db.executemany(
             "INSERT INTO assignments (item_id, user_id, state, claimed_at, position) VALUES (?, ?, 'pending', NULL, ?)",
             [(item_id, u, it["position"]) for u in users],
         )
 
 
-def get_study(db: sqlite_utils.Database, study_id: int) -> dict:
+def get_study(db: Database, study_id: int) -> dict:
     row = db.execute(
         "SELECT id, project_id, name, questions, settings, created_by, created_at FROM studies WHERE id = ?", [study_id]
     ).fetchone()
@@ -88,19 +87,19 @@ def get_study(db: sqlite_utils.Database, study_id: int) -> dict:
     return s
 
 
-def list_studies(db: sqlite_utils.Database, project_id: int | None = None) -> list[dict]:
+def list_studies(db: Database, project_id: int | None = None) -> list[dict]:
     sql, args = "SELECT id FROM studies", []
     if project_id is not None:
         sql, args = sql + " WHERE project_id = ?", [project_id]
     return [get_study(db, r[0]) for r in db.execute(sql + " ORDER BY id", args)]
 
 
-def studies_for_user(db: sqlite_utils.Database, user_id: int) -> list[dict]:
+def studies_for_user(db: Database, user_id: int) -> list[dict]:
     ids = [r[0] for r in db.execute("SELECT study_id FROM study_annotators WHERE user_id = ? ORDER BY study_id", [user_id])]
     return [get_study(db, i) for i in ids]
 
 
-def item_counts(db: sqlite_utils.Database, study_id: int) -> dict[str, int]:
+def item_counts(db: Database, study_id: int) -> dict[str, int]:
     out = {"screens": db.execute("SELECT COUNT(DISTINCT screen) FROM items WHERE study_id = ?", [study_id]).fetchone()[0]}
     for q, n in db.execute("SELECT question, COUNT(*) FROM items WHERE study_id = ? GROUP BY question", [study_id]):
         out[f"items_{q}"] = n
@@ -116,7 +115,7 @@ def _row_item(r) -> dict:
     return d
 
 
-def screen_items(db: sqlite_utils.Database, study_id: int, screen: str) -> list[dict]:
+def screen_items(db: Database, study_id: int, screen: str) -> list[dict]:
     rows = db.execute(
         f"SELECT {', '.join(ITEM_KEYS)} FROM items WHERE study_id = ? AND screen = ? ORDER BY id", [study_id, screen]
     ).fetchall()
@@ -125,7 +124,7 @@ def screen_items(db: sqlite_utils.Database, study_id: int, screen: str) -> list[
     return [_row_item(r) for r in rows]
 
 
-def items_of_study(db: sqlite_utils.Database, study_id: int, question: str | None = None) -> list[dict]:
+def items_of_study(db: Database, study_id: int, question: str | None = None) -> list[dict]:
     sql, args = f"SELECT {', '.join(ITEM_KEYS)} FROM items WHERE study_id = ?", [study_id]
     if question:
         sql, args = sql + " AND question = ?", [*args, question]
@@ -133,67 +132,92 @@ def items_of_study(db: sqlite_utils.Database, study_id: int, question: str | Non
 
 
 def claim_next(
-    db: sqlite_utils.Database, study_id: int, user_id: int, *, timeout_s: float = 1800.0, now: float | None = None
+    db: Database, study_id: int, user_id: int, *, timeout_s: float = 1800.0, now: float | None = None
 ) -> str | None:
     """Hand the user their next screen, or None when nothing is left for them.
 
-    In one ``BEGIN IMMEDIATE`` transaction: (1) a screen the user already holds; (2) else their
-    first pending screen; (3) else a screen whose claim by someone else expired (older than
-    ``timeout_s``), transferred to the user when they have never had it and the per-item cap holds.
+    In one write transaction: (1) a screen the user already holds; (2) else their first pending
+    screen; (3) else a screen whose claim by someone else expired (older than ``timeout_s``),
+    transferred to the user when they have never had it and the per-item cap holds.
+    SQLite: the transaction holds the one write lock. PostgreSQL: only this user's lock, and the
+    rows handed out are locked with ``FOR UPDATE SKIP LOCKED``: annotators never wait on each other
+    and two of them never take the same expired screen.
     """
     now = time.time() if now is None else now
-    with write(db):
-        # held first, then the first pending: two queries that each walk the index
-        # (user_id, state, position) in order, instead of sorting all of the user's open rows
-        row = None
-        for state in ("claimed", "pending"):
-            row = db.execute(
-                "SELECT i.screen FROM assignments a JOIN items i ON i.id = a.item_id"
-                " WHERE a.user_id = ? AND a.state = ? AND i.study_id = ?"
-                " ORDER BY a.position, a.item_id LIMIT 1",
-                [user_id, state, study_id],
-            ).fetchone()
-            if row is not None:
-                break
-        if row is not None:
-            screen = row[0]
-        else:
-            row = db.execute(
-                "SELECT i.screen, a.user_id FROM assignments a JOIN items i ON i.id = a.item_id"
-                " WHERE i.study_id = ? AND a.state = 'claimed' AND a.claimed_at < ? AND a.user_id != ?"
-                " AND NOT EXISTS (SELECT 1 FROM items i2 JOIN assignments a2 ON a2.item_id = i2.id"
-                "   WHERE i2.study_id = i.study_id AND i2.screen = i.screen AND a2.user_id = ?)"
-                " ORDER BY a.claimed_at, a.position LIMIT 1",
-                [study_id, now - timeout_s, user_id, user_id],
-            ).fetchone()
-            if row is None:
+    with write(db, lock=user_lock(user_id)):
+        for _ in range(3):  # a screen taken from under us between the pick and the update: pick again
+            screen = _own_next(db, study_id, user_id)
+            if screen is None:
+                screen = _take_expired(db, study_id, user_id, now - timeout_s)
+            if screen is None:
                 return None
-            screen, stale_user = row
-            item_ids = [r[0] for r in db.execute("SELECT id FROM items WHERE study_id = ? AND screen = ?", [study_id, screen])]
-            marks = ",".join("?" * len(item_ids))
-            db.execute(
-                f"UPDATE assignments SET user_id = ?, state = 'pending', claimed_at = NULL"
-                f" WHERE user_id = ? AND state = 'claimed' AND item_id IN ({marks})",
-                [user_id, stale_user, *item_ids],
-            )
-            over = db.execute(
-                f"SELECT i.id FROM items i WHERE i.id IN ({marks})"
-                " AND (SELECT COUNT(*) FROM assignments a WHERE a.item_id = i.id) > i.cap",
-                item_ids,
-            ).fetchone()
-            if over is not None:  # cannot happen through a transfer; refuse rather than exceed a cap
-                raise IFJudgeError(f"item {over[0]} would exceed its cap")
+            claimed = db.execute(
+                "UPDATE assignments SET state = 'claimed', claimed_at = ?"
+                " WHERE user_id = ? AND state != 'done' AND item_id IN (SELECT id FROM items WHERE study_id = ? AND screen = ?)",
+                [now, user_id, study_id, screen],
+            ).rowcount
+            if claimed:
+                return screen
+    return None
+
+
+def _own_next(db: Database, study_id: int, user_id: int) -> str | None:
+    """The screen the user holds, else their first pending one."""
+    # held first, then the first pending: two queries that each walk the index
+    # (user_id, state, position) in order, instead of sorting all of the user's open rows
+    for state in ("claimed", "pending"):
+        row = db.execute(
+            "SELECT i.screen FROM assignments a JOIN items i ON i.id = a.item_id"
+            " WHERE a.user_id = ? AND a.state = ? AND i.study_id = ?"
+            " ORDER BY a.position, a.item_id LIMIT 1" + dialect.skip_locked(db, "a"),
+            [user_id, state, study_id],
+        ).fetchone()
+        if row is not None:
+            return row[0]
+    return None
+
+
+def _take_expired(db: Database, study_id: int, user_id: int, expired_before: float) -> str | None:
+    """Transfer to the user a screen whose claim by someone else expired; None if there is none."""
+    candidates = db.execute(
+        "SELECT i.screen, a.user_id FROM assignments a JOIN items i ON i.id = a.item_id"
+        " WHERE i.study_id = ? AND a.state = 'claimed' AND a.claimed_at < ? AND a.user_id != ?"
+        " AND NOT EXISTS (SELECT 1 FROM items i2 JOIN assignments a2 ON a2.item_id = i2.id"
+        "   WHERE i2.study_id = i.study_id AND i2.screen = i.screen AND a2.user_id = ?)"
+        " ORDER BY a.claimed_at, a.position LIMIT 8",
+        [study_id, expired_before, user_id, user_id],
+    ).fetchall()
+    for screen, stale_user in dict.fromkeys(map(tuple, candidates)):
+        item_ids = [r[0] for r in db.execute("SELECT id FROM items WHERE study_id = ? AND screen = ?", [study_id, screen])]
+        marks = ",".join("?" * len(item_ids))
+        held = [r[0] for r in db.execute(
+            f"SELECT item_id FROM assignments WHERE user_id = ? AND state = 'claimed' AND item_id IN ({marks})",
+            [stale_user, *item_ids]).fetchall()]
+        locked = [r[0] for r in db.execute(
+            f"SELECT a.item_id FROM assignments a WHERE a.user_id = ? AND a.state = 'claimed' AND a.item_id IN ({marks})"
+            " ORDER BY a.item_id" + dialect.skip_locked(db, "a"),
+            [stale_user, *item_ids]).fetchall()]
+        if not held or sorted(held) != locked:
+            continue  # another annotator is taking this screen right now
         db.execute(
-            "UPDATE assignments SET state = 'claimed', claimed_at = ?"
-            " WHERE user_id = ? AND state != 'done' AND item_id IN (SELECT id FROM items WHERE study_id = ? AND screen = ?)",
-            [now, user_id, study_id, screen],
+            f"UPDATE assignments SET user_id = ?, state = 'pending', claimed_at = NULL"
+            f" WHERE user_id = ? AND state = 'claimed' AND item_id IN ({marks})",
+            [user_id, stale_user, *item_ids],
         )
-    return screen
+        over = db.execute(
+            f"SELECT i.id FROM items i WHERE i.id IN ({marks})"
+            " AND (SELECT COUNT(*) FROM assignments a WHERE a.item_id = i.id) > i.cap",
+            item_ids,
+        ).fetchone()
+        if over is not None:  # cannot happen through a transfer; refuse rather than exceed a cap
+            raise IFJudgeError(f"item {over[0]} would exceed its cap")
+        return screen
+    return None
 
 
-def skip(db: sqlite_utils.Database, study_id: int, user_id: int, screen: str) -> None:
+def skip(db: Database, study_id: int, user_id: int, screen: str) -> None:
     """Move a held screen to the end of the user's queue."""
-    with write(db):
+    with write(db, lock=user_lock(user_id)):
         last = db.execute(
             "SELECT COALESCE(MAX(a.position), 0) FROM assignments a JOIN items i ON i.id = a.item_id"
             " WHERE a.user_id = ? AND i.study_id = ?",
@@ -206,7 +230,7 @@ def skip(db: sqlite_utils.Database, study_id: int, user_id: int, screen: str) ->
         )
 
 
-def newest_labels(db: sqlite_utils.Database, item_ids: list[int], user_id: int) -> dict[int, dict]:
+def newest_labels(db: Database, item_ids: list[int], user_id: int) -> dict[int, dict]:
     """item id -> the user's current (newest) label on it."""
     if not item_ids:
         return {}
@@ -224,7 +248,7 @@ def newest_labels(db: sqlite_utils.Database, item_ids: list[int], user_id: int) 
 
 
 def submit(
-    db: sqlite_utils.Database,
+    db: Database,
     *,
     study_id: int,
     user_id: int,
@@ -243,7 +267,7 @@ def submit(
     """
     now = time.time() if now is None else now
     duration = None if started_at is None else max(0, int(round((now - started_at) * 1000)))
-    with write(db):
+    with write(db, lock=user_lock(user_id)):
         item_ids = [r[0] for r in db.execute("SELECT id FROM items WHERE study_id = ? AND screen = ?", [study_id, screen])]
         if not item_ids:
             raise NotFound(f"study {study_id} has no screen {screen!r}")
@@ -253,7 +277,9 @@ def submit(
         held = {
             r[0]
             for r in db.execute(
-                f"SELECT item_id FROM assignments WHERE user_id = ? AND item_id IN ({marks})", [user_id, *item_ids]
+                f"SELECT item_id FROM assignments WHERE user_id = ? AND item_id IN ({marks}) ORDER BY item_id"
+                + dialect.for_update(db),
+                [user_id, *item_ids],
             )
         }
         if held != set(item_ids):
@@ -288,20 +314,20 @@ def submit(
     return label_ids
 
 
-def progress(db: sqlite_utils.Database, study_id: int, user_id: int) -> tuple[int, int]:
+def progress(db: Database, study_id: int, user_id: int) -> tuple[int, int]:
     """(done screens, total screens) for the user in the study."""
     # CROSS JOIN keeps SQLite on the user's own assignments (index assignments_user) instead of
     # walking every item of the study: 3-4x faster with 20 annotators (bench/load_test.py)
     total, done = db.execute(
         "SELECT COUNT(*), COALESCE(SUM(d), 0) FROM ("
-        " SELECT MIN(a.state = 'done') AS d FROM assignments a CROSS JOIN items i ON i.id = a.item_id"
-        " WHERE a.user_id = ? AND i.study_id = ? GROUP BY i.screen)",
+        " SELECT MIN(CASE WHEN a.state = 'done' THEN 1 ELSE 0 END) AS d FROM assignments a CROSS JOIN items i ON i.id = a.item_id"
+        " WHERE a.user_id = ? AND i.study_id = ? GROUP BY i.screen) AS per_screen",
         [user_id, study_id],
     ).fetchone()
     return int(done), int(total)
 
 
-def done_screens(db: sqlite_utils.Database, study_id: int, user_id: int) -> list[str]:
+def done_screens(db: Database, study_id: int, user_id: int) -> list[str]:
     """Screens the user has submitted, oldest submission first."""
     return [
         r[0]
@@ -313,7 +339,7 @@ def done_screens(db: sqlite_utils.Database, study_id: int, user_id: int) -> list
     ]
 
 
-def current_labels(db: sqlite_utils.Database, study_id: int, question: str | None = None) -> list[dict]:
+def current_labels(db: Database, study_id: int, question: str | None = None) -> list[dict]:
     """The current (newest) label of every (item, annotator) in the study."""
     sql = (
         "SELECT l.item_id, i.instance_id, i.question, i.doc_id, u.name, l.value, l.reason, l.shown_order,"
@@ -329,7 +355,7 @@ def current_labels(db: sqlite_utils.Database, study_id: int, question: str | Non
     return [dict(zip(keys, r)) for r in db.execute(sql + " ORDER BY l.item_id, u.name", args)]
 
 
-def label_history(db: sqlite_utils.Database, study_id: int) -> list[dict]:
+def label_history(db: Database, study_id: int) -> list[dict]:
     keys = ("id", "item", "annotator", "value", "reason", "submitted_at", "supersedes")
     return [
         dict(zip(keys, r))
@@ -341,7 +367,7 @@ def label_history(db: sqlite_utils.Database, study_id: int) -> list[dict]:
     ]
 
 
-def assignment_rows(db: sqlite_utils.Database, study_id: int) -> list[dict]:
+def assignment_rows(db: Database, study_id: int) -> list[dict]:
     keys = ("item", "screen", "annotator", "state", "claimed_at")
     return [
         dict(zip(keys, r))
@@ -353,7 +379,7 @@ def assignment_rows(db: sqlite_utils.Database, study_id: int) -> list[dict]:
     ]
 
 
-def add_adjudication(db: sqlite_utils.Database, item_id: int, value: str, lead: str, note: str = "") -> int:
+def add_adjudication(db: Database, item_id: int, value: str, lead: str, note: str = "") -> int:
     with write(db):
         if db.execute("SELECT 1 FROM items WHERE id = ?", [item_id]).fetchone() is None:
             raise NotFound(f"no item with id {item_id}")
@@ -363,7 +389,7 @@ def add_adjudication(db: sqlite_utils.Database, item_id: int, value: str, lead: 
         ).lastrowid
 
 
-def adjudications(db: sqlite_utils.Database, study_id: int) -> dict[int, dict]:
+def adjudications(db: Database, study_id: int) -> dict[int, dict]:
     """item id -> newest adjudication."""
     keys = ("id", "item_id", "value", "lead", "note", "created_at")
     out = {}
@@ -376,14 +402,24 @@ def adjudications(db: sqlite_utils.Database, study_id: int) -> dict[int, dict]:
     return out
 
 
-def acknowledge_guidelines(db: sqlite_utils.Database, study_id: int, user_id: int) -> None:
+def acknowledge_guidelines(db: Database, study_id: int, user_id: int) -> None:
     """Record that the user has read the study's goal and guidelines (the first time only)."""
     with write(db):
-        db.execute("INSERT OR IGNORE INTO guideline_acks (study_id, user_id, acked_at) VALUES (?, ?, ?)",
-                   [study_id, user_id, now_iso()])
+        db.execute("INSERT INTO guideline_acks (study_id, user_id, acked_at) VALUES (?, ?, ?)"
+                   " ON CONFLICT (study_id, user_id) DO NOTHING", [study_id, user_id, now_iso()])
 
 
-def guidelines_acknowledged(db: sqlite_utils.Database, study_id: int, user_id: int) -> str | None:
+def guidelines_acknowledged(db: Database, study_id: int, user_id: int) -> str | None:
     """When the user acknowledged the study's guidelines (ISO time), or None."""
     row = db.execute("SELECT acked_at FROM guideline_acks WHERE study_id = ? AND user_id = ?", [study_id, user_id]).fetchone()
     return row[0] if row else None
+
+
+def answer_counts(db: Database, study_id: int) -> tuple[int, int]:
+    """(answers given, answers needed) in the study: one per item and annotator assigned."""
+    given, needed = db.execute(
+        "SELECT COALESCE(SUM(CASE WHEN a.state = 'done' THEN 1 ELSE 0 END), 0), COUNT(*)"
+        " FROM assignments a JOIN items i ON i.id = a.item_id WHERE i.study_id = ?",
+        [study_id],
+    ).fetchone()
+    return int(given), int(needed)

@@ -6,7 +6,10 @@ import pytest
 
 from annotation import adjudication, workspace
 from storage import studies
+from storage.db import write
 from storage.errors import InvalidAnswer, NotFound
+
+pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
 
 
 def user(db, name):
@@ -34,7 +37,7 @@ def labelled(demo):
     # validity: 2 Yes / 1 No -> majority; naturalness: made a tie by dropping ann3's label below
     label_all(db, sid, {"ann1": "Yes", "ann2": "Yes", "ann3": "No"}, {"ann1": "Yes", "ann2": "No", "ann3": "Yes"})
     ann3 = user(db, "ann3")["id"]
-    with db.conn:  # ann3's naturalness labels removed: each naturalness item is a 1-1 tie
+    with write(db):  # ann3's naturalness labels removed: each naturalness item is a 1-1 tie
         db.execute("DELETE FROM labels WHERE user_id = ? AND item_id IN (SELECT id FROM items WHERE study_id = ?"
                    " AND question = 'naturalness')", [ann3, sid])
     return db, sid

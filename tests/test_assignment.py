@@ -1,4 +1,5 @@
 """The assignment engine: claims, expiry and hand-over, caps, and 8 concurrent workers."""
+import pytest
 import multiprocessing as mp
 from concurrent.futures import ProcessPoolExecutor
 import time
@@ -10,6 +11,8 @@ from storage import studies
 from storage.db import connect
 from storage.errors import PermissionDenied
 from tests.test_studies import make_project
+
+pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
 
 
 def setup_study(db_path, n_ann=4, overlap=3, fraction=0.4, timeout=1800.0):

@@ -13,6 +13,8 @@ from storage.errors import IFJudgeError, NotFound
 from storage.eval_runs import list_eval_runs, load_eval_run
 from storage.projects import import_bundle, qrels, replace_qrels
 
+pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
+
 DOCS = {
     "d1": "Neapolitan pizza dough is made with flour, water, salt and yeast and baked in a wood-fired oven.",
     "d2": "Gluten-free pizza crust uses rice flour and tapioca starch instead of wheat, safe for celiac disease.",

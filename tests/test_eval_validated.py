@@ -12,6 +12,8 @@ from storage.eval_runs import load_eval_run
 from storage.errors import IFJudgeError
 from storage.projects import import_bundle, replace_qrels
 
+pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
+
 # fixed scores per (variant, query): og ranks f1 f2 f3 (f4); changed ranks f1 f4 f3 f2
 SCORES = {
     ("og", "101"): {"f1": 0.9, "f2": 0.8, "f3": 0.7, "f4": 0.1},

@@ -13,6 +13,8 @@ from storage import projects, studies
 from storage.db import connect
 from storage.errors import IFJudgeError
 
+pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
+
 DOMAINS = {"fiqa": 20, "aila": 10, "pm": 3}  # queries per domain
 
 

@@ -16,6 +16,8 @@ from storage import projects, studies, users
 from storage.eval_runs import load_eval_run
 from storage.projects import import_bundle
 
+pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
+
 FIXTURE = Path(__file__).parent / "fixtures" / "importers" / "infosearch"
 DIMENSIONS = {"aud-1": "Audience", "lang-1": "Language"}
 # (mode, query, doc) -> the answer of ann1 and ann2; ann3 differs only where DISSENT says

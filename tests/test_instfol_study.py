@@ -12,6 +12,8 @@ from storage import projects, studies
 from storage.db import connect
 from storage.errors import IFJudgeError
 
+pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
+
 # bare run: q1 keyed by its bare-query instance q1_0, q2 by its query id
 BARE_RUN = "q1_0 Q0 d1 1 3.0 bm25\nq1_0 Q0 d2 2 2.0 bm25\nq1_0 Q0 d3 3 1.0 bm25\nq2 Q0 d5 1 2.0 bm25\nq2 Q0 d6 2 1.0 bm25\n"
 # instructed run: q2_1 ties d5/d6, broken by doc id descending -> d6 first

@@ -12,6 +12,8 @@ import pytest
 from storage import jobs
 from storage.db import connect
 
+pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -40,9 +42,11 @@ def test_same_work_submitted_twice_is_one_job_until_it_ends(db_path):
 def test_the_database_itself_refuses_two_active_jobs_with_one_key(db_path):
     import sqlite3
 
+    import psycopg
+
     db = connect(db_path)
     _submit(db)
-    with pytest.raises(sqlite3.IntegrityError):
+    with pytest.raises((sqlite3.IntegrityError, psycopg.errors.UniqueViolation)):
         db.execute("INSERT INTO jobs (kind, parameters, dedupe_key, state, created_by, created_at, updated_at)"
                    " VALUES ('eval', '{}', 'k1', 'running', 'x', 0, 0)")
 

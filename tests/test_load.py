@@ -1,6 +1,6 @@
 """Short CI variant of the concurrency load test (bench/load_test.py runs 20 annotators for two
 minutes): 6 annotator processes, each with its own connection, submit through
-annotation.workspace against one SQLite file for 8 seconds. No label is lost or stored twice, no
+annotation.workspace against one SQLite file (and one PostgreSQL database) for 8 seconds. No label is lost or stored twice, no
 item goes above its cap, and no worker meets "database is locked" or any other error."""
 from __future__ import annotations
 
@@ -8,7 +8,16 @@ from bench.load_test import run_load
 
 
 def test_six_annotators_for_eight_seconds(tmp_path):
-    r = run_load(tmp_path / "load.db", annotators=6, seconds=8, n_instances=2000, workdir=tmp_path)
+    _check(run_load(tmp_path / "load.db", annotators=6, seconds=8, n_instances=2000, workdir=tmp_path))
+
+
+def test_six_annotators_for_eight_seconds_on_postgresql(tmp_path, pg_database):
+    """The same on PostgreSQL: six processes, each with its own connection pool (as six app
+    servers would), claiming with FOR UPDATE SKIP LOCKED."""
+    _check(run_load(pg_database, annotators=6, seconds=8, n_instances=2000, workdir=tmp_path))
+
+
+def _check(r: dict) -> None:
     assert r["errors"] == [], r["errors"][:3]
     assert r["locked_errors"] == []
     assert r["unfinished"] == []

@@ -18,6 +18,8 @@ from formats.bundle import Bundle, Document, Instance, Narrative, Qrel, Query
 from storage.errors import IFJudgeError, NotFound, PermissionDenied
 from formats.readers import parse
 
+pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
+
 ROOT = Path(__file__).resolve().parents[1]
 ANNOTATORS = ["ann1", "ann2", "ann3"]
 ADDED = " Documents about knee surgery are not relevant."

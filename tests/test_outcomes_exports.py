@@ -15,6 +15,8 @@ from exports.validated import export_project
 from formats import readers as importers
 from storage import projects, studies
 
+pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
+
 
 def user(db, name):
     return dict(zip(("id", "name", "role"), db.execute("SELECT id, name, role FROM users WHERE name = ?", [name]).fetchone()))

@@ -5,6 +5,10 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from storage.db import write
+
+pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -93,7 +97,7 @@ def test_expert_lands_on_narratives(env_db):
 
 def test_annotate_page_shows_untrusted_text_literally(env_db):
     db, r = env_db
-    db.execute("UPDATE instances SET instruction = ? WHERE 1", ["<b>bold</b> *star* # $x$"])
+    db.execute("UPDATE instances SET instruction = ?", ["<b>bold</b> *star* # $x$"])
     at = app("pages/annotate.py")
     at.session_state["user"] = user_row(db, "ann1")
     at.run()
@@ -279,7 +283,7 @@ def test_annotate_page_says_so_when_an_expired_claim_was_handed_over(env_db):
     at.button(key=f"pick:{sid}:{screen}:1").click().run()
     # meanwhile the claim expired and the screen went to someone else
     uid = user_row(db, "ann1")["id"]
-    with db.conn:
+    with write(db):
         db.execute("DELETE FROM assignments WHERE user_id = ? AND item_id IN"
                    " (SELECT id FROM items WHERE study_id = ? AND screen = ?)", [uid, sid, screen])
     at.button(key=f"submit:{sid}:{screen}").click().run()

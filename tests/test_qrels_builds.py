@@ -17,6 +17,8 @@ from storage import projects, studies
 from storage.errors import IFJudgeError
 from tests.test_outcomes_exports import PLAN, labelled, user  # noqa: F401  (fixture)
 
+pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
+
 
 def _second_study(db):
     groups = sorted({i["group_id"] for i in projects.instances(db, 1) if "_" in i["instance_id"]})

@@ -10,6 +10,8 @@ from formats.bundle import Bundle, Document, Instance, Qrel, Query
 from storage.db import connect
 from storage.errors import IFJudgeError
 
+pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
+
 
 def make_project(db, n_groups=25, per_group=4):
     b = Bundle()

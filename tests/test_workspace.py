@@ -8,6 +8,8 @@ from annotation.workspace import shown_order
 from storage import studies
 from storage.errors import InvalidAnswer, PermissionDenied
 
+pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
+
 
 def ann(db, name):
     row = db.execute("SELECT id, name, role FROM users WHERE name = ?", [name]).fetchone()

@@ -9,7 +9,8 @@ import streamlit as st
 
 from annotation import session_tokens
 from storage import users
-from storage.db import connect, default_db_path
+from storage.settings import shared_secret
+from storage.db import connect, default_db_path, is_url
 from storage.errors import NotFound
 
 COOKIE = "ifjudge_session"
@@ -24,8 +25,12 @@ def session_hours() -> float:
 
 
 def _secret() -> bytes:
-    path = os.environ.get("IFJUDGE_SESSION_KEY_FILE") or str(default_db_path()) + ".session-key"
-    return session_tokens.secret_key(Path(path))
+    """IFJUDGE_SESSION_KEY_FILE if set; else a file beside a SQLite database, or, on PostgreSQL,
+    a key kept in the database that every app server shares."""
+    path = os.environ.get("IFJUDGE_SESSION_KEY_FILE")
+    if not path and is_url(default_db_path()):
+        return shared_secret(db())
+    return session_tokens.secret_key(Path(path or str(default_db_path()) + ".session-key"))
 
 
 def _password_hash(uid: int) -> str | None:

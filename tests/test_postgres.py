@@ -1,0 +1,172 @@
+"""PostgreSQL as the database: ``ifjudge migrate`` of a lived-in SQLite database (a finished study,
+adjudications, eval runs), after which monitor, export and evaluate give the same bytes on the
+copy; backups with pg_dump and their restore check; expired screens taken by concurrent
+annotators. Needs a PostgreSQL server (IFJUDGE_TEST_PG; ``scripts/test.sh`` starts one)."""
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+
+from annotation import adjudication
+from storage import studies
+from storage.db import connect
+from storage.transfer import table_checksums
+from tests.test_adjudication import label_all, user
+
+
+@pytest.fixture
+def lived_in(tmp_path, run_cli):
+    """A SQLite database with the demo study finished by three annotators, two adjudications and
+    a BM25 evaluation on original and validated qrels."""
+    from annotation.demo import load_demo
+
+    path = tmp_path / "lived.db"
+    db = connect(path)
+    sid = load_demo(db)["study_id"]
+    label_all(db, sid, {"ann1": "Yes", "ann2": "Yes", "ann3": "No"}, {"ann1": "Yes", "ann2": "No", "ann3": "No"})
+    for item in adjudication.queue(db, sid, show="all")[:2]:
+        adjudication.record(db, sid, item["item"], "Yes" if item["question"] != "best_passage" else item["values"][0],
+                            lead="lead", note="checked by hand")
+    for version in ("original",):
+        code, out, err = run_cli("eval", "run", "--db", path, "--project", "demo", "--model", "bm25",
+                                 "--qrels-version", version, "--json")
+        assert code == 0, err
+    return path, sid
+
+
+def _outputs(run_cli, db, sid, out_dir) -> dict[str, bytes]:
+    """What a lead reads: the monitor, every export of the study, and the stored eval comparison."""
+    files = {}
+    code, out, err = run_cli("monitor", "--db", db, "--study", sid, "--json", "--seed", "1")
+    assert code == 0, err
+    files["monitor.json"] = out.encode()
+    for fmt in ("trec", "jsonl", "report"):
+        code, _, err = run_cli("export", "--db", db, "--project", "demo", "--format", fmt, "--out", out_dir / fmt,
+                               "--study", sid, "--unresolved", "keep-published")
+        assert code == 0, err
+        for f in sorted((out_dir / fmt).rglob("*")):
+            if f.is_file():
+                files[f"{fmt}/{f.relative_to(out_dir / fmt)}"] = f.read_bytes()
+    code, out, err = run_cli("eval", "compare", "--db", db, "--project", "demo", "--json")
+    assert code == 0, err
+    files["compare.json"] = out.encode()
+    return files
+
+
+def test_migrate_copies_everything_and_the_copy_answers_byte_for_byte(lived_in, pg_database, run_cli, tmp_path):
+    path, sid = lived_in
+    code, out, err = run_cli("migrate", "--from", path, "--to", pg_database, "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["verified"] is True
+    assert report["tables"]["labels"]["rows"] == 72 and report["tables"]["adjudications"]["rows"] == 2
+    assert report["tables"]["eval_runs"]["rows"] >= 1
+    assert table_checksums(connect(pg_database)) == table_checksums(connect(path))
+    on_sqlite = _outputs(run_cli, path, sid, tmp_path / "sqlite")
+    on_postgres = _outputs(run_cli, pg_database, sid, tmp_path / "postgres")
+    assert sorted(on_sqlite) == sorted(on_postgres)
+    for name in on_sqlite:
+        if name.endswith("manifest.json"):  # names the database it came from and when
+            a, b = json.loads(on_sqlite[name]), json.loads(on_postgres[name])
+            for m in (a, b):
+                m.pop("created_at", None), m.pop("database", None)
+            assert a == b, name
+        else:
+            assert on_sqlite[name] == on_postgres[name], name
+    # the copy keeps working: new rows get fresh ids after the copied ones
+    from annotation.auth import add_user
+
+    add_user(connect(pg_database), "newcomer", "annotator", "a long enough password")
+    assert connect(pg_database).execute("SELECT id FROM users WHERE name = 'newcomer'").fetchone()[0] == 6
+
+
+def test_migrate_refuses_a_target_that_holds_data_and_changes_nothing(lived_in, pg_database, run_cli):
+    path, _ = lived_in
+    assert run_cli("migrate", "--from", path, "--to", pg_database)[0] == 0
+    before = table_checksums(connect(pg_database))
+    code, out, err = run_cli("migrate", "--from", path, "--to", pg_database)
+    assert code != 0 and "not empty" in err and len(err.strip().splitlines()) == 1
+    assert table_checksums(connect(pg_database)) == before
+
+
+def test_migrate_back_to_sqlite_gives_the_same_tables(lived_in, pg_database, run_cli, tmp_path):
+    path, _ = lived_in
+    assert run_cli("migrate", "--from", path, "--to", pg_database)[0] == 0
+    back = tmp_path / "back.db"
+    code, out, err = run_cli("migrate", "--from", pg_database, "--to", back)
+    assert code == 0, err
+    assert table_checksums(connect(back)) == table_checksums(connect(path))
+
+
+def test_backup_with_pg_dump_and_its_restore_check(lived_in, pg_database, run_cli, tmp_path):
+    path, _ = lived_in
+    assert run_cli("migrate", "--from", path, "--to", pg_database)[0] == 0
+    dump = tmp_path / "backups" / "ifjudge.dump"
+    code, out, err = run_cli("backup", "--db", pg_database, "--out", dump)
+    assert code == 0, err
+    assert dump.read_bytes()[:5] == b"PGDMP" and "72 labels" in out
+    code, out, err = run_cli("backup", "--check", dump, "--db", pg_database, "--json")
+    assert code == 0, err
+    assert json.loads(out)["counts"]["labels"] == 72
+    # a dump that no longer matches its manifest is refused, naming the table
+    manifest = dump.with_name(dump.name + ".manifest.json")
+    m = json.loads(manifest.read_text())
+    m["tables"]["labels"]["sha256"] = "0" * 64
+    manifest.write_text(json.dumps(m))
+    code, out, err = run_cli("backup", "--check", dump, "--db", pg_database)
+    assert code != 0 and "labels" in err and "differs" in err
+    # checking a dump needs a server to restore into
+    code, out, err = run_cli("backup", "--check", dump)
+    assert code != 0 and "postgresql://" in err
+
+
+def test_concurrent_annotators_never_take_the_same_expired_screen(pg_database):
+    """Every screen of the demo study is claimed by its three annotators, who then walk away. Eight
+    newcomers, each in their own thread with their own connection, take over expired screens at the
+    same moment: each (screen, abandoned claim) goes to exactly one newcomer, nobody holds two
+    claims on one screen, and no item ends above its cap."""
+    from annotation.auth import add_user
+    from annotation.demo import load_demo
+
+    db = connect(pg_database)
+    sid = load_demo(db)["study_id"]
+    screens = {r["screen"] for r in studies.assignment_rows(db, sid)}
+    for name in ("ann1", "ann2", "ann3"):  # each claims every screen of theirs (skip moves on), at t=1000
+        uid = user(db, name)["id"]
+        for _ in screens:
+            studies.skip(db, sid, uid, studies.claim_next(db, sid, uid, now=1000.0))
+        db.execute("UPDATE assignments SET state = 'claimed', claimed_at = 1000.0 WHERE user_id = ?", [uid])
+    newcomers = [add_user(db, f"late{i}", "annotator", "a long enough password") for i in range(8)]
+    taken: dict[int, list[str]] = {}
+    start = threading.Barrier(len(newcomers))
+
+    def take(uid: int) -> None:
+        mine = connect(pg_database)
+        start.wait()
+        got = []
+        while (screen := studies.claim_next(mine, sid, uid, timeout_s=60, now=10_000.0)) is not None:
+            got.append(screen)
+            # submit-like: the newcomer finishes the screen, so the next claim looks further
+            mine.execute("UPDATE assignments SET state = 'done' WHERE user_id = ? AND item_id IN"
+                         " (SELECT id FROM items WHERE study_id = ? AND screen = ?)", [uid, sid, screen])
+        taken[uid] = got
+
+    threads = [threading.Thread(target=take, args=(u,)) for u in newcomers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert len(taken) == len(newcomers)
+    transfers = [s for got in taken.values() for s in got]
+    # 8 screens x 3 abandoned claims; a newcomer may take a screen once
+    assert len(transfers) == 3 * len(screens)
+    assert all(len(got) == len(set(got)) for got in taken.values())
+    rows = studies.assignment_rows(db, sid)
+    caps = {i["id"]: i["cap"] for i in studies.items_of_study(db, sid)}
+    per_item: dict[int, list[str]] = {}
+    for r in rows:
+        per_item.setdefault(r["item"], []).append(r["annotator"])
+    assert all(len(who) == len(set(who)) <= caps[i] for i, who in per_item.items())
+    assert not any(r["annotator"].startswith("ann") for r in rows)  # every abandoned claim moved
