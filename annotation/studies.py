@@ -10,12 +10,7 @@ import random
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 
-<<<<<<< HEAD
-import sqlite_utils
-
 from annotation.glossary import label
-=======
->>>>>>> pg
 from annotation.questions import GUIDELINES, INSTANCE_QUESTIONS, NATURALNESS_LIKERT_NOTE, question
 from storage import projects, studies, users
 from storage.errors import IFJudgeError
@@ -393,7 +388,7 @@ class CreationSummary:
     notes: list[str]
 
 
-def creation_summary(db: sqlite_utils.Database, result: dict) -> CreationSummary:
+def creation_summary(db: Database, result: dict) -> CreationSummary:
     """Describe in words the result of :func:`create_study` (or of the condition and INSTFOL
     study builders): the study's id and name, instances, screens, items per question (by their
     labels), assignments and annotators.

@@ -11,6 +11,8 @@ from storage import drafts, studies, users
 from storage.db import SCHEMA_VERSION, connect
 from storage.errors import InvalidAnswer
 
+pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
