@@ -166,9 +166,9 @@ def _submit(db, args) -> int:
 def _encoder_options(args) -> dict | None:
     """The dense encoder options given (None for a model that is not dense); refuses them for
     bm25, run files and external runs."""
-    from evaluation.retrievers.external import looks_like_run_file
+    from evaluation.retrievers.external import names_external_run
 
-    dense = not (args.model == "bm25" or args.model.startswith("external:") or looks_like_run_file(args.model))
+    dense = not (args.model == "bm25" or names_external_run(args.model))
     if not dense:
         given = [flag for flag, on in (("--device", args.device), ("--backend", args.backend != "torch"),
                                        ("--batch-size", args.batch_size), ("--no-fp16", args.no_fp16)) if on]
