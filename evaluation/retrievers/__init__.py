@@ -16,7 +16,7 @@ A *topic* is a dict with ``qid``, ``query`` and ``instruction`` (see
 *candidates*, when given, maps ``qid -> [doc_id, ...]``: only those documents are scored for that
 query (FollowIR's ``top_ranked`` lists); a query without candidates gets an empty ranking.
 
-A new retriever is a class with the four members of :class:`Retriever` (copy
+A new retriever is a class with the members of :class:`Retriever` (copy
 :class:`~.bm25.BM25Retriever`) and a branch of :func:`.build.build_retriever` for its name.
 """
 from __future__ import annotations
