@@ -270,7 +270,7 @@ def run_eval(
     # retrieve (or reuse) the run of the selected topics
     rejudged = rejudged_instructions(db, pid) if "changed-validated" in versions else {}
     instr_key = None
-    if qrels_version == "changed-validated" and chosen_variant == "changed" and rejudged:
+    if qrels_version == "changed-validated" and chosen_variant == "changed":
         # the validated changed qrels of a re-judged FollowIR query judge its newest narrative:
         # the changed run they are scored with uses that narrative as the instruction
         topics, instr_key = _with_instructions(topics, rejudged)
@@ -288,20 +288,11 @@ def run_eval(
 
     # store
     settings = {
-        "k": k,
-        "variant": chosen_variant,
-        "candidates": "top_ranked" if retrieval.candidates is not None else "corpus",
-        "rerank": retriever.reranker,
-        "model_identity": retriever.identity(),
-        "retrieval_key": key,
-        "reused_run": reused,
-        "retrieval_seconds": round(retrieval_seconds, 4),
-        "measures": measure_names,
-        "ties": ties,
-        "evaluation": scores.evaluation,
+        "k": k, "variant": chosen_variant, "candidates": "top_ranked" if retrieval.candidates is not None else "corpus",
+        "rerank": retriever.reranker, "model_identity": retriever.identity(), "retrieval_key": key,
+        "reused_run": reused, "retrieval_seconds": round(retrieval_seconds, 4), "measures": measure_names,
+        "ties": ties, "evaluation": scores.evaluation, **({"paired_run": paired} if paired is not None else {}),
     }
-    if paired is not None:
-        settings["paired_run"] = paired
     run_id = store.store_eval_run(
         db, pid, model=retriever.name, template=template_name, settings=settings, qrels_version=qrels_version,
         metrics=scores.metrics, per_query=scores.per_query, run=run,
