@@ -2,7 +2,7 @@
 
 Thin shells over :mod:`evaluation.measures`, :mod:`evaluation.robustness`,
 :mod:`evaluation.pmrr`, :mod:`evaluation.infosearch` and :mod:`evaluation.instfol`.
-``eval run`` and ``eval compare`` are added by :mod:`cli.eval_runs`.
+``eval run`` and ``eval compare`` are added by :mod:`cli.eval_run_cmd`.
 """
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def _positive_float(text: str) -> float:
 
 def register(subparsers) -> None:
     """Add ``eval`` and its sub-commands ``metrics``, ``robustness``, ``pmrr``, ``infosearch``,
-    ``instfol`` (and, from :mod:`cli.eval_runs`, ``run`` and ``compare``)."""
+    ``instfol`` (and, from :mod:`cli.eval_run_cmd`, ``run`` and ``compare``)."""
     parser = subparsers.add_parser(
         "eval", help="evaluate runs: standard and instruction-following metrics",
         description="Evaluate retrieval runs (TREC run files) against qrels (TREC or BEIR TSV).",
@@ -116,7 +116,7 @@ def register(subparsers) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run, handler=_instfol)
 
-    importlib.import_module("cli.eval_runs").register_eval(eval_sub)
+    importlib.import_module("cli.eval_run_cmd").register_eval(eval_sub)
 
 
 def run(args) -> int:

@@ -1,7 +1,9 @@
 """Entry point of ``ifjudge``.
 
 Every module ``cli/*_cmd.py`` defines ``register(subparsers)``, which adds its sub-command(s)
-with ``set_defaults(func=...)``; ``func(args)`` returns the exit status. Errors that IFJudge
+with ``set_defaults(func=...)``; ``func(args)`` returns the exit status. A module that adds
+sub-commands to another module's group defines ``register_<group>`` instead and is called by that
+group (``cli/eval_run_cmd.py`` adds ``eval run`` and ``eval compare`` through ``register_eval``). Errors that IFJudge
 reports to users (:class:`storage.errors.IFJudgeError`) are printed as one line on stderr with
 exit status 2, never as a traceback.
 """
@@ -24,7 +26,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for mod in sorted(pkgutil.iter_modules(cli.__path__), key=lambda m: m.name):
         if mod.name.endswith("_cmd"):
-            importlib.import_module(f"cli.{mod.name}").register(sub)
+            module = importlib.import_module(f"cli.{mod.name}")
+            if hasattr(module, "register"):  # else it extends a group (``register_<group>``)
+                module.register(sub)
     return parser
 
 

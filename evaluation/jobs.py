@@ -150,11 +150,10 @@ def submit_eval(db: Database, project: str | dict, *, created_by: str, **params)
     if parameters["qrels_version"] not in versions:
         raise IFJudgeError(f"project {proj['name']!r} has no qrels version {parameters['qrels_version']!r}; "
                            f"it has: {', '.join(versions) or 'none'}")
-    from evaluation.retrievers.external import looks_like_run_file
+    from evaluation.retrievers.external import names_external_run
 
-    model = parameters["model"]
     check_evaluable(db, proj, qrels_version=parameters["qrels_version"], variant=parameters["variant"],
-                    external=model.startswith("external:") or looks_like_run_file(model))
+                    external=names_external_run(parameters["model"]))
     return store.submit(db, kind=EVAL_KIND, project_id=proj["id"], parameters=parameters,
                         dedupe_key=dedupe_key(EVAL_KIND, proj["id"], parameters), created_by=created_by,
                         max_attempts=MAX_ATTEMPTS)

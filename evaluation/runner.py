@@ -11,16 +11,14 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from evaluation import measures as measures_mod
 from evaluation.infosearch import infosearch_metrics
 from evaluation.pmrr import TIES, p_mrr
-from evaluation.retrievers.bm25 import BM25Retriever
-from evaluation.retrievers.dense import DenseRetriever
-from evaluation.retrievers.external import looks_like_run_file, read_trec_run
-from evaluation.retrievers.rerank import Reranker, cross_encoder_reranker
+from evaluation.retrievers import Progress, Retriever
+from evaluation.retrievers.build import build_retriever
 from evaluation.robustness import robustness
 from evaluation.templates import get_template
 from storage import eval_runs as store
@@ -28,8 +26,6 @@ from storage import projects
 from formats.bundle import VALIDATES
 from storage.errors import IFJudgeError, NotFound
 from storage.db import Database
-
-Progress = Callable[[int, int, str], None]
 
 DEFAULT_MEASURES = measures_mod.DEFAULT_STANDARD  # the one default list: evaluation.measure_registry
 ROBUSTNESS_K = 10
@@ -103,53 +99,6 @@ def select_topics(db, project_id: int, qrels_version: str, variant: str | None) 
     return topics, variant
 
 
-def _retrieval_key(**parts) -> str:
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
-
-
-def _file_sha(path: str) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
-class _Plan:
-    """What to run: resolved from the ``model`` / ``rerank`` arguments of :func:`run_eval`."""
-
-    def __init__(self, db, project_id: int, model, template: str, k: int, rerank, cache_dir, score: str = "cosine"):
-        self.retriever = None
-        self.external = None
-        if hasattr(model, "retrieve"):
-            self.retriever, self.label = model, str(model.name)
-            self.identity = {"retriever": self.label, **getattr(model, "settings", dict)()}
-        elif model == "bm25":
-            self.retriever, self.label = BM25Retriever(), "bm25"
-            self.identity = {"retriever": "bm25", **self.retriever.settings()}
-        elif isinstance(model, str) and model.startswith("external:"):
-            self.external, self.label = store.external_run(db, project_id, model), model
-            self.identity = {"external": model, "sha": hashlib.sha256(json.dumps(self.external, sort_keys=True).encode()).hexdigest()}
-        elif isinstance(model, str) and looks_like_run_file(model):
-            self.external, self.label = read_trec_run(model), f"external:{Path(model).name}"
-            self.identity = {"external": self.label, "sha": _file_sha(model)}
-        else:
-            self.retriever = DenseRetriever(str(model), score=score, cache_dir=cache_dir)
-            self.label = "minilm" if model == "minilm" else self.retriever.path
-            self.identity = {"retriever": "dense", "cache": self.retriever.cache.identity, "score": self.retriever.score}
-        self.template = "external" if self.external is not None else get_template(template).name
-        if rerank is None:
-            self.reranker = None
-        elif isinstance(rerank, Reranker):
-            self.reranker = rerank
-        else:
-            self.reranker = cross_encoder_reranker(str(rerank))
-        self.k = k
-
-    def key(self, variant, candidates: bool, instructions: str | None = None) -> str:
-        parts = dict(model=self.identity, template=self.template, k=self.k, variant=variant, candidates=candidates,
-                     rerank=None if self.reranker is None else self.reranker.name)
-        if instructions is not None:  # instructions other than the imported ones (re-judged narratives)
-            parts["instructions"] = instructions
-        return _retrieval_key(**parts)
-
-
 def rejudged_instructions(db, project_id: int) -> dict[str, str]:
     """query id -> the narrative of its newest re-judging round (FollowIR): the instruction the
     ``changed-validated`` qrels judge, which may differ from the imported ``changed`` one."""
@@ -178,18 +127,6 @@ def _with_instructions(topics: list[dict], texts: dict[str, str]) -> tuple[list[
     if not changed:
         return topics, None
     return out, hashlib.sha256(json.dumps(changed, sort_keys=True).encode()).hexdigest()
-
-
-def _retrieve(plan: _Plan, topics, documents, candidates, progress) -> dict:
-    template = get_template("query" if plan.template == "external" else plan.template)
-    if plan.external is not None:
-        wanted = {t["qid"] for t in topics}
-        run = {q: dict(docs) for q, docs in plan.external.items() if q in wanted}
-    else:
-        run = plan.retriever.retrieve(topics, documents, template=template, k=plan.k, candidates=candidates, progress=progress)
-    if plan.reranker is not None:
-        run = plan.reranker.rerank(run, topics, documents, template=template, k=plan.k, progress=progress)
-    return run
 
 
 def check_evaluable(db: Database, proj: dict, *, qrels_version: str, variant: str | None = None,
@@ -244,10 +181,11 @@ def run_eval(
     db : Database
     project : str or dict
         Project name (or the dict of ``storage.projects.get_project``).
-    model : str or retriever
+    model : str or Retriever
         ``"bm25"``; ``"minilm"`` (bundled all-MiniLM-L6-v2); a local sentence-transformers
         directory or a hub name; a TREC run file; ``"external:<name>"`` for a run stored by an
-        import; or an object with ``retrieve(topics, documents, *, template, k, candidates, progress)``.
+        import (:func:`evaluation.retrievers.build.build_retriever`); or a
+        :class:`~evaluation.retrievers.Retriever`.
     template : str
         Name from :data:`evaluation.templates.TEMPLATES` (ignored for external runs).
     qrels_version : str
@@ -304,68 +242,150 @@ def run_eval(
 
     Examples
     --------
-    >>> rid = run_eval(db, "demo", model="bm25", template="query", qrels_version="original")  # doctest: +SKIP
-    >>> load_eval_run(db, rid)["metrics"]["nDCG@10"]                                          # doctest: +SKIP
-    0.61
+    >>> from annotation.demo import load_demo
+    >>> from storage.db import connect
+    >>> from storage.eval_runs import load_eval_run
+    >>> db = connect(":memory:"); _ = load_demo(db)
+    >>> first = load_eval_run(db, run_eval(db, "demo", model="bm25", template="query", qrels_version="original"))
+    >>> again = load_eval_run(db, run_eval(db, "demo", model="bm25", template="query", qrels_version="changed"))
+    >>> first["model"], first["settings"]["reused_run"], again["settings"]["reused_run"]  # same retrieval: reused
+    ('bm25', False, True)
     """
     proj = projects.get_project(db, project) if isinstance(project, str) else project
     pid = proj["id"]
     versions = projects.qrels_versions(db, pid)
+    _check_options(proj, versions, qrels_version=qrels_version, candidates=candidates, ties=ties)
+    measure_names = [str(m) for m in measures_mod.parse_measures(list(measures))]
+
+    # build the retriever, then check what it needs
+    retriever = build_retriever(model, rerank=rerank, score=score, cache_dir=cache_dir,
+                                stored_run=lambda name: store.external_run(db, pid, name))
+    template_name = "external" if retriever.external else get_template(template).name
+    topics, chosen_variant, qrels_all = check_evaluable(db, proj, qrels_version=qrels_version, variant=variant,
+                                                        external=retriever.external)
+    retrieval = _Retrieval(db, proj, retriever, template_name, k=k, reuse=reuse, progress=progress,
+                           candidates=_candidate_lists(db, proj, topics, candidates))
+
+    # retrieve (or reuse) the run of the selected topics
+    rejudged = rejudged_instructions(db, pid) if "changed-validated" in versions else {}
+    instr_key = None
+    if qrels_version == "changed-validated" and chosen_variant == "changed":
+        # the validated changed qrels of a re-judged FollowIR query judge its newest narrative:
+        # the changed run they are scored with uses that narrative as the instruction
+        topics, instr_key = _with_instructions(topics, rejudged)
+    started = time.perf_counter()
+    run, key, reused = retrieval.run(chosen_variant, topics, instr_key)
+    retrieval_seconds = time.perf_counter() - started
+
+    # score the measures: standard ones, Robustness@10, and those pairing the runs of several variants
+    if progress:
+        progress(0, 1, "evaluating")
+    qrels_eval = {t["qid"]: qrels_all[t["qid"]] for t in topics if t["qid"] in qrels_all}
+    scores = _score_measures(qrels_eval, run, topics, measure_names, missing=missing)
+    paired = _score_paired(db, proj, versions, scores, retrieval, run, qrels_version=qrels_version,
+                           variant=chosen_variant, instr_key=instr_key, rejudged=rejudged, ties=ties)
+
+    # store
+    settings = {
+        "k": k, "variant": chosen_variant, "candidates": "top_ranked" if retrieval.candidates is not None else "corpus",
+        "rerank": retriever.reranker, "model_identity": retriever.identity(), "retrieval_key": key,
+        "reused_run": reused, "retrieval_seconds": round(retrieval_seconds, 4), "measures": measure_names,
+        "ties": ties, "evaluation": scores.evaluation, **({"paired_run": paired} if paired is not None else {}),
+    }
+    run_id = store.store_eval_run(
+        db, pid, model=retriever.name, template=template_name, settings=settings, qrels_version=qrels_version,
+        metrics=scores.metrics, per_query=scores.per_query, run=run,
+    )
+    if progress:
+        progress(1, 1, "evaluating")
+    return run_id
+
+
+def _check_options(proj: dict, versions: Sequence[str], *, qrels_version: str, candidates: str, ties: str) -> None:
     if qrels_version not in versions:
         raise NotFound(f"project {proj['name']!r} has no qrels version {qrels_version!r}; it has: {', '.join(versions) or 'none'}")
     if candidates not in CANDIDATE_MODES:
         raise IFJudgeError(f"unknown candidates mode {candidates!r}; expected one of {', '.join(CANDIDATE_MODES)}")
     if ties not in TIES:
         raise IFJudgeError(f"unknown tie rule {ties!r}; expected one of {', '.join(TIES)}")
-    measure_names = [str(m) for m in measures_mod.parse_measures(list(measures))]
-    plan = _Plan(db, pid, model, template, k, rerank, cache_dir, score)
-    topics, chosen_variant, qrels_all = check_evaluable(db, proj, qrels_version=qrels_version, variant=variant,
-                                                        external=plan.external is not None)
-    qids = [t["qid"] for t in topics]
-    qrels_eval = {q: qrels_all[q] for q in qids if q in qrels_all}
-    all_topics = projects.eval_topics(db, pid)
-    cand_lists = None
-    if candidates != "corpus":
-        ranked = projects.top_ranked(db, pid)
-        if candidates == "top_ranked" and not ranked:
-            raise NotFound(f"project {proj['name']!r} has no top_ranked candidate lists")
-        if ranked and (candidates == "top_ranked" or any(t["qid"] in ranked for t in topics)):
-            cand_lists = ranked
-    documents = None
 
-    def get_run(var, var_topics, instructions=None):
-        nonlocal documents
-        key = plan.key(var, cand_lists is not None, instructions)
-        if reuse:
-            stored = store.find_run(db, pid, key)
+
+def _candidate_lists(db, proj: dict, topics: list[dict], candidates: str) -> dict[str, list[str]] | None:
+    """The ``top_ranked`` lists the retriever scores (None: the whole corpus)."""
+    if candidates == "corpus":
+        return None
+    ranked = projects.top_ranked(db, proj["id"])
+    if candidates == "top_ranked" and not ranked:
+        raise NotFound(f"project {proj['name']!r} has no top_ranked candidate lists")
+    if ranked and (candidates == "top_ranked" or any(t["qid"] in ranked for t in topics)):
+        return ranked
+    return None
+
+
+def retrieval_key(**parts) -> str:
+    """SHA-256 of the parts that decide a run (model identity, template, k, variant, candidates,
+    reranker, replaced instructions): equal keys, equal runs.
+
+    >>> retrieval_key(model={"retriever": "bm25"}, k=10) == retrieval_key(k=10, model={"retriever": "bm25"})
+    True
+    """
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+class _Retrieval:
+    """The runs of one retriever in one evaluation: a variant's run is the stored one with the same
+    retrieval key (when ``reuse``), else retrieved now. Documents are read once, when first needed."""
+
+    def __init__(self, db, proj: dict, retriever: Retriever, template_name: str, *, k: int, reuse: bool,
+                 progress: Progress | None, candidates: dict[str, list[str]] | None):
+        self.db, self.pid, self.retriever, self.template_name = db, proj["id"], retriever, template_name
+        # an external run reads no template; its reranker reads the bare query
+        self.template = get_template("query" if retriever.external else template_name)
+        self.k, self.reuse, self.progress, self.candidates = k, reuse, progress, candidates
+        self.documents = None
+
+    def key(self, variant: str | None, instructions: str | None = None) -> str:
+        parts = dict(model=self.retriever.identity(), template=self.template_name, k=self.k, variant=variant,
+                     candidates=self.candidates is not None, rerank=self.retriever.reranker)
+        if instructions is not None:  # instructions other than the imported ones (re-judged narratives)
+            parts["instructions"] = instructions
+        return retrieval_key(**parts)
+
+    def run(self, variant: str | None, topics: list[dict], instructions: str | None = None) -> tuple[dict, str, bool]:
+        """``(run, retrieval key, reused)`` of ``topics`` (the instances of ``variant``)."""
+        key = self.key(variant, instructions)
+        if self.reuse:
+            stored = store.find_run(self.db, self.pid, key)
             if stored is not None:
                 return stored, key, True
-        if documents is None and (plan.external is None or plan.reranker is not None):
-            documents = projects.documents(db, pid)
-        return _retrieve(plan, var_topics, documents or {}, cand_lists, progress), key, False
+        if self.documents is None and (not self.retriever.external or self.retriever.reranker is not None):
+            self.documents = projects.documents(self.db, self.pid)
+        run = self.retriever.retrieve(topics, self.documents or {}, template=self.template, k=self.k,
+                                      candidates=self.candidates, progress=self.progress)
+        return run, key, False
 
-    # the validated changed qrels of a re-judged FollowIR query judge its newest narrative: the
-    # changed run they are scored with uses that narrative as the instruction
-    rejudged = rejudged_instructions(db, pid) if "changed-validated" in versions else {}
-    instr_key = None
-    if qrels_version == "changed-validated" and chosen_variant == "changed" and rejudged:
-        topics, instr_key = _with_instructions(topics, rejudged)
-    started = time.perf_counter()
-    run, key, reused = get_run(chosen_variant, topics, instr_key)
-    retrieval_seconds = time.perf_counter() - started
 
-    if progress:
-        progress(0, 1, "evaluating")
+@dataclass
+class _Scores:
+    """What is stored of an evaluation: mean ``metrics``, ``per_query`` values and the
+    ``evaluation`` details (queries, missing ones, why a measure is undefined)."""
+
+    metrics: dict[str, float | None]
+    per_query: dict[str, dict]
+    evaluation: dict
+
+
+def _score_measures(qrels_eval: dict, run: dict, topics: list[dict], measure_names: list[str], *,
+                    missing: str) -> _Scores:
+    """The standard measures, and Robustness@10 when some group has several evaluated instances."""
     ranked_run = {q: docs for q, docs in run.items() if docs and q in qrels_eval}
     result = measures_mod.evaluate(qrels_eval, ranked_run, measure_names, missing=missing)
-    metrics: dict[str, float | None] = dict(result["measures"])
-    evaluation = {
+    scores = _Scores(metrics=dict(result["measures"]), per_query=result["per_query"], evaluation={
         "n_queries": result["n_queries"],
         "missing_queries": result["missing_queries"],
         "missing": missing,
         "undefined": {},
-    }
-
+    })
     groups = {t["qid"]: t["group_id"] for t in topics if t["qid"] in qrels_eval}
     sizes: dict[str, int] = {}
     for g in groups.values():
@@ -373,107 +393,100 @@ def run_eval(
     if any(n > 1 for n in sizes.values()):
         rob = robustness(qrels_eval, ranked_run, k=ROBUSTNESS_K, groups=groups)
         name = f"Robustness@{ROBUSTNESS_K}"
-        metrics[name] = rob[name]
-        evaluation["robustness"] = {"n_groups": rob["n_groups"], "empty_groups": rob["empty_groups"]}
+        scores.metrics[name] = rob[name]
+        scores.evaluation["robustness"] = {"n_groups": rob["n_groups"], "empty_groups": rob["empty_groups"]}
         if rob[name] is None:
-            evaluation["undefined"][name] = "no group has an instance in the run"
+            scores.evaluation["undefined"][name] = "no group has an instance in the run"
+    return scores
 
-    paired = None
-    variants = {t["variant"] for t in all_topics}
+
+def _score_paired(db, proj: dict, versions: Sequence[str], scores: _Scores, retrieval: _Retrieval, run: dict, *,
+                  qrels_version: str, variant: str | None, instr_key: str | None, rejudged: dict[str, str],
+                  ties: str) -> dict | None:
+    """p-MRR (FollowIR) and InfoSearch's WISE / SICR / p-MRR, from the runs of the other variants
+    (retrieved or reused): added to ``scores``; returns the paired runs' record, or None when the
+    project cannot pair instances."""
+    pid = proj["id"]
+    variants = {t["variant"] for t in projects.eval_topics(db, pid)}
     pair_versions, main_version = _paired_versions(qrels_version, versions)
-    if (
-        proj["kind"] in PAIRED_KINDS
-        and {"og", "changed"} <= variants
-        and "original" in versions
-        and pair_versions
-        and chosen_variant in ("og", "changed")
-    ):
-        other = "changed" if chosen_variant == "og" else "og"
-        other_topics, _ = select_topics(db, pid, qrels_version, other)
-        other_run, other_key, other_reused = get_run(other, other_topics)
-        run_og, run_new = (run, other_run) if chosen_variant == "og" else (other_run, run)
-        runs_new = {}
-        published_topics = select_topics(db, pid, "changed", "changed")[0]
-        validated_topics, vkey = _with_instructions(published_topics, rejudged)
-        for nv in pair_versions:  # the changed run each changed-side qrels judges
-            wanted = vkey if nv == "changed-validated" else None
-            if (chosen_variant == "changed" and wanted == instr_key) or (chosen_variant == "og" and wanted is None):
-                runs_new[nv] = run_new
-            else:
-                runs_new[nv] = get_run("changed", validated_topics if wanted else published_topics, wanted)[0]
-        qrels_og = projects.qrels(db, pid, "original")
-        by_qrels = {}
-        for nv in pair_versions:
-            pm = p_mrr(qrels_og, projects.qrels(db, pid, nv), run_og, runs_new[nv], ties=ties)
-            by_qrels[nv] = {"p-MRR": pm["p-MRR"], "n_queries": pm["n_queries"], "n_documents": pm["n_documents"],
-                            "missing_queries": pm["missing_queries"], "per_query": pm["per_query"]}
-            metrics[f"p-MRR[{nv}]"] = pm["p-MRR"]
-            if pm["p-MRR"] is None:
-                evaluation["undefined"][f"p-MRR[{nv}]"] = f"no query has a document of original whose label differs in {nv}"
-        main = by_qrels[main_version]
-        metrics["p-MRR"] = main["p-MRR"]
-        evaluation["p-MRR"] = {"qrels": ["original", main_version], "n_queries": main["n_queries"],
-                               "missing_queries": main["missing_queries"], "ties": ties,
-                               "by_qrels": {nv: {k2: v for k2, v in b.items() if k2 != "per_query"} for nv, b in by_qrels.items()},
-                               "changed_run_instructions": {nv: ("re-judged narratives" if nv == "changed-validated" and vkey
-                                                                 else "imported") for nv in pair_versions},
-                               "per_query": {nv: b["per_query"] for nv, b in by_qrels.items()}}
-        if main["p-MRR"] is None:
-            evaluation["undefined"]["p-MRR"] = f"no query has a document of original whose label differs in {main_version}"
-        paired = {"variant": other, "retrieval_key": other_key, "run": other_run, "reused": other_reused}
-        if proj["kind"] == "infosearch" and "reversed" in variants:
-            # InfoSearch (SPEC "Evaluation metrics"): WISE, SICR and its p-MRR from the original,
-            # instructed and reversed runs; p-MRR is InfoSearch's (negatives = relevant originally,
-            # not under the instruction), not FollowIR's changed-document rule; per dimension too
-            rev_topics, _ = select_topics(db, pid, qrels_version, "reversed")
-            rev_run, rev_key, rev_reused = get_run("reversed", rev_topics)
-            subsets = projects.query_subsets(db, pid)
-            names = ("WISE", "SICR", "p-MRR")
-            info_by = {}
-            for nv in pair_versions:
-                info = infosearch_metrics(qrels_og, projects.qrels(db, pid, nv), run_og, run_new, rev_run, ties=ties)
-                info_by[nv] = {
-                    "overall": {**{n: info[n] for n in names}, "n_queries": info["n_queries"],
-                                "n_queries_pmrr": info["n_queries_pmrr"]},
-                    "by_dimension": _by_dimension(info["per_query"], subsets, names),
-                    "missing_queries": info["missing_queries"], "mean_rank": info["mean_rank"],
-                }
-                for n in names:
-                    metrics[f"{n}[{nv}]"] = info[n]
-            info = info_by[main_version]
-            for name in names:
-                metrics[name] = info["overall"][name]
-                if info["overall"][name] is None:
-                    evaluation["undefined"][name] = ("no query has a document relevant under both instructions"
-                                                     if name != "p-MRR" else
-                                                     "no document is relevant originally and not under the instruction")
-                else:
-                    evaluation["undefined"].pop(name, None)
-            evaluation["infosearch"] = {"qrels": ["original", main_version], "n_queries": info["overall"]["n_queries"],
-                                        "n_queries_pmrr": info["overall"]["n_queries_pmrr"],
-                                        "missing_queries": info["missing_queries"], "mean_rank": info["mean_rank"],
-                                        "by_dimension": info["by_dimension"], "ties": ties, "by_qrels": info_by}
-            paired["reversed"] = {"retrieval_key": rev_key, "run": rev_run, "reused": rev_reused}
+    if not (proj["kind"] in PAIRED_KINDS and {"og", "changed"} <= variants and "original" in versions
+            and pair_versions and variant in ("og", "changed")):
+        return None
+    metrics, evaluation = scores.metrics, scores.evaluation
+    other = "changed" if variant == "og" else "og"
+    other_topics, _ = select_topics(db, pid, qrels_version, other)
+    other_run, other_key, other_reused = retrieval.run(other, other_topics)
+    run_og, run_new = (run, other_run) if variant == "og" else (other_run, run)
+    runs_new = {}
+    published_topics = select_topics(db, pid, "changed", "changed")[0]
+    validated_topics, vkey = _with_instructions(published_topics, rejudged)
+    for nv in pair_versions:  # the changed run each changed-side qrels judges
+        wanted = vkey if nv == "changed-validated" else None
+        if (variant == "changed" and wanted == instr_key) or (variant == "og" and wanted is None):
+            runs_new[nv] = run_new
+        else:
+            runs_new[nv] = retrieval.run("changed", validated_topics if wanted else published_topics, wanted)[0]
+    qrels_og = projects.qrels(db, pid, "original")
+    by_qrels = {}
+    for nv in pair_versions:
+        pm = p_mrr(qrels_og, projects.qrels(db, pid, nv), run_og, runs_new[nv], ties=ties)
+        by_qrels[nv] = {"p-MRR": pm["p-MRR"], "n_queries": pm["n_queries"], "n_documents": pm["n_documents"],
+                        "missing_queries": pm["missing_queries"], "per_query": pm["per_query"]}
+        metrics[f"p-MRR[{nv}]"] = pm["p-MRR"]
+        if pm["p-MRR"] is None:
+            evaluation["undefined"][f"p-MRR[{nv}]"] = f"no query has a document of original whose label differs in {nv}"
+    main = by_qrels[main_version]
+    metrics["p-MRR"] = main["p-MRR"]
+    evaluation["p-MRR"] = {"qrels": ["original", main_version], "n_queries": main["n_queries"],
+                           "missing_queries": main["missing_queries"], "ties": ties,
+                           "by_qrels": {nv: {k2: v for k2, v in b.items() if k2 != "per_query"} for nv, b in by_qrels.items()},
+                           "changed_run_instructions": {nv: ("re-judged narratives" if nv == "changed-validated" and vkey
+                                                             else "imported") for nv in pair_versions},
+                           "per_query": {nv: b["per_query"] for nv, b in by_qrels.items()}}
+    if main["p-MRR"] is None:
+        evaluation["undefined"]["p-MRR"] = f"no query has a document of original whose label differs in {main_version}"
+    paired = {"variant": other, "retrieval_key": other_key, "run": other_run, "reused": other_reused}
+    if proj["kind"] == "infosearch" and "reversed" in variants:
+        paired["reversed"] = _score_infosearch(db, pid, scores, retrieval, qrels_version=qrels_version,
+                                               pair_versions=pair_versions, main_version=main_version,
+                                               qrels_og=qrels_og, run_og=run_og, run_new=run_new, ties=ties)
+    return paired
 
-    settings = {
-        "k": k,
-        "variant": chosen_variant,
-        "candidates": "top_ranked" if cand_lists is not None else "corpus",
-        "rerank": None if plan.reranker is None else plan.reranker.name,
-        "model_identity": plan.identity,
-        "retrieval_key": key,
-        "reused_run": reused,
-        "retrieval_seconds": round(retrieval_seconds, 4),
-        "measures": measure_names,
-        "ties": ties,
-        "evaluation": evaluation,
-    }
-    if paired is not None:
-        settings["paired_run"] = paired
-    run_id = store.store_eval_run(
-        db, pid, model=plan.label, template=plan.template, settings=settings, qrels_version=qrels_version,
-        metrics=metrics, per_query=result["per_query"], run=run,
-    )
-    if progress:
-        progress(1, 1, "evaluating")
-    return run_id
+
+def _score_infosearch(db, pid: int, scores: _Scores, retrieval: _Retrieval, *, qrels_version: str,
+                      pair_versions: list[str], main_version: str, qrels_og: dict, run_og: dict, run_new: dict,
+                      ties: str) -> dict:
+    """InfoSearch (SPEC "Evaluation metrics"): WISE, SICR and its p-MRR from the original,
+    instructed and reversed runs; p-MRR is InfoSearch's (negatives = relevant originally, not under
+    the instruction), not FollowIR's changed-document rule; per dimension too. Returns the record
+    of the reversed run."""
+    metrics, evaluation = scores.metrics, scores.evaluation
+    rev_topics, _ = select_topics(db, pid, qrels_version, "reversed")
+    rev_run, rev_key, rev_reused = retrieval.run("reversed", rev_topics)
+    subsets = projects.query_subsets(db, pid)
+    names = ("WISE", "SICR", "p-MRR")
+    info_by = {}
+    for nv in pair_versions:
+        info = infosearch_metrics(qrels_og, projects.qrels(db, pid, nv), run_og, run_new, rev_run, ties=ties)
+        info_by[nv] = {
+            "overall": {**{n: info[n] for n in names}, "n_queries": info["n_queries"],
+                        "n_queries_pmrr": info["n_queries_pmrr"]},
+            "by_dimension": _by_dimension(info["per_query"], subsets, names),
+            "missing_queries": info["missing_queries"], "mean_rank": info["mean_rank"],
+        }
+        for n in names:
+            metrics[f"{n}[{nv}]"] = info[n]
+    info = info_by[main_version]
+    for name in names:
+        metrics[name] = info["overall"][name]
+        if info["overall"][name] is None:
+            evaluation["undefined"][name] = ("no query has a document relevant under both instructions"
+                                             if name != "p-MRR" else
+                                             "no document is relevant originally and not under the instruction")
+        else:
+            evaluation["undefined"].pop(name, None)
+    evaluation["infosearch"] = {"qrels": ["original", main_version], "n_queries": info["overall"]["n_queries"],
+                                "n_queries_pmrr": info["overall"]["n_queries_pmrr"],
+                                "missing_queries": info["missing_queries"], "mean_rank": info["mean_rank"],
+                                "by_dimension": info["by_dimension"], "ties": ties, "by_qrels": info_by}
+    return {"retrieval_key": rev_key, "run": rev_run, "reused": rev_reused}

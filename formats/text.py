@@ -225,14 +225,6 @@ def parse_relevance(value: object, path: Path, line: int, field: str) -> int:
     return number
 
 
-def parse_float(value: str, path: Path, line: int, field: str) -> float:
-    """Parse a real-valued column (run score)."""
-    try:
-        return float(value.strip())
-    except ValueError:
-        raise ImportFailure(str(path), line, field, f"received {received(value)}; expected a number") from None
-
-
 def read_tsv(
     path: Path,
     sources: list[tuple[str, str]],
@@ -265,23 +257,6 @@ def read_tsv(
             raise ImportFailure(
                 str(path), number, None,
                 f"received {len(cells)} tab-separated columns; expected {columns}",
-            )
-        rows.append((number, cells))
-    return rows
-
-
-def split_whitespace(
-    path: Path, sources: list[tuple[str, str]], *, columns: tuple[int, ...], what: str
-) -> list[tuple[int, list[str]]]:
-    """Rows of a whitespace-separated file (TREC qrels and runs) with an accepted column count."""
-    rows: list[tuple[int, list[str]]] = []
-    for number, line in read_lines(path, sources):
-        cells = line.split()
-        if len(cells) not in columns:
-            accepted = " or ".join(str(c) for c in columns)
-            raise ImportFailure(
-                str(path), number, None,
-                f"received {len(cells)} whitespace-separated columns; expected {accepted} ({what})",
             )
         rows.append((number, cells))
     return rows

@@ -10,65 +10,28 @@ The in-memory shapes are the ones ``pytrec_eval`` takes:
 Formats
 -------
 run     ``qid Q0 docid rank score tag`` -- six whitespace-separated columns (the rank column is
-        checked to be numeric but otherwise ignored, as trec_eval ignores it).
+        checked to be an integer but otherwise ignored, as trec_eval ignores it).
 qrels   TREC ``qid 0 docid rel`` (four whitespace-separated columns), or BEIR TSV: a header
         ``query-id<TAB>corpus-id<TAB>score`` (InstructIR's ``qid<TAB>pid<TAB>score`` is accepted
         too) and three tab-separated columns. The format is detected from the first line.
 
-Every malformed file raises :class:`formats.errors.ImportFailure` naming the file, the 1-based
-line and the field. Blank lines are skipped.
+The rows are read by :mod:`formats.trec_rows` (as the TREC importer reads them): every malformed
+file raises :class:`formats.errors.ImportFailure` naming the file, the 1-based line and the field.
+Blank lines are skipped.
 """
 from __future__ import annotations
 
-import math
-import re
 from pathlib import Path
 from typing import Mapping
 
 from formats.errors import ImportFailure
-from formats.text import decode_utf8
+from formats.text import parse_relevance
+from formats.trec_rows import qrels_rows, read_trec_text, run_rows, trec_lines
 
 BEIR_HEADERS = {
     ("query-id", "corpus-id", "score"),
     ("qid", "pid", "score"),
 }
-
-
-def _read_text(path: str | Path) -> str:
-    """The file's text, decoded as UTF-8 (a BOM is dropped); errors name file and line."""
-    data = Path(path).read_bytes()
-    if not data.strip():
-        raise ImportFailure(str(path), None, None, "empty file: expected at least one line")
-    return decode_utf8(data, path)
-
-
-def _lines(text: str):
-    """(1-based line number, line) for every non-blank line. Lines end at ``\n`` only (a ``\r``
-    before it is dropped), as in a text editor: ``str.splitlines`` would also break at ``\x85``,
-    ``\u2028`` and form feeds and so report line numbers the user cannot find."""
-    for number, line in enumerate(text.split("\n"), start=1):
-        line = line.removesuffix("\r")
-        if line.strip():
-            yield number, line
-
-
-_ASCII_SPACE = re.compile(r"[ \t\f\v\r]+")
-
-
-def _fields(line: str) -> list[str]:
-    """The whitespace-separated columns of a TREC line: ASCII whitespace only, as trec_eval reads
-    them (``str.split`` would also split at ``\x85``, ``\xa0`` or ``\u2028`` inside an id)."""
-    return [f for f in _ASCII_SPACE.split(line) if f]
-
-
-def _relevance(value: str, path, number: int, field: str) -> int:
-    try:
-        rel = float(value)
-    except ValueError:
-        raise ImportFailure(str(path), number, field, f"expected an integer relevance, got {value!r}") from None
-    if not math.isfinite(rel) or rel != int(rel):
-        raise ImportFailure(str(path), number, field, f"expected an integer relevance, got {value!r}")
-    return int(rel)
 
 
 def read_run(path: str | Path) -> dict[str, dict[str, float]]:
@@ -87,39 +50,21 @@ def read_run(path: str | Path) -> dict[str, dict[str, float]]:
     Raises
     ------
     ImportFailure
-        Empty file, not UTF-8, a line without six columns, a non-numeric rank or score, or the
-        same (qid, docid) twice.
+        Empty file, not UTF-8, a line without six columns, a rank that is not an integer, a
+        score that is not a finite number, or the same (qid, docid) twice.
 
     Examples
     --------
     A file with the line ``q1 Q0 d7 1 12.5 bm25`` reads as ``{"q1": {"d7": 12.5}}``.
     """
-    text = _read_text(path)
     run: dict[str, dict[str, float]] = {}
-    for number, line in _lines(text):
-        parts = _fields(line)
-        if len(parts) != 6:
-            raise ImportFailure(
-                str(path), number, None,
-                f"expected 6 columns 'qid Q0 docid rank score tag', got {len(parts)}",
-            )
-        qid, _, docid, rank, score, _ = parts
-        try:
-            float(rank)
-        except ValueError:
-            raise ImportFailure(str(path), number, "rank", f"expected a number, got {rank!r}") from None
-        try:
-            value = float(score)
-        except ValueError:
-            raise ImportFailure(str(path), number, "score", f"expected a number, got {score!r}") from None
-        if not math.isfinite(value):
-            raise ImportFailure(str(path), number, "score", f"expected a finite number, got {score!r}")
+    for number, qid, docid, _rank, score, _tag in run_rows(path, read_trec_text(path)):
         docs = run.setdefault(qid, {})
         if docid in docs:
             raise ImportFailure(
                 str(path), number, "docid", f"document {docid!r} appears twice for query {qid!r}"
             )
-        docs[docid] = value
+        docs[docid] = score
     return run
 
 
@@ -151,15 +96,12 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
     ``q1 0 d7 2`` and the TSV ``query-id\\tcorpus-id\\tscore`` / ``q1\\td7\\t2`` both read as
     ``{"q1": {"d7": 2}}``.
     """
-    text = _read_text(path)
-    lines = list(_lines(text))
-    if not lines:
-        raise ImportFailure(str(path), None, None, "empty file: expected at least one line")
-    first_number, first = lines[0]
+    text = read_trec_text(path)
+    first = next(trec_lines(text))[1]
     header = tuple(c.strip().lower() for c in first.split("\t"))
     qrels: dict[str, dict[str, int]] = {}
-
-    def put(number, qid, docid, rel):
+    rows = _beir_rows(path, text) if header in BEIR_HEADERS else qrels_rows(path, text)
+    for number, qid, docid, rel in rows:
         docs = qrels.setdefault(qid, {})
         if docid in docs and docs[docid] != rel:
             raise ImportFailure(
@@ -167,34 +109,24 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
                 f"document {docid!r} of query {qid!r} judged twice ({docs[docid]} and {rel})",
             )
         docs[docid] = rel
+    if not qrels:
+        raise ImportFailure(str(path), None, None, "no judgement after the header")
+    return qrels
 
-    if header in BEIR_HEADERS:
-        for number, line in lines[1:]:
-            parts = line.rstrip("\r\n").split("\t")
-            if len(parts) != 3:
-                raise ImportFailure(
-                    str(path), number, None,
-                    f"expected 3 tab-separated columns 'query-id corpus-id score', got {len(parts)}",
-                )
-            qid, docid, score = (p.strip() for p in parts)
-            put(number, qid, docid, _relevance(score, path, number, "score"))
-        if not qrels:
-            raise ImportFailure(str(path), None, None, "no judgement after the header")
-        return qrels
 
+def _beir_rows(path, text: str):
+    """``(line, qid, docid, relevance)`` of a BEIR TSV's rows (after its header)."""
+    lines = trec_lines(text)
+    next(lines)
     for number, line in lines:
-        parts = _fields(line)
-        if len(parts) != 4:
-            hint = ""
-            if len(parts) == 3:
-                hint = " (a 3-column BEIR TSV needs the header 'query-id<TAB>corpus-id<TAB>score')"
+        parts = line.split("\t")
+        if len(parts) != 3:
             raise ImportFailure(
                 str(path), number, None,
-                f"expected 4 columns 'qid 0 docid rel', got {len(parts)}{hint}",
+                f"expected 3 tab-separated columns 'query-id corpus-id score', got {len(parts)}",
             )
-        qid, _, docid, rel = parts
-        put(number, qid, docid, _relevance(rel, path, number, "rel"))
-    return qrels
+        qid, docid, score = (p.strip() for p in parts)
+        yield number, qid, docid, parse_relevance(score, path, number, "score")
 
 
 def trec_order(docs: Mapping[str, float]) -> list[tuple[str, float]]:

@@ -3,6 +3,8 @@ import io
 import json
 from pathlib import Path
 
+import pytest
+
 RELEASE = Path(__file__).resolve().parents[1] / "datasets" / "instructir"
 
 
@@ -56,3 +58,22 @@ def test_import_into_existing_ids_is_refused_and_changes_nothing(run_cli, db_pat
     after = connect(db_path).execute("SELECT COUNT(*) FROM instances").fetchone()[0]
     assert after == before + 9906
     assert demo_data()["instances"]
+
+
+def test_every_command_module_is_reached(run_cli):
+    """Each ``cli/*_cmd.py`` adds a command: through ``register`` at the top level, or through
+    ``register_<group>`` called by its group (``eval_run_cmd`` adds ``eval run`` and ``eval compare``)."""
+    import importlib
+    import pkgutil
+
+    import cli
+
+    names = [m.name for m in pkgutil.iter_modules(cli.__path__) if m.name.endswith("_cmd")]
+    assert "eval_run_cmd" in names and "eval_runs" not in [m.name for m in pkgutil.iter_modules(cli.__path__)]
+    for name in names:
+        module = importlib.import_module(f"cli.{name}")
+        assert hasattr(module, "register") or any(a.startswith("register_") for a in dir(module)), name
+    for argv in (["eval", "run", "--help"], ["eval", "compare", "--help"]):
+        with pytest.raises(SystemExit) as done:
+            run_cli(*argv)
+        assert done.value.code == 0

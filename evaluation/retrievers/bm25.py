@@ -1,20 +1,18 @@
 """BM25 retrieval with ``bm25s`` (Lù, 2024), Lucene's variant by default."""
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import bm25s
 import numpy as np
 
-from evaluation.retrievers import Run
+from evaluation.retrievers import Progress, Run
 from evaluation.retrievers.topk import top_k
 from evaluation.templates import Template
 
-Progress = Callable[[int, int, str], None]
-
 
 class BM25Retriever:
-    """BM25 over the project's documents.
+    """BM25 over the project's documents (a :class:`~evaluation.retrievers.Retriever`).
 
     score(q, d) = sum over query terms t of IDF(t) * tf(t, d) * (k1 + 1)
                   / (tf(t, d) + k1 * (1 - b + b * |d| / avgdl)),
@@ -38,12 +36,18 @@ class BM25Retriever:
     """
 
     name = "bm25"
+    external = False
+    reranker = None
 
     def __init__(self, *, k1: float = 1.5, b: float = 0.75, method: str = "lucene", stopwords: str | None = "en"):
         self.k1, self.b, self.method, self.stopwords = k1, b, method, stopwords
 
     def settings(self) -> dict:
         return {"k1": self.k1, "b": self.b, "method": self.method, "stopwords": self.stopwords}
+
+    def identity(self) -> dict:
+        """``{"retriever": "bm25", k1, b, method, stopwords}``: what makes two BM25 runs differ."""
+        return {"retriever": self.name, **self.settings()}
 
     def _tokenize(self, texts: list[str]):
         return bm25s.tokenize(texts, stopwords=self.stopwords, return_ids=False, show_progress=False)

@@ -2,21 +2,19 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from evaluation.embedding_cache import CHUNK_SIZE, EmbeddingCache, encoder_identity, model_identity
-from evaluation.retrievers import Run
+from evaluation.retrievers import Progress, Run
 from evaluation.retrievers.encoders import (
     OnnxEncoder, check_backend, default_batch_size, export_onnx, onnx_dir, pick_device, precision_for,
 )
 from evaluation.retrievers.topk import RunningTopK
 from evaluation.templates import Template
 from storage.errors import IFJudgeError
-
-Progress = Callable[[int, int, str], None]
 
 MINILM = "minilm"
 SCORES = ("cosine", "dot")
@@ -52,7 +50,8 @@ def resolve_model(model: str) -> str:
 
 
 class DenseRetriever:
-    """Embed queries and documents with a sentence-transformers model and rank by similarity.
+    """Embed queries and documents with a sentence-transformers model and rank by similarity (a
+    :class:`~evaluation.retrievers.Retriever`).
 
     score(q, d) = cos(E(q), E(d)) = E(q).E(d) / (|E(q)| |E(d)|)   (``score="cosine"``), or
     E(q).E(d)                                                     (``score="dot"``),
@@ -92,6 +91,9 @@ class DenseRetriever:
     >>> r.retrieve(topics, docs, template=get_template("query"), k=10)         # doctest: +SKIP
     {'q1': {'d3': 0.61, ...}}
     """
+
+    external = False
+    reranker = None
 
     def __init__(
         self,
@@ -133,6 +135,10 @@ class DenseRetriever:
         """What identifies this retriever's runs (the dense identity :mod:`evaluation.runner`
         stores): the cache identity (model, backend, precision) and the similarity."""
         return {"retriever": "dense", "cache": self.cache.identity, "score": self.score}
+
+    def identity(self) -> dict:
+        """:meth:`settings`: the same files, backend, precision and similarity give the same runs."""
+        return self.settings()
 
     def describe(self) -> str:
         """e.g. ``'cpu, onnx-int8 (int8), batch 32'``."""

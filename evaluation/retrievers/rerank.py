@@ -7,12 +7,11 @@ from pathlib import Path
 
 import numpy as np
 
-from evaluation.retrievers import Run
+from evaluation.retrievers import Progress, Retriever, Run
 from evaluation.retrievers.topk import top_k
 from evaluation.templates import Template
 from storage.errors import IFJudgeError
 
-Progress = Callable[[int, int, str], None]
 PairScorer = Callable[[list[tuple[str, str]]], Sequence[float]]
 
 
@@ -82,6 +81,48 @@ class Reranker:
             if progress:
                 progress(done, total, "reranking")
         return out
+
+
+class Reranked:
+    """A first stage and a :class:`Reranker` re-scoring its top ``k``, as one
+    :class:`~evaluation.retrievers.Retriever`.
+
+    The label and identity are the first stage's; the reranker's name is :attr:`reranker`
+    (:mod:`evaluation.runner` stores it beside the identity and puts it in the retrieval key).
+
+    Examples
+    --------
+    >>> from evaluation.retrievers.external import ExternalRun
+    >>> from evaluation.templates import get_template
+    >>> first = ExternalRun({"q": {"d1": 9.0, "d2": 1.0}}, name="external:sys", sha="0")
+    >>> overlap = Reranker(lambda pairs: [len(set(q.split()) & set(d.split())) for q, d in pairs], name="overlap")
+    >>> two = Reranked(first, overlap)
+    >>> two.name, two.reranker
+    ('external:sys', 'overlap')
+    >>> two.retrieve([{"qid": "q", "query": "red apple", "instruction": ""}],
+    ...              {"d1": {"text": "green pear"}, "d2": {"text": "a red apple"}}, template=get_template("query"))
+    {'q': {'d2': 2.0, 'd1': 0.0}}
+    """
+
+    def __init__(self, first: Retriever, reranker: Reranker):
+        self.first, self.second = first, reranker
+        self.name, self.external, self.reranker = first.name, first.external, reranker.name
+
+    def identity(self) -> dict:
+        return self.first.identity()
+
+    def retrieve(
+        self,
+        topics: Sequence[Mapping],
+        documents: Mapping[str, Mapping],
+        *,
+        template: Template,
+        k: int = 100,
+        candidates: Mapping[str, Sequence[str]] | None = None,
+        progress: Progress | None = None,
+    ) -> Run:
+        run = self.first.retrieve(topics, documents, template=template, k=k, candidates=candidates, progress=progress)
+        return self.second.rerank(run, topics, documents, template=template, k=k, progress=progress)
 
 
 def cross_encoder_reranker(model: str, *, batch_size: int = 32) -> Reranker:

@@ -9,6 +9,8 @@
   topics given in the same import (a qrels file alone is refused: nothing to check it against).
 - runs: ``qid Q0 docid rank score tag`` -> ``Bundle.runs[tag]`` (5 columns, without a tag:
   ``runs[file stem]``); checked against the topics when topics are given.
+
+Qrels and run rows are read by :mod:`formats.trec_rows`, the reader ``ifjudge eval`` uses too.
 """
 from __future__ import annotations
 
@@ -18,7 +20,8 @@ from pathlib import Path
 from formats.bundle import Bundle, Instance, Narrative, Query, RunRow
 from formats.errors import ImportFailure
 
-from formats.text import IdTable, parse_float, parse_int, read_text, split_whitespace
+from formats.text import IdTable
+from formats.trec_rows import qrels_rows, read_trec_text, run_rows, trec_fields, trec_lines
 from .beir import QrelsReader, check_known
 
 _TAG = re.compile(r"<(/?)(top|num|title|desc|narr)>", re.IGNORECASE)
@@ -90,16 +93,16 @@ def parse_topics(path: Path, text: str) -> list[dict]:
 
 
 def _kind(path: Path, text: str) -> str:
-    first = next(line for line in text.split("\n") if line.strip())
+    number, first = next(trec_lines(text))
     if first.lstrip().lower().startswith("<top>"):
         return "topics"
-    columns = len(first.split())
+    columns = len(trec_fields(first))
     if columns == 4:
         return "qrels"
     if columns in (5, 6):
         return "run"
     raise ImportFailure(
-        str(path), text.split("\n").index(first) + 1, None,
+        str(path), number, None,
         f"cannot tell what this file holds: received {columns} columns; expected TREC topics ('<top>'), "
         "qrels (qid iter docid rel) or a run (qid Q0 docid rank score tag)",
     )
@@ -126,7 +129,7 @@ def parse(paths: list[Path]) -> Bundle:
     by_kind: dict[str, list[Path]] = {"topics": [], "qrels": [], "run": []}
     texts: dict[Path, str] = {}
     for path in _expand(paths):
-        text = read_text(path, sources)
+        text = read_trec_text(path, sources)
         texts[path] = text
         by_kind[_kind(path, text)].append(path)
 
@@ -149,21 +152,15 @@ def parse(paths: list[Path]) -> Bundle:
         )
     reader = QrelsReader(qids=known or set(), qid_where="the topics files", doc_ids=None)
     for path in by_kind["qrels"]:
-        rows = split_whitespace(path, [], columns=(4,), what="qid iter docid rel")
-        for line, (qid, _iteration, doc_id, rel) in rows:
+        for line, qid, doc_id, rel in qrels_rows(path, texts[path]):
             reader.add(path, line, qid, doc_id, rel, "original", ("qid", "docid", "rel"))
     bundle.qrels = reader.qrels
 
     seen = IdTable("run row")
     for path in by_kind["run"]:
-        rows = split_whitespace(path, [], columns=(5, 6), what="qid Q0 docid rank score tag")
-        for line, cells in rows:
-            qid, _q0, doc_id, rank, score = cells[:5]
-            name = cells[5] if len(cells) == 6 else path.stem
+        for line, qid, doc_id, rank, score, tag in run_rows(path, texts[path], tag_optional=True):
+            name = tag if tag is not None else path.stem
             check_known(qid, known, path, line, "qid", "query id", "the topics files")
             seen.add(f"{name} / {qid} / {doc_id}", path, line, "docid")
-            bundle.runs.setdefault(name, []).append(RunRow(
-                qid=qid, doc_id=doc_id, rank=parse_int(rank, path, line, "rank"),
-                score=parse_float(score, path, line, "score"),
-            ))
+            bundle.runs.setdefault(name, []).append(RunRow(qid=qid, doc_id=doc_id, rank=rank, score=score))
     return bundle

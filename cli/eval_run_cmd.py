@@ -20,7 +20,7 @@ def register_eval(eval_sub) -> None:
         help="retrieve with a model (or reuse its stored run) and evaluate it on one qrels version",
         description="Prints the eval run id and its metrics; progress goes to stderr.",
     )
-    p.add_argument("--db", required=True, help="IFJudge database file")
+    p.add_argument("--db", required=True, help="IFJudge database: a file path or a postgresql:// URL")
     p.add_argument("--project", required=True, help="project name")
     p.add_argument("--model", required=True,
                    help="bm25 | minilm (bundled all-MiniLM-L6-v2) | a local sentence-transformers directory | "
@@ -55,7 +55,7 @@ def register_eval(eval_sub) -> None:
     p.set_defaults(func=run_cmd)
 
     c = eval_sub.add_parser("compare", help="compare stored eval runs across qrels versions")
-    c.add_argument("--db", required=True, help="IFJudge database file")
+    c.add_argument("--db", required=True, help="IFJudge database: a file path or a postgresql:// URL")
     c.add_argument("--project", required=True, help="project name")
     c.add_argument("--measure", default="nDCG@10", help="measure ranked and tested (default nDCG@10)")
     c.add_argument("--permutations", type=int, default=10_000, help="permutation test samples (default 10000)")
@@ -166,9 +166,9 @@ def _submit(db, args) -> int:
 def _encoder_options(args) -> dict | None:
     """The dense encoder options given (None for a model that is not dense); refuses them for
     bm25, run files and external runs."""
-    from evaluation.retrievers.external import looks_like_run_file
+    from evaluation.retrievers.external import names_external_run
 
-    dense = not (args.model == "bm25" or args.model.startswith("external:") or looks_like_run_file(args.model))
+    dense = not (args.model == "bm25" or names_external_run(args.model))
     if not dense:
         given = [flag for flag, on in (("--device", args.device), ("--backend", args.backend != "torch"),
                                        ("--batch-size", args.batch_size), ("--no-fp16", args.no_fp16)) if on]
