@@ -75,6 +75,15 @@ def test_migrate_copies_everything_and_the_copy_answers_byte_for_byte(lived_in, 
             assert a == b, name
         else:
             assert on_sqlite[name] == on_postgres[name], name
+    # evaluating again on the copy (no reuse of the stored run) gives the same figures
+    runs = {}
+    for db in (path, pg_database):
+        code, out, err = run_cli("eval", "run", "--db", db, "--project", "demo", "--model", "bm25",
+                                 "--qrels-version", "original", "--no-reuse", "--json")
+        assert code == 0, err
+        runs[str(db)] = json.loads(out)
+    a, b = runs.values()
+    assert a["metrics"] == b["metrics"] and a["eval_run_id"] == b["eval_run_id"] and a.get("p_mrr") == b.get("p_mrr")
     # the copy keeps working: new rows get fresh ids after the copied ones
     from annotation.auth import add_user
 
