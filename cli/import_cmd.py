@@ -5,6 +5,7 @@ import json
 import sys
 from pathlib import Path
 
+from annotation.imports import import_files
 from formats import readers as importers
 from storage import projects
 from storage.db import connect
@@ -26,15 +27,14 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    fmt, why = importers.resolve_format(args.format, list(args.paths))
-    if why is not None:
-        print(f"detected format: {fmt} ({why})", file=sys.stderr)
-    bundle = importers.parse(fmt, list(args.paths), subset=args.subset)  # validates all before any write
-    counts = projects.import_bundle(connect(args.db), args.project, bundle, fmt=fmt, kind=args.kind)
+    result = import_files(connect(args.db), args.project, list(args.paths), fmt=args.format, subset=args.subset,
+                          kind=args.kind)  # validates all before any write
+    if result.detected is not None:
+        print(f"detected format: {result.format} ({result.detected})", file=sys.stderr)
     if args.json:
-        print(json.dumps(counts))
+        print(json.dumps(result.counts))
     else:
-        print(f"imported into {args.project}: " + ", ".join(f"{v} {k}" for k, v in counts.items() if v))
-    for note in importers.import_warnings(bundle):
+        print(f"imported into {args.project}: " + ", ".join(f"{v} {k}" for k, v in result.counts.items() if v))
+    for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
     return 0

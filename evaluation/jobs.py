@@ -164,6 +164,13 @@ def cancel(db: Database, job_id: int, *, by: str) -> dict:
     return store.request_cancel(db, job_id, by)
 
 
+def active_jobs(db: Database, project_id: int) -> list[dict]:
+    """The project's queued and running jobs, after handing back (or failing) those whose worker
+    stopped sending heartbeats: a page never shows a job that claims to run forever."""
+    store.recover_stale(db, timeout=STALE_SECONDS)
+    return store.list_jobs(db, project_id=project_id, states=store.ACTIVE)
+
+
 def eta_seconds(job: dict, *, now: float | None = None) -> float | None:
     """Seconds left in the job's current stage, from its pace so far: elapsed x (total - done) / done.
 

@@ -79,8 +79,7 @@ def show_jobs(project_id: int) -> None:
     """The project's queued and running jobs with live progress, re-read from the database every
     few seconds; the whole page reruns when one of them ends, to show its results."""
     fconn = db()
-    job_store.recover_stale(fconn, timeout=eval_jobs.STALE_SECONDS)
-    active = job_store.list_jobs(fconn, project_id=project_id, states=job_store.ACTIVE)
+    active = eval_jobs.active_jobs(fconn, project_id)
     seen = st.session_state.setdefault("ev_active_jobs", [])
     ended = [j for j in seen if j not in {a["id"] for a in active}]
     st.session_state["ev_active_jobs"] = [a["id"] for a in active]

@@ -11,6 +11,7 @@ import streamlit as st
 from annotation.overview import study_progress
 from formats import readers as importers
 from formats.readers.upload import materialize
+from annotation.imports import import_files
 from storage import projects, studies
 from storage.errors import IFJudgeError
 from annotation.glossary import label
@@ -74,12 +75,11 @@ if go:
         with tempfile.TemporaryDirectory() as tmp:
             try:
                 root = materialize([(f.name, f.getvalue()) for f in files], Path(tmp), qrels_dir=qrels_dir)
-                fmt, why = importers.resolve_format(fmt, [root])
-                bundle = importers.parse(fmt, [root])
-                counts = projects.import_bundle(conn, name.strip(), bundle, fmt=fmt)
+                result = import_files(conn, name.strip(), [root], fmt=fmt)
             except IFJudgeError as exc:
                 st.error(str(exc).replace(tmp + "/", ""))
             else:
+                counts = result.counts
                 said = ", ".join(f"{v} {label(k).lower()}" for k, v in counts.items() if v)
                 empty = [label(k).lower() for k in ("documents", "queries", "instances") if k in counts and not counts[k]]
                 if empty:  # partial data is said out loud, not under a green success
@@ -87,7 +87,7 @@ if go:
                                "studies and evaluations need them; import them before setting up a study.")
                 else:
                     st.success(f"Imported into {name.strip()}: {said}")
-                if why:
-                    st.caption(f"Recognised as {fmt}: {why}")
-                for note in importers.import_warnings(bundle):
+                if result.detected:
+                    st.caption(f"Recognised as {result.format}: {result.detected}")
+                for note in result.notes:
                     st.warning(note)

@@ -79,3 +79,37 @@ def test_streamlit_only_in_pages_and_ui():
     _, streamlit = import_graph()
     users = sorted(n for n in streamlit if n.split(".")[0] not in ("pages", "ui"))
     assert users == []
+
+
+def _storage_writers() -> dict[str, set[str]]:
+    """storage module -> its functions that open a write transaction (``write(...)``)."""
+    out: dict[str, set[str]] = {}
+    for path in sorted((ROOT / "storage").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for fn in (n for n in tree.body if isinstance(n, ast.FunctionDef)):
+            calls = {c.func.id for c in ast.walk(fn) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)}
+            if "write" in calls:
+                out.setdefault(path.stem, set()).add(fn.name)
+    return out
+
+
+def test_pages_never_write_to_storage_directly():
+    """A page reads through storage at most; every write goes through annotation / evaluation /
+    exports, where the domain rules are."""
+    writers = _storage_writers()
+    assert writers["studies"] and writers["projects"]  # the scan finds the writers it guards against
+    offenders = []
+    for path in sorted((ROOT / "pages").glob("*.py")) + [ROOT / "app.py"]:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        aliases: dict[str, str] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module == "storage":
+                aliases.update({a.asname or a.name: a.name for a in node.names})
+            elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("storage."):
+                mod = node.module.split(".", 1)[1]
+                offenders += [f"{path.name}: {mod}.{a.name}" for a in node.names if a.name in writers.get(mod, set())]
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases
+                    and node.attr in writers.get(aliases[node.value.id], set())):
+                offenders.append(f"{path.name}: {aliases[node.value.id]}.{node.attr}")
+    assert offenders == []
