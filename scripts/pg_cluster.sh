@@ -16,8 +16,9 @@ bindir() {
   return 1
 }
 
-as_owner() {  # PostgreSQL refuses to run as root: run it as the postgres user then
-  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+as_owner() {  # PostgreSQL refuses to run as root: run it as the postgres user then (from /, a
+  # directory it may enter)
+  if [ "$(id -u)" = 0 ]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi
 }
 
 if [ "$cmd" = stop ]; then
