@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import statistics
 import sys
 import tempfile
 import time
@@ -30,12 +31,15 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
+import onnxruntime as ort  # noqa: E402
 import torch  # noqa: E402
 
 from annotation.demo import DEMO_PROJECT, load_demo  # noqa: E402
 from evaluation import measures, pmrr  # noqa: E402
 from evaluation.embedding_cache import EmbeddingCache  # noqa: E402
+from evaluation.retrievers import encoders  # noqa: E402
 from evaluation.retrievers.dense import DenseRetriever  # noqa: E402
+from evaluation.retrievers.encoders import OnnxEncoder  # noqa: E402
 from evaluation.templates import get_template  # noqa: E402
 from storage import projects  # noqa: E402
 from storage.db import connect  # noqa: E402
@@ -86,17 +90,17 @@ def timed(fn) -> tuple[float, float]:
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
-def best_of(fn, repeats: int) -> float:
+def median_of(fn, repeats: int) -> float:
     times = []
     for _ in range(repeats):
         started = time.perf_counter()
         fn()
         times.append(time.perf_counter() - started)
-    return min(times)
+    return statistics.median(times)
 
 
-def retriever(backend: str, cache_dir: Path, device: str = "cpu", fp16: bool = True) -> DenseRetriever:
-    r = DenseRetriever("minilm", cache_dir=cache_dir, device=device, backend=backend, fp16=fp16)
+def retriever(backend: str, cache_dir: Path, device: str = "cpu", fp16: bool = True, batch_size=None) -> DenseRetriever:
+    r = DenseRetriever("minilm", cache_dir=cache_dir, device=device, backend=backend, fp16=fp16, batch_size=batch_size)
     r._load()
     return r
 
@@ -122,7 +126,7 @@ def quality(r: DenseRetriever, topics, documents, qrels_og, qrels_changed, candi
     run_changed = r.retrieve(changed, documents, template=template, k=1000, candidates=candidates)
     judged = {q: qrels_og[q] for q in run_og if q in qrels_og}
     ndcg = measures.evaluate(judged, run_og, ["nDCG@10"])["measures"]["nDCG@10"]
-    return {"nDCG@10": ndcg, "p-MRR": pmrr.p_mrr(qrels_og, qrels_changed, run_og, run_changed)["p-MRR"]}
+    return {"nDCG@10": ndcg, "p-MRR": pmrr.p_mrr(qrels_og, qrels_changed, run_og, run_changed)["p-MRR"]}, (run_og, run_changed)
 
 
 def demo_set(root: Path):
@@ -165,72 +169,126 @@ def followir_set(n_queries: int, n_candidates: int, seed: int = 0):
     return topics, documents, qrels_og, qrels_changed, candidates
 
 
+def loads() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.2f} / {five:.2f} / {fifteen:.2f} (1 / 5 / 15 min)"
+
+
+def with_threads(r: DenseRetriever, threads: int) -> DenseRetriever:
+    """The ONNX session rebuilt with ``threads`` intra-op threads, as many as torch uses."""
+    if r._onnx is not None:
+        r._onnx = OnnxEncoder(r._model, r._onnx.onnx_file, threads=threads)
+    return r
+
+
+def near_ties(runs: dict, qrels_og, qrels_changed) -> None:
+    """For each query whose p-MRR differs from torch's: the changed documents' ranks and scores
+    with both backends, and for each rank change the torch score gap it crossed."""
+    changed = pmrr.changed_documents(qrels_og, qrels_changed)
+    base = runs["torch"]
+    for name, other in runs.items():
+        for qid, docs in changed.items() if name != "torch" else ():
+            og, new = {qid: qrels_og[qid]}, {qid: qrels_changed[qid]}
+            p_base, p_other = (pmrr.p_mrr(og, new, *pair)["per_query"].get(qid) for pair in (base, other))
+            if p_base == p_other:
+                continue
+            print(f"   near tie? query {qid}: p-MRR torch {p_base:+.4f}, {name} {p_other:+.4f}; "
+                  "changed documents, rank og -> changed (score og / changed):")
+            for d in docs:
+                cells = []
+                for label, (run_og, run_new) in (("torch", base), (name, other)):
+                    (r_og, s_og), (r_new, s_new) = pmrr.doc_ranks(run_og[qid], [d])[d], pmrr.doc_ranks(run_new[qid], [d])[d]
+                    cells.append(f"{label} {r_og} -> {r_new} ({s_og:.4f} / {s_new:.4f})")
+                print(f"     {d:<12} " + "   ".join(cells))
+            for which, i in (("og", 0), ("changed", 1)):
+                ref, got = base[i][qid], other[i][qid]
+                shift = max(abs(ref[x] - got[x]) for x in ref if x in got)
+                for d in docs:
+                    a, b = list(ref).index(d), list(got).index(d)
+                    if a != b:
+                        passed = list(ref)[b]
+                        print(f"     {which} run: {d} rank {a + 1} -> {b + 1}, past {passed}: torch scores "
+                              f"{ref[d]:.4f} vs {ref[passed]:.4f} (gap {abs(ref[d] - ref[passed]):.4f}); "
+                              f"{name} moves this query's scores by up to {shift:.4f}")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--passages", type=int, default=64, help="passages of 256 tokens per throughput run")
-    ap.add_argument("--repeats", type=int, default=3, help="timed repeats (best kept)")
+    ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds (each backend once per round); medians kept")
+    ap.add_argument("--threads", type=int, default=torch.get_num_threads(), help="threads for torch and ONNX Runtime alike")
+    ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--queries", type=int, default=30, help="queries of the synthetic FollowIR-shaped set")
     ap.add_argument("--candidates", type=int, default=100, help="candidates per query of that set")
+    ap.add_argument("--skip-quality", action="store_true", help="throughput and overhead only")
     args = ap.parse_args(argv)
     sys.stdout.reconfigure(line_buffering=True)
-    print(f"machine: {os.cpu_count()} CPUs, torch {torch.__version__} with {torch.get_num_threads()} threads, "
-          f"load average {os.getloadavg()[0]:.2f}")
+    torch.set_num_threads(args.threads)
+    print(f"machine: {os.cpu_count()} CPUs, torch {torch.__version__}, onnxruntime {ort.__version__}; "
+          f"{args.threads} threads for torch and ONNX Runtime; load average {loads()}")
+    print(f"ONNX recipe {encoders.recipe_id()}: {encoders.RECIPE}")
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         started = time.perf_counter()
-        encoders = {"torch": retriever("torch", root)}
+        encoders_ = {"torch": retriever("torch", root, batch_size=args.batch_size)}
         load_s = time.perf_counter() - started
         started = time.perf_counter()
-        encoders["onnx-int8"] = retriever("onnx-int8", root)  # exports model.onnx, then quantises
+        encoders_["onnx-int8"] = retriever("onnx-int8", root, batch_size=args.batch_size)  # export, optimize, quantise
         export_s = time.perf_counter() - started
-        encoders["onnx"] = retriever("onnx", root)
-        print(f"model load {load_s:.1f} s; ONNX export + int8 quantisation, once per cache dir: {export_s:.1f} s")
+        encoders_["onnx"] = retriever("onnx", root, batch_size=args.batch_size)
+        for r in encoders_.values():
+            with_threads(r, args.threads)
+        print(f"model load {load_s:.1f} s; ONNX export + optimization + int8 quantisation, once per cache dir: {export_s:.1f} s")
 
         # 1-2. throughput and overhead, interleaved -------------------------------------------
-        # On a shared machine the load changes from one minute to the next: every repeat runs
-        # each backend raw and through the tool in turn, and the best of the repeats is kept;
-        # CPU seconds (all threads) are shown beside wall seconds, being less sensitive to load.
+        # On a shared machine the load changes from one minute to the next: each round runs every
+        # backend in turn (A, B, C), raw and through the tool, on the same passages; the median of
+        # the rounds is kept, and CPU seconds (all threads) are shown beside wall seconds.
         texts = passages_256(args.passages)
-        for r in encoders.values():
+        for r in encoders_.values():
             raw_encode(r, texts[:8])  # warm-up
-        best = {}
-        for _ in range(args.repeats):
+        times = {}
+        load_before = loads()
+        for _ in range(args.rounds):
             for name in BACKENDS:
-                for side, fn in (("raw", lambda: raw_encode(encoders[name], texts)),
-                                 ("tool", lambda: tool_encode(encoders[name], texts, root))):
-                    wall, cpu = timed(fn)
-                    key = (name, side)
-                    if key not in best or wall < best[key][0]:
-                        best[key] = (wall, cpu)
-        print(f"\n1. throughput, {len(texts)} passages of 256 tokens, batch 32, CPU, best of {args.repeats} interleaved "
-              f"(load average now {os.getloadavg()[0]:.2f})")
-        t_wall, t_cpu = best[("torch", "raw")]
+                for side, fn in (("raw", lambda: raw_encode(encoders_[name], texts)),
+                                 ("tool", lambda: tool_encode(encoders_[name], texts, root))):
+                    times.setdefault((name, side), []).append(timed(fn))
+        load_after = loads()
+        med = {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for k, v in times.items()}
+        print(f"\n1. throughput: {len(texts)} passages of 256 tokens, batch {args.batch_size}, CPU, {args.threads} threads, "
+              f"median of {args.rounds} interleaved rounds (torch, onnx, onnx-int8 in turn, same passages)")
+        print(f"   load average before {load_before}; after {load_after}")
+        t_wall, t_cpu = med[("torch", "raw")]
         for name in BACKENDS:
-            wall, cpu = best[(name, "raw")]
-            print(f"   {name:<10} {len(texts) / wall:7.1f} passages/s   {t_wall / wall:4.2f}x torch by wall time, "
-                  f"{t_cpu / cpu:4.2f}x by CPU time ({cpu:.1f} CPU s)")
-        print("   aim: onnx-int8 >= 2.5x torch")
+            wall, cpu = med[(name, "raw")]
+            walls = sorted(w for w, _ in times[(name, "raw")])
+            print(f"   {name:<10} {len(texts) / wall:7.1f} passages/s (rounds {len(texts) / walls[-1]:.1f}-{len(texts) / walls[0]:.1f})   "
+                  f"{t_wall / wall:4.2f}x torch fp32 by wall time, {t_cpu / cpu:4.2f}x by CPU time ({cpu:.1f} CPU s)")
+        print("   compared with: torch fp32 (sentence-transformers model.encode) on the same passages in the same rounds; "
+              "aim: onnx-int8 >= 2.5x")
 
-        print("\n2. tool overhead: DenseRetriever.embed (empty cache) vs the raw encode, same texts, best of each")
+        print("\n2. tool overhead: DenseRetriever.embed (empty cache) vs the raw encode, same texts, medians")
         for name in BACKENDS:
-            (tw, tc), (rw, rc) = best[(name, "tool")], best[(name, "raw")]
+            (tw, tc), (rw, rc) = med[(name, "tool")], med[(name, "raw")]
             print(f"   {name:<10} tool {tw:6.2f} s ({tc:.1f} CPU s)   raw {rw:6.2f} s ({rc:.1f} CPU s)   "
                   f"overhead {100 * (tw / rw - 1):+5.1f}% wall, {100 * (tc / rc - 1):+5.1f}% CPU   (aim < 5%)")
-        reference = raw_encode(encoders["torch"], texts[:32])
+        reference = raw_encode(encoders_["torch"], texts[:32])
         for name in ("onnx", "onnx-int8"):
-            v = raw_encode(encoders[name], texts[:32])
+            v = raw_encode(encoders_[name], texts[:32])
             print(f"   {name} vs torch vectors: max |diff| {np.abs(v - reference).max():.2e}, "
                   f"min cosine {(v * reference).sum(1).min():.4f}")
 
         # 3. quality ---------------------------------------------------------------------------
         fsize = f"{args.queries} queries x {args.candidates} candidates = {args.queries * args.candidates:,} passages"
-        for label, data in (("demo project", demo_set(root)), (f"synthetic FollowIR-shaped, {fsize}", followir_set(args.queries, args.candidates))):
+        sets = () if args.skip_quality else (("demo project", demo_set(root)), (f"synthetic FollowIR-shaped, {fsize}", followir_set(args.queries, args.candidates)))
+        for label, data in sets:
             print(f"\n3. {label}: nDCG@10 (og, original qrels) and p-MRR, instruction_query template")
-            results = {}
+            results, runs = {}, {}
             for name in BACKENDS:
                 started = time.perf_counter()
-                results[name] = quality(encoders[name], *data)
+                results[name], runs[name] = quality(encoders_[name], *data)
                 seconds = time.perf_counter() - started
                 base = results["torch"]
                 deltas = "   ".join(
@@ -240,6 +298,7 @@ def main(argv=None) -> int:
                 shown = "   ".join(f"{m} {v:.4f}" if v is not None else f"{m} undefined" for m, v in results[name].items())
                 print(f"   {name:<10} {shown}   {deltas if name != 'torch' else ''}  ({seconds:.1f} s)")
             print("   aim: |delta| < 0.005")
+            near_ties(runs, data[2], data[3])
 
         # 4. GPU -------------------------------------------------------------------------------
         print()
@@ -251,7 +310,7 @@ def main(argv=None) -> int:
                 r = retriever("torch", root, device="cuda", fp16=fp16)
                 r.batch_size = 128
                 raw_encode(r, texts[:8])
-                s = best_of(lambda: raw_encode(r, texts), args.repeats)
+                s = median_of(lambda: raw_encode(r, texts), args.rounds)
                 print(f"   torch {'fp16' if fp16 else 'fp32'} batch 128: {len(texts) / s:8.1f} passages/s")
             r = DenseRetriever("minilm", cache_dir=root / "gpu", device="cuda")
             started = time.perf_counter()
