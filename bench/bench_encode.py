@@ -2,7 +2,7 @@
 
 Prints, in one run, for the bundled MiniLM (all-MiniLM-L6-v2):
 
-1. passages per second at 256 tokens for torch fp32, onnx (fp32) and onnx-int8 on the CPU
+1. passages per second at 256 tokens (or `--words` per passage) for torch fp32, onnx (fp32) and onnx-int8 on the CPU
    (aim: int8 >= 2.5x torch), interleaved in one process: each of ``--rounds`` rounds runs the
    three backends in turn on the same passages with the same number of threads (``--threads``,
    torch and ONNX Runtime alike), and the medians are compared; the load average (1 / 5 / 15 min)
@@ -84,10 +84,10 @@ ANGLES = [
 NARROW = {1: "precise technical figures", 5: "safety risks", 6: "peer-reviewed research"}
 
 
-def passages_256(n: int, seed: int = 0) -> list[str]:
-    """``n`` passages of 300 words: MiniLM truncates each at 256 tokens."""
+def passages_256(n: int, seed: int = 0, words: int = 300) -> list[str]:
+    """``n`` passages of ``words`` words: at 300, MiniLM truncates each at 256 tokens."""
     rng = random.Random(seed)
-    return [" ".join(rng.choice(WORDS) for _ in range(300)) for _ in range(n)]
+    return [" ".join(rng.choice(WORDS) for _ in range(words)) for _ in range(n)]
 
 
 def timed(fn) -> tuple[float, float]:
@@ -238,6 +238,7 @@ def near_ties(runs: dict, qrels_og, qrels_changed, *, detail: int = 3) -> None:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--passages", type=int, default=64, help="passages of 256 tokens per throughput run")
+    ap.add_argument("--words", type=int, default=300, help="words per passage (300: truncated at 256 tokens)")
     ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds (each backend once per round); medians kept")
     ap.add_argument("--threads", type=int, default=torch.get_num_threads(), help="threads for torch and ONNX Runtime alike")
     ap.add_argument("--batch-size", type=int, default=32)
@@ -268,7 +269,8 @@ def main(argv=None) -> int:
         # On a shared machine the load changes from one minute to the next: each round runs every
         # backend in turn (A, B, C), raw and through the tool, on the same passages; the median of
         # the rounds is kept, and CPU seconds (all threads) are shown beside wall seconds.
-        texts = passages_256(args.passages)
+        texts = passages_256(args.passages, words=args.words)
+        tokens = int(encoders._tokenize(encoders_["torch"]._model, texts[:1])["attention_mask"].sum())
         for r in encoders_.values():
             raw_encode(r, texts[:8])  # warm-up
         times = {}
@@ -280,7 +282,7 @@ def main(argv=None) -> int:
                     times.setdefault((name, side), []).append(timed(fn))
         load_after = loads()
         med = {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for k, v in times.items()}
-        print(f"\n1. throughput: {len(texts)} passages of 256 tokens, batch {args.batch_size}, CPU, {args.threads} threads, "
+        print(f"\n1. throughput: {len(texts)} passages of {tokens} tokens, batch {args.batch_size}, CPU, {args.threads} threads, "
               f"median of {args.rounds} interleaved rounds (torch, onnx, onnx-int8 in turn, same passages)")
         print(f"   load average before {load_before}; after {load_after}")
         t_wall, t_cpu = med[("torch", "raw")]
