@@ -132,11 +132,89 @@ def test_onnx_int8_is_close_to_torch_and_ranks_the_same(onnx_cache, torch_vector
     r = DenseRetriever("minilm", cache_dir=onnx_cache["root"], device="cpu", backend="onnx-int8")
     vectors = r.embed(PASSAGES + QUERIES)
     cosines = (vectors * torch_vectors).sum(axis=1)  # both L2-normalised
-    assert cosines.min() > 0.95
+    # The stated tolerance (docs/evaluation.md): cosine >= 0.98 to the torch fp32 vector
+    # (measured: min 0.989, mean 0.995 over 273 texts of the demo and the FollowIR-shaped set).
+    assert cosines.min() >= 0.98, cosines
+    assert np.abs(vectors - torch_vectors).max() < 0.05
     docs = {f"d{i}": {"text": t} for i, t in enumerate(PASSAGES)}
     topics = [{"qid": f"q{i}", "query": q, "instruction": ""} for i, q in enumerate(QUERIES)]
     run = r.retrieve(topics, docs, template=get_template("query"), k=1)
     assert [next(iter(run[t["qid"]])) for t in topics] == ["d0", "d2", "d3"]
+
+
+def _ops(path):
+    import onnx
+
+    return [(n.op_type, n.name) for n in onnx.load(str(path)).graph.node]
+
+
+def test_the_recipe_fuses_the_graph_and_keeps_the_ffn_outputs_of_layers_0_to_2_in_fp32(onnx_cache):
+    (folder,) = (onnx_cache["root"] / "onnx").iterdir()
+    fp32 = [op for op, _ in _ops(folder / "model.onnx")]
+    assert fp32.count("Attention") == 6 and "EmbedLayerNormalization" in fp32 and "Softmax" not in fp32
+    int8 = _ops(folder / "model_int8.onnx")
+    assert [op for op, _ in int8].count("QAttention") == 6
+    still_fp32 = [name for op, name in int8 if op == "MatMul"]
+    assert still_fp32 == encoders.int8_excluded_nodes(folder / "model.onnx")
+    assert [name.split("/")[-4] for name in still_fp32] == ["layer.0", "layer.1", "layer.2"]
+
+
+def _fake_steps(monkeypatch):
+    """export_onnx with its three steps replaced by writers of small files; returns the calls."""
+    calls = []
+    monkeypatch.setattr(encoders, "_export_plain", lambda model, target: calls.append("export") or target.write_text("plain"))
+    monkeypatch.setattr(encoders, "_optimize", lambda model, plain, target: calls.append("optimize") or False)
+    monkeypatch.setattr(encoders, "_quantize", lambda source, target: calls.append("quantize") or target.write_text("int8"))
+    return calls
+
+
+def test_an_export_is_reused_only_under_the_same_recipe_and_onnxruntime(tmp_path, monkeypatch):
+    import onnxruntime
+
+    calls = _fake_steps(monkeypatch)
+    first = encoders.onnx_dir("model-x", tmp_path)
+    assert encoders.export_onnx(None, first, int8=True) == first / "model_int8.onnx"
+    assert encoders.export_onnx(None, first, int8=True) == first / "model_int8.onnx"
+    assert calls == ["export", "optimize", "quantize"]  # made once, then found on disk
+    assert sorted(p.name for p in first.iterdir()) == ["model.onnx", "model_int8.onnx"]  # no temporary left
+    tag = encoders.recipe_tag("onnx-int8")
+
+    monkeypatch.setitem(encoders.RECIPE["int8"], "fp32_ffn_output_layers", 6)  # a new recipe
+    second = encoders.onnx_dir("model-x", tmp_path)
+    assert second != first and encoders.recipe_tag("onnx-int8") != tag
+    encoders.export_onnx(None, second, int8=True)
+    assert calls[3:] == ["export", "optimize", "quantize"]  # the old export is not reused
+    assert (first / "model_int8.onnx").read_text() == "int8"  # and is left as it was
+
+    monkeypatch.setattr(onnxruntime, "__version__", "0.0.1")  # another onnxruntime: another folder
+    assert encoders.onnx_dir("model-x", tmp_path) not in (first, second)
+    assert encoders.recipe_tag("torch") == ""
+
+
+def test_an_optimized_graph_that_disagrees_with_the_export_is_not_kept(tmp_path, monkeypatch):
+    r = DenseRetriever("minilm", cache_dir=tmp_path, device="cpu", backend="torch")
+    model = r._load()
+    monkeypatch.setattr(encoders, "OPTIMIZER_TOLERANCE", -1.0)  # any difference is too much
+    path = encoders.export_onnx(model, tmp_path / "plain", int8=False)
+    ops = [op for op, _ in _ops(path)]
+    assert "Attention" not in ops and "Softmax" in ops  # the plain export, unfused
+    assert [p.name for p in (tmp_path / "plain").iterdir()] == ["model.onnx"]
+    vectors = encoders.OnnxEncoder(model, path).encode(PASSAGES)
+    assert np.abs(vectors - model.encode(PASSAGES, convert_to_numpy=True)).max() < 1e-4
+
+
+def test_without_onnxruntime_the_onnx_backends_say_what_to_install(project_db, monkeypatch, run_cli):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # as if not installed
+    expected = ("the onnx and onnx-int8 backends need the onnxruntime and onnx packages (onnxruntime is not "
+                "installed): pip install onnxruntime onnx (versions in requirements.txt), or use --backend torch")
+    with pytest.raises(IFJudgeError) as caught:
+        encoders.onnx_dir("m", "cache")
+    assert str(caught.value) == expected
+    code, _, err = run_cli("eval", "run", "--db", project_db, "--project", "p", "--model", "minilm",
+                           "--template", "query", "--backend", "onnx-int8")
+    assert code != 0 and expected in err and "Traceback" not in err
 
 
 # --- chunked retrieval -------------------------------------------------------------------------
