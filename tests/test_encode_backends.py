@@ -73,6 +73,10 @@ def test_each_backend_and_precision_has_its_own_cache_and_run_identity(tmp_path)
     assert len({r.cache.dir for r in made.values()}) == 3
     assert len({json.dumps(r.settings(), sort_keys=True) for r in made.values()}) == 3
     assert made["onnx-int8"].precision == "int8" and made["onnx"].precision == "fp32"
+    # the ONNX recipe is part of the identity: vectors of an older export are never served
+    recipe = "onnx-recipe=" + encoders.recipe_id()
+    assert recipe in made["onnx-int8"].cache.identity and recipe in made["onnx"].cache.identity
+    assert "onnx-recipe" not in made["torch"].cache.identity
 
 
 def test_fp16_vectors_are_never_served_to_an_fp32_encoder(tmp_path, monkeypatch):

@@ -10,7 +10,7 @@ import numpy as np
 from evaluation.embedding_cache import CHUNK_SIZE, EmbeddingCache, encoder_identity, model_identity
 from evaluation.retrievers import Progress, Run
 from evaluation.retrievers.encoders import (
-    OnnxEncoder, check_backend, default_batch_size, export_onnx, onnx_dir, pick_device, precision_for,
+    OnnxEncoder, check_backend, default_batch_size, export_onnx, onnx_dir, pick_device, precision_for, recipe_tag,
 )
 from evaluation.retrievers.topk import RunningTopK
 from evaluation.templates import Template
@@ -124,7 +124,9 @@ class DenseRetriever:
         self.doc_chunk = doc_chunk
         self.model_identity = model_identity(self.path)
         self.cache = EmbeddingCache(
-            encoder_identity(self.model_identity, backend=self.backend, precision=self.precision), cache_dir=cache_dir
+            encoder_identity(self.model_identity, backend=self.backend, precision=self.precision)
+            + recipe_tag(self.backend),  # an ONNX export made by another recipe never serves a vector
+            cache_dir=cache_dir
         )
         self._model = None
         self._onnx = None
