@@ -59,7 +59,7 @@ st.dataframe(
     hide_index=True, key=f"nar_versions:{pid}:{query_id}",
 )
 by_id = {v["id"]: v for v in versions}
-shown = st.selectbox("Read a version", list(reversed(by_id)), key=f"nar_read:{pid}:{query_id}",
+shown = st.selectbox("Read a version", list(reversed(by_id)), key=f"nar_read:{pid}:{query_id}:{newest['id']}",
                      format_func=lambda i: f"v{i} by {by_id[i]['author']} ({by_id[i]['created_at']})")
 with st.expander(f"Version {shown}", expanded=False):
     st.text(by_id[shown]["text"], width="stretch")

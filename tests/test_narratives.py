@@ -474,6 +474,9 @@ def test_page_live_diff_and_save(env_demo):
     assert diff.endswith(r":green-background[**Not \*\*knee\*\* surgery\.**]")
     at.button(key=next(b.key for b in at.button if b.key.startswith("nar_save"))).click().run()
     assert [s.value for s in at.success] == ["Saved version 3: 5 documents to re-judge (0 controls), 15 assignments in study 2."]
+    # after a save, "Read a version" shows the new version, not the one chosen before
+    read = next(sb for sb in at.selectbox if sb.label == "Read a version")
+    assert read.value == 3
     at.button(key=next(b.key for b in at.button if b.key.startswith("nar_save"))).click().run()
     assert [i.value for i in at.info if i.value.startswith("Nothing saved")]
     assert len(store.versions(db, projects.get_project(db, "demo")["id"], "f-robot")) == 3
