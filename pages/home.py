@@ -40,19 +40,7 @@ else:
     st.info("No study yet: set one up under Set up a study.")
 
 st.subheader("Projects")
-rows = []
-for p in projects.list_projects(conn):
-    c = p["counts"]
-    rows.append({
-        "project": p["name"], "kind": p["kind"], "instances": c["instances"], "groups": c["groups"],
-        "queries": c["queries"], "documents": c["documents"],
-        **{label(k): v for k, v in c.items() if k.startswith("qrels_")},
-        "studies": len(studies.list_studies(conn, p["id"])),
-    })
-if rows:
-    st.dataframe(pd.DataFrame(rows).fillna(0), hide_index=True, key="projects_table")
-else:
-    st.info("No project yet: import one below.")
+projects_slot = st.container()  # filled last: an import below shows up in it at once
 
 st.subheader("Import")
 with st.form("import_form"):
@@ -91,3 +79,23 @@ if go:
                     st.caption(f"Recognised as {result.format}: {result.detected}")
                 for note in result.notes:
                     st.warning(note)
+
+
+def show_projects() -> None:
+    rows = []
+    for p in projects.list_projects(conn):
+        c = p["counts"]
+        rows.append({
+            "Project": p["name"], "Kind": p["kind"], "Instances": c["instances"], "Groups": c["groups"],
+            "Queries": c["queries"], "Documents": c["documents"],
+            **{label(k): v for k, v in c.items() if k.startswith("qrels_")},
+            "Studies": len(studies.list_studies(conn, p["id"])),
+        })
+    if rows:
+        st.dataframe(pd.DataFrame(rows).fillna(0), hide_index=True, key="projects_table")
+    else:
+        st.info("No project yet: import one below.")
+
+
+with projects_slot:
+    show_projects()

@@ -65,8 +65,8 @@ def test_lead_sees_project_counts(env_db):
     at.session_state["user"] = user_row(db, "lead")
     at.run()
     df = at.dataframe[1].value  # after the studies overview
-    row = df[df["project"] == "demo"].iloc[0]
-    assert row["instances"] == 14 and row["groups"] == 5 and row["documents"] == 18
+    row = df[df["Project"] == "demo"].iloc[0]
+    assert row["Instances"] == 14 and row["Groups"] == 5 and row["Documents"] == 18
 
 
 def test_lead_lands_on_an_overview_of_studies_with_progress(env_db):
