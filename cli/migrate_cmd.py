@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
-from storage.db import connect, location
+from storage.db import connect, is_url, location
+from storage.errors import IFJudgeError
 from storage.transfer import copy_database
 
 
@@ -23,6 +25,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    if not is_url(args.source) and not Path(args.source).is_file():
+        raise IFJudgeError(f"{args.source}: no such database file to migrate from")
     source, target = connect(args.source), connect(args.target)
     report = copy_database(source, target)
     if args.json:

@@ -17,6 +17,7 @@ import threading
 from collections.abc import Iterator, Sequence
 
 from storage import dialect
+from storage.errors import IFJudgeError
 
 POOL_MIN = 1
 POOL_MAX = 16
@@ -40,6 +41,10 @@ def redact(url: str) -> str:
     'postgresql://lead:***@db:5432/ifjudge'
     """
     return re.sub(r"(//[^:/@]+):[^@/]*@", r"\1:***@", url)
+
+
+class DatabaseUnavailable(IFJudgeError):
+    """The PostgreSQL server cannot be reached, or refuses the user or the database."""
 
 
 class Result:
@@ -95,9 +100,15 @@ def pool(url: str):
         p = _pools.get(url)
         if p is None:
             try:
+                import psycopg
                 from psycopg_pool import ConnectionPool
             except ImportError:  # pragma: no cover - a requirement of IFJudge
                 raise RuntimeError("PostgreSQL needs psycopg and psycopg_pool: pip install -r requirements.txt") from None
+            try:  # one direct connection first: a wrong URL fails at once, with the server's reason
+                psycopg.connect(url, connect_timeout=10).close()
+            except psycopg.Error as exc:
+                reason = " ".join(str(exc).split()) or type(exc).__name__
+                raise DatabaseUnavailable(f"{redact(url)}: cannot connect ({reason})") from None
             p = ConnectionPool(
                 url, min_size=POOL_MIN, max_size=POOL_MAX, open=False, configure=configure,
                 kwargs={"autocommit": True}, name="ifjudge",

@@ -179,3 +179,23 @@ def test_concurrent_annotators_never_take_the_same_expired_screen(pg_database):
         per_item.setdefault(r["item"], []).append(r["annotator"])
     assert all(len(who) == len(set(who)) <= caps[i] for i, who in per_item.items())
     assert not any(r["annotator"].startswith("ann") for r in rows)  # every abandoned claim moved
+
+
+def test_migrate_from_a_missing_file_is_refused_and_creates_nothing(tmp_path, run_cli):
+    missing = tmp_path / "typo.db"
+    code, out, err = run_cli("migrate", "--from", missing, "--to", tmp_path / "copy.db")
+    assert code == 2 and "no such database file" in err and len(err.strip().splitlines()) == 1
+    assert not missing.exists() and not (tmp_path / "copy.db").exists()
+
+
+def test_a_database_that_does_not_exist_is_one_clear_line_at_once(pg_database, run_cli, tmp_path):
+    import time
+
+    from storage.postgres import with_database
+
+    wrong = with_database(pg_database, "no_such_database")
+    start = time.perf_counter()
+    code, out, err = run_cli("jobs", "--db", wrong)
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "cannot connect" in err and 'database "no_such_database" does not exist' in err
+    assert time.perf_counter() - start < 10  # the server's answer, not a pool's 30 s timeout
