@@ -324,6 +324,10 @@ class SqliteDatabase(sqlite_utils.Database):
     def after_bulk_insert(self, table: str, key: str) -> None:
         """Rows were inserted with explicit keys: nothing to do (SQLite continues after the largest)."""
 
+    def column_names(self, table: str) -> list[str]:
+        """The table's declared columns, in order."""
+        return [r[1] for r in self.execute(f'PRAGMA table_info("{table}")')]
+
     def close(self) -> None:
         self.conn.close()
 

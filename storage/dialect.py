@@ -1,14 +1,13 @@
 """Every difference between the SQLite and the PostgreSQL dialects, in one place.
 
 The storage modules write their SQL once, in the dialect both engines agree on (``?`` placeholders,
-``INSERT ... ON CONFLICT``, ``COALESCE``, ``CASE``). What PostgreSQL spells differently is rewritten
+``INSERT ... ON CONFLICT``, ``COALESCE``, ``CASE``; no ``INSERT OR ...``, no two-argument ``MAX``). What PostgreSQL spells differently is rewritten
 here, and only here:
 
 ========================================  ==============================================================
 SQLite (as written in ``storage/``)       PostgreSQL
 ========================================  ==============================================================
 ``?`` placeholders                        ``%s`` (a literal ``%`` becomes ``%%``)
-``INSERT OR IGNORE INTO t ...``           ``INSERT INTO t ... ON CONFLICT DO NOTHING``
 ``a CROSS JOIN b ON ...`` (planner hint)  ``a JOIN b ON ...``
 ``cursor.lastrowid`` after an INSERT      ``... RETURNING id`` on tables with an ``id`` key
 implicit ``rowid`` (insertion order)      an explicit ``rowid`` identity column (:func:`pg_ddl`)
@@ -24,8 +23,6 @@ PostgreSQL it locks the rows it hands out with ``FOR UPDATE SKIP LOCKED``.
 
 >>> pg_sql("SELECT a FROM t WHERE b = ? AND c LIKE '50%'")
 "SELECT a FROM t WHERE b = %s AND c LIKE '50%%'"
->>> pg_sql("INSERT OR IGNORE INTO acks (a, b) VALUES (?, ?)")
-'INSERT INTO acks (a, b) VALUES (%s, %s) ON CONFLICT DO NOTHING'
 >>> pg_sql("INSERT INTO users (name) VALUES (?)", returning_id=True)
 'INSERT INTO users (name) VALUES (%s) RETURNING id'
 >>> print(pg_ddl("CREATE TABLE t (id INTEGER PRIMARY KEY, x REAL, name TEXT NOT NULL)"))
@@ -46,7 +43,6 @@ PG_FUNCTIONS = (
     " LANGUAGE sql IMMUTABLE AS $$ SELECT (doc::jsonb) #>> string_to_array(substr(path, 3), '.') $$",
 )
 
-_INSERT_OR_IGNORE = re.compile(r"^\s*INSERT\s+OR\s+IGNORE\s+INTO\b", re.IGNORECASE)
 _INSERT_INTO = re.compile(r"^\s*INSERT\s+INTO\s+(\w+)", re.IGNORECASE)
 _CROSS_JOIN = re.compile(r"\bCROSS\s+JOIN\b", re.IGNORECASE)
 _CREATE_TABLE = re.compile(r"^\s*CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)\s*\((.*)\)\s*$", re.IGNORECASE | re.DOTALL)
@@ -70,13 +66,7 @@ def _placeholders(sql: str) -> str:
 
 def pg_sql(sql: str, *, returning_id: bool = False) -> str:
     """Rewrite one statement written for SQLite into PostgreSQL's dialect."""
-    ignore = bool(_INSERT_OR_IGNORE.match(sql))
-    if ignore:
-        sql = _INSERT_OR_IGNORE.sub("INSERT INTO", sql, count=1)
-    sql = _CROSS_JOIN.sub("JOIN", sql)
-    sql = _placeholders(sql).rstrip().rstrip(";")
-    if ignore:
-        sql += " ON CONFLICT DO NOTHING"
+    sql = _placeholders(_CROSS_JOIN.sub("JOIN", sql)).rstrip().rstrip(";")
     if returning_id:
         sql += " RETURNING id"
     return sql
@@ -84,7 +74,7 @@ def pg_sql(sql: str, *, returning_id: bool = False) -> str:
 
 def inserted_table(sql: str) -> str | None:
     """The table an ``INSERT`` statement writes to (None for any other statement)."""
-    m = _INSERT_INTO.match(_INSERT_OR_IGNORE.sub("INSERT INTO", sql, count=1))
+    m = _INSERT_INTO.match(sql)
     return m.group(1) if m else None
 
 

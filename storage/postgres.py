@@ -184,9 +184,11 @@ class PgDatabase:
                 [f'"{table}"', key],
             )
 
-    def executescript(self, sql: str) -> None:
-        with self._conn() as conn:
-            conn.execute(sql)
+    def column_names(self, table: str) -> list[str]:
+        """The table's columns as the migrations declare them (without the explicit ``rowid``)."""
+        return [r[0] for r in self.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema()"
+            " AND table_name = ? AND column_name != 'rowid' ORDER BY ordinal_position", [table])]
 
     def table_names(self) -> list[str]:
         with self._conn() as conn:
@@ -226,11 +228,3 @@ def with_database(url: str, name: str) -> str:
     base, _, query = url.partition("?")
     head, _, _ = base.rpartition("/")
     return f"{head}/{name}" + (f"?{query}" if query else "")
-
-
-def database_name(url: str) -> str:
-    """
-    >>> database_name("postgresql://u@h:5/main?sslmode=require")
-    'main'
-    """
-    return url.partition("?")[0].rpartition("/")[2]

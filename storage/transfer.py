@@ -22,7 +22,6 @@ import re
 import time
 from collections.abc import Callable
 
-from storage import dialect
 from storage.db import ID_TABLES, MIGRATIONS, Database, write
 from storage.errors import IFJudgeError
 
@@ -43,13 +42,7 @@ def data_tables() -> list[str]:
 
 def columns(db: Database, table: str) -> list[str]:
     """The table's columns as declared by the migrations, key first (``id`` or ``rowid``)."""
-    if db.engine == dialect.POSTGRESQL:
-        found = [r[0] for r in db.execute(
-            "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema()"
-            " AND table_name = ? ORDER BY ordinal_position", [table])]
-        found = [c for c in found if c != "rowid"]
-    else:
-        found = [r[1] for r in db.execute(f'PRAGMA table_info("{table}")')]
+    found = db.column_names(table)
     return found if table in ID_TABLES else ["rowid", *found]
 
 

@@ -58,21 +58,18 @@ def engine(request):
     return getattr(request, "param", "sqlite")
 
 
-def _pg_url(server: str, database: str) -> str:
-    base, _, _ = server.rpartition("/")
-    return f"{base}/{database}"
-
-
 @pytest.fixture(scope="session")
 def pg_tests_database():
     """One database of the test server holding a schema per test (a new database costs ~1 s)."""
     import psycopg
 
+    from storage.postgres import with_database
+
     name = f"ifjudge_tests_{os.getpid()}"
     with psycopg.connect(PG_SERVER, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         conn.execute(f'CREATE DATABASE "{name}"')
-    yield _pg_url(PG_SERVER, name)
+    yield with_database(PG_SERVER, name)
     with psycopg.connect(PG_SERVER, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
