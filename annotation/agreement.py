@@ -76,7 +76,7 @@ def _mean_of_pairs(per_pair: dict, name: str, reasons: dict, notes: list):
 
 
 def agreement_report(labels, categories: Sequence[str], *, gold=None, ordinal: bool = False,
-                     n_boot: int = 0, seed: int = 0) -> dict:
+                     n_boot: int = 0, seed: int = 0, overlap=None, adjudications=None) -> dict:
     """Agreement statistics of one question, as a JSON-ready dict.
 
     Parameters
@@ -87,6 +87,12 @@ def agreement_report(labels, categories: Sequence[str], *, gold=None, ordinal: b
     gold : DataFrame ``item, label`` or mapping item -> label (the dataset's answer), optional.
     ordinal : also Krippendorff ordinal / interval alpha and linear / quadratic weighted Cohen.
     n_boot, seed : bootstrap replicates (items resampled) for 95% percentile intervals.
+    overlap : the study's planned annotators per item (an int, or a mapping item -> int), optional.
+        With 1, an item's single label is its majority; otherwise (and when None) an item needs
+        two labels (:func:`annotation.majority.min_labels`).
+    adjudications : mapping item -> the lead's label, optional. An adjudicated item's majority is
+        the lead's value (in ``majority_shares``, top-1 accuracy and the majority-vs-gold kappa);
+        the agreement coefficients use the annotators' labels only.
 
     Returns
     -------
@@ -94,7 +100,9 @@ def agreement_report(labels, categories: Sequence[str], *, gold=None, ordinal: b
     >= 2 labels of the share of agreeing label pairs), ``percent_agreement_unanimous``,
     ``randolph_kappa`` (P_e = 1/q), ``fleiss_kappa`` (Gwet's generalisation when label counts vary),
     ``gwet_ac1``, ``krippendorff_alpha_*``, ``cohen_kappa`` ("a|b" -> kappa), ``cohen_kappa_mean_pairwise``,
-    with gold ``top1_accuracy_ties_count_as_wrong``, ``top1_accuracy_excluding_ties``, ``n_majority_ties``,
+    with gold ``top1_accuracy_ties_count_as_wrong``, ``top1_accuracy_excluding_ties`` (over the items
+    with gold that have a majority), ``n_majority_ties`` (items with >= 2 labels, no majority and no
+    adjudication), ``n_items_awaiting_labels`` (too few labels to decide),
     ``cohen_kappa_majority_vs_gold_excluding_ties``; ``label_shares`` and ``majority_shares`` (share of
     items whose strict-plurality label is each category: InstructIR's "proportion of Yes");
     ``bands`` (Landis & Koch), ``intervals`` (when ``n_boot`` > 0), ``undefined_reasons`` (statistic ->
@@ -108,12 +116,12 @@ def agreement_report(labels, categories: Sequence[str], *, gold=None, ordinal: b
     cats = check_categories(categories)
     q = len(cats)
     values = interval_values(cats) if ordinal else np.arange(q, dtype=float)
-    enc = encode_labels(labels, cats, gold=gold)
+    enc = encode_labels(labels, cats, gold=gold, overlap=overlap, adjudications=adjudications)
     counts = enc.counts
     reasons: dict = {}
     notes: list[str] = []
 
-    S, cols, _, _ = pattern_sums(counts, enc.gold)
+    S, cols, _, _ = pattern_sums(counts, enc.gold, overlap=enc.overlap, adjudicated=enc.adjudicated)
     n_pairable = int(S[0, cols["pairable"]][0])
     n_items = len(counts)
 
@@ -150,6 +158,7 @@ def agreement_report(labels, categories: Sequence[str], *, gold=None, ordinal: b
     n_major = S[0, cols["major"]]
     report["majority_shares"] = dict(zip(cats, (n_major / n_items).tolist()))
     report["n_items_no_majority"] = int(n_items - n_major.sum())
+    report["n_items_adjudicated"] = 0 if enc.adjudicated is None else int((enc.adjudicated >= 0).sum())
 
     if enc.gold is not None:
         _gold_statistics(report, enc, S, cols, reasons, notes)
@@ -168,6 +177,7 @@ def _gold_statistics(report: dict, enc: EncodedLabels, S: np.ndarray, cols: dict
                      notes: list) -> None:
     n_gold = int(S[0, cols["gold"]][0])
     n_ties = int(S[0, cols["tie"]][0])
+    n_decided = int(S[0, cols["decided"]][0])
     correct = int(S[0, cols["correct"]][0])
     report["n_items_with_gold"] = n_gold
     report["n_items_without_gold"] = report["n_items"] - n_gold
@@ -179,9 +189,10 @@ def _gold_statistics(report: dict, enc: EncodedLabels, S: np.ndarray, cols: dict
     report["top1_accuracy_ties_count_as_wrong"] = _value(
         correct / n_gold if n_gold else none, "top1_accuracy_ties_count_as_wrong", reasons)
     report["top1_accuracy_excluding_ties"] = _value(
-        correct / (n_gold - n_ties) if n_gold - n_ties else Undefined("no item with a gold label has a majority"),
+        correct / n_decided if n_decided else Undefined("no item with a gold label has a majority"),
         "top1_accuracy_excluding_ties", reasons)
     report["n_majority_ties"] = n_ties
+    report["n_items_awaiting_labels"] = n_gold - n_decided - n_ties
     q = len(enc.categories)
     table = S[0, cols["major_gold"]].reshape(q, q)
     report["cohen_kappa_majority_vs_gold_excluding_ties"] = _value(

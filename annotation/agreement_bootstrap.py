@@ -42,7 +42,7 @@ def statistics_from_sums(S: np.ndarray, cols: dict, q: int, *, tables: np.ndarra
     if "gold" in cols:
         n_gold = S[:, cols["gold"]][:, 0]
         correct = S[:, cols["correct"]][:, 0]
-        n_major = n_gold - S[:, cols["tie"]][:, 0]
+        n_major = S[:, cols["decided"]][:, 0]
         out["top1_accuracy_ties_count_as_wrong"] = np.where(n_gold > 0, correct / np.maximum(n_gold, 1), np.nan)
         out["top1_accuracy_excluding_ties"] = np.where(n_major > 0, correct / np.maximum(n_major, 1), np.nan)
         out["cohen_kappa_majority_vs_gold_excluding_ties"] = cohen_from_tables(S[:, cols["major_gold"]].reshape(-1, q, q))
@@ -69,7 +69,8 @@ def item_signatures(enc: EncodedLabels) -> tuple[np.ndarray, np.ndarray]:
     mat[enc.sorted_item, pos] = enc.sorted_code + 1
     if enc.gold is not None:
         mat[:, m] = enc.gold + 1
-    return distinct_rows(mat)
+    extra = [np.asarray(x, np.int64)[:, None] + 1 for x in (enc.overlap, enc.adjudicated) if x is not None]
+    return distinct_rows(np.column_stack([mat, *extra]) if extra else mat)
 
 
 class _Signatures:
@@ -82,8 +83,13 @@ class _Signatures:
         n_sig = self.n_sig = len(first)
         counts = enc.counts[first]
         gold = None if enc.gold is None else enc.gold[first]
-        p_first, pattern_of_sig = distinct_patterns(counts, gold)
-        self.F, self.cols = item_features(counts[p_first], None if gold is None else gold[p_first])
+        overlap = None if enc.overlap is None else enc.overlap[first]
+        adjudicated = None if enc.adjudicated is None else enc.adjudicated[first]
+        p_first, pattern_of_sig = distinct_patterns(counts, gold, overlap, adjudicated)
+        self.F, self.cols = item_features(
+            counts[p_first], None if gold is None else gold[p_first],
+            overlap=None if overlap is None else overlap[p_first],
+            adjudicated=None if adjudicated is None else adjudicated[p_first])
         self.to_pattern = sparse.csr_matrix((np.ones(n_sig), (pattern_of_sig, np.arange(n_sig))),
                                             shape=(len(p_first), n_sig))
         self.n_pairs = len(enc.pair_names)

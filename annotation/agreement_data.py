@@ -55,6 +55,8 @@ class EncodedLabels:
     pair_cell: np.ndarray         # per within-item label pair: pair * q * q + label_a * q + label_b
     sorted_item: np.ndarray       # per label, sorted by (item, annotator): item code
     sorted_code: np.ndarray       # per label, same order: annotator * q + category index
+    overlap: np.ndarray | None = None      # (n_items,) planned annotators per item, None: unknown
+    adjudicated: np.ndarray | None = None  # (n_items,) category index a lead decided, -1 when none
 
     def pair_tables(self) -> np.ndarray:
         """Contingency table (pair, label of a, label of b) of every annotator pair."""
@@ -99,10 +101,34 @@ def _codes(labels: pd.Series, categories: tuple[str, ...], table: str) -> np.nda
     return codes
 
 
-def encode_labels(labels, categories: tuple[str, ...], *, gold=None) -> EncodedLabels:
+def _per_item(mapping, item_ids, default: int, table: str, categories=None) -> np.ndarray:
+    """A per-item-code array from a mapping item -> value (a label coded against ``categories``)."""
+    out = np.full(len(item_ids), default, np.int64)
+    if not mapping:
+        return out
+    keys = pd.Series([str(k) for k in mapping.keys()], dtype=object)
+    pos = pd.Index(item_ids).get_indexer(keys)
+    vals = list(mapping.values())
+    if categories is not None:
+        codes = _codes(_as_str(pd.Series(vals, dtype=object), "label", table), categories, table)
+    else:
+        codes = []
+        for row, v in enumerate(vals):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+                raise IFJudgeError(f"{table} row {row}: planned annotators must be a whole number >= 1, got {v!r}")
+            codes.append(int(v))
+        codes = np.asarray(codes, np.int64)
+    out[pos[pos >= 0]] = codes[pos >= 0]
+    return out
+
+
+def encode_labels(labels, categories: tuple[str, ...], *, gold=None, overlap=None,
+                  adjudications=None) -> EncodedLabels:
     """Validate and encode a long label table (DataFrame with columns item, annotator, label, or
     a sequence of such triples) against the declared ``categories``; ``gold`` is a DataFrame with
-    columns item, label, a mapping item -> label, or None."""
+    columns item, label, a mapping item -> label, or None. ``overlap`` is the planned number of
+    annotators (one int, or a mapping item -> int; None: unknown); ``adjudications`` a mapping
+    item -> the lead's label (items without labels are ignored)."""
     df = _frame(labels, COLUMNS, "labels")
     if len(df) == 0:
         raise IFJudgeError("the label table is empty")
@@ -162,7 +188,16 @@ def encode_labels(labels, categories: tuple[str, ...], *, gold=None) -> EncodedL
         gold_codes[pos[pos >= 0]] = g_lab[pos >= 0]
         n_gold_extra = int((pos < 0).sum())
 
+    ov = None
+    if overlap is not None:
+        if isinstance(overlap, Mapping):
+            ov = _per_item(overlap, item_ids, 2, "overlap")
+        else:
+            ov = _per_item({i: overlap for i in item_ids}, item_ids, 2, "overlap")
+    adj = _per_item(adjudications, item_ids, -1, "adjudications", categories) if adjudications else None
+
     return EncodedLabels(
+        overlap=ov, adjudicated=adj,
         categories=categories, item_ids=np.asarray(item_ids, dtype=object),
         annotators=tuple(str(a) for a in ann_names), counts=counts, gold=gold_codes,
         n_gold_without_labels=n_gold_extra, pair_names=pair_names, pair_item=p_item,

@@ -19,8 +19,14 @@ MIN_PAIRABLE = 1  # one item with >= 2 labels makes the coefficients defined unl
 
 # --------------------------------------------------------------------------- per-item features
 
-def item_features(counts: np.ndarray, gold: np.ndarray | None = None) -> tuple[np.ndarray, dict]:
+def item_features(counts: np.ndarray, gold: np.ndarray | None = None, *,
+                  overlap: np.ndarray | None = None, adjudicated: np.ndarray | None = None) -> tuple[np.ndarray, dict]:
     """Per-row quantities whose (weighted) sums determine every count-based statistic.
+
+    ``overlap`` (planned annotators per row) and ``adjudicated`` (category index a lead decided,
+    -1 for none) feed the majority vote (:func:`annotation.majority.majority_index`). A tie is a row
+    with >= 2 labels, no adjudication and no strict plurality; ``decided`` marks the rows with a
+    majority (or an adjudication).
 
     Returns ``(F, cols)``: ``F`` has one row per row of ``counts``; ``cols`` maps a name to the
     column slice. Summing rows (with bootstrap weights) and passing the sums to
@@ -38,8 +44,9 @@ def item_features(counts: np.ndarray, gold: np.ndarray | None = None) -> tuple[n
     eye = np.eye(q)
     coinc = (r[:, :, None] * r[:, None, :] - r[:, :, None] * eye) / np.where(pairable, n - 1, 1.0)[:, None, None]
     coinc[~pairable] = 0.0
-    has_major = majority_index(r) >= 0  # the one rule: annotation.majority
-    major = np.argmax(r, axis=1)
+    vote = majority_index(r, overlap=overlap, adjudicated=adjudicated)  # the one rule: annotation.majority
+    has_major = vote >= 0
+    major = np.where(has_major, vote, 0)
     major_onehot = np.zeros((u, q))
     major_onehot[has_major, major[has_major]] = 1.0
     blocks = {
@@ -54,7 +61,8 @@ def item_features(counts: np.ndarray, gold: np.ndarray | None = None) -> tuple[n
         ok = has_gold & has_major
         mg[ok, major[ok] * q + g[ok]] = 1.0
         blocks.update({
-            "gold": has_gold[:, None], "tie": (has_gold & ~has_major)[:, None],
+            "gold": has_gold[:, None], "tie": (has_gold & pairable & ~has_major)[:, None],
+            "decided": (has_gold & has_major)[:, None],
             "correct": (ok & (major == g))[:, None], "major_gold": mg,
         })
     cols, parts, start = {}, [], 0
@@ -161,19 +169,25 @@ def distinct_rows(cols: np.ndarray):
     return first, inverse.ravel()
 
 
-def distinct_patterns(counts: np.ndarray, gold: np.ndarray | None = None):
-    """Distinct rows of (counts, gold) (see :func:`distinct_rows`)."""
+def distinct_patterns(counts: np.ndarray, gold: np.ndarray | None = None, *extra):
+    """Distinct rows of (counts, gold, extra per-row columns) (see :func:`distinct_rows`)."""
     c = np.asarray(counts, dtype=np.int64)
-    return distinct_rows(c if gold is None else np.column_stack([c, np.asarray(gold, np.int64) + 1]))
+    cols = [c] + [np.asarray(x, np.int64)[:, None] + 1 for x in (gold, *extra) if x is not None]
+    return distinct_rows(np.column_stack(cols) if len(cols) > 1 else c)
 
 
-def pattern_sums(counts, gold=None):
+def _at(x, rows):
+    return None if x is None else np.asarray(x)[rows]
+
+
+def pattern_sums(counts, gold=None, *, overlap=None, adjudicated=None):
     """Sums over rows of :func:`item_features`, computed once per distinct row pattern.
 
     Returns ``(S, cols, F, pattern_of_row)`` with ``S`` of shape (1, K)."""
     c = np.asarray(counts)
-    first, inverse = distinct_patterns(c, gold)
-    F, cols = item_features(c[first], None if gold is None else np.asarray(gold)[first])
+    first, inverse = distinct_patterns(c, gold, overlap, adjudicated)
+    F, cols = item_features(c[first], _at(gold, first), overlap=_at(overlap, first),
+                            adjudicated=_at(adjudicated, first))
     freq = np.bincount(inverse, minlength=len(first)).astype(float)
     return (freq @ F)[None, :], cols, F, inverse
 

@@ -3,7 +3,9 @@ extrapolation to the whole benchmark, per-annotator progress and agreement, disa
 
 Table 7 (Oh et al., 2024, Appendix B): for Q1 and Q2 the Randolph free-marginal kappa and the
 proportion of Yes; for Q3 Cohen's kappa between the human majority and the dataset's target, and
-top-1 accuracy.
+top-1 accuracy. "The majority" is the one of :func:`annotation.majority.decide`: it follows the
+study's planned overlap (overlap 1: the single label decides) and an adjudicated item takes the
+lead's value, as in the item outcomes and the validated qrels.
 """
 from __future__ import annotations
 
@@ -46,13 +48,39 @@ PROMPTS = {
 }
 
 
+def decision_inputs(db: Database, study_id: int, question_id: str) -> tuple[dict, dict]:
+    """What the majority of each item of one question depends on besides its labels, coded as
+    :func:`annotation.outcomes.labels_frame` codes the labels: ``(overlap, adjudications)`` =
+    item id -> planned annotators (the item's cap, the study's overlap) and item id -> the newest
+    adjudicated value (``best_passage``: the chosen passage's position in the candidate list).
+    :func:`annotation.agreement.agreement_report` takes both, so that Table 7 decides items as
+    the outcomes and the validated qrels do (:func:`annotation.majority.decide`)."""
+    items = {it["id"]: it for it in studies.items_of_study(db, study_id, question_id)}
+    overlap = {i: int(it["cap"]) for i, it in items.items()}
+    adjudications = {}
+    for i, a in studies.adjudications(db, study_id).items():
+        if i not in items:
+            continue
+        value = a["value"]
+        if question_id == "best_passage":
+            candidates = items[i]["payload"]["candidates"]
+            if value not in candidates:
+                continue  # not one of the item's passages: the vote stands
+            value = str(candidates.index(value) + 1)
+        adjudications[i] = value
+    return overlap, adjudications
+
+
 def question_report(db: Database, study_id: int, question_id: str, *, n_boot: int = 0, seed: int = 0) -> dict | None:
-    """The agreement report of one question (None while it has no label)."""
+    """The agreement report of one question (None while it has no label). The majority follows
+    the study's planned overlap and the lead's adjudications (:func:`decision_inputs`)."""
     frame, categories, gold = labels_frame(db, study_id, question_id)
     if frame.empty:
         return None
     ordinal = question_id in ("passage_match", "instfol_match") or categories == ["1", "2", "3", "4", "5"]
-    report = agreement_report(frame, categories, gold=gold, ordinal=ordinal, n_boot=n_boot, seed=seed)
+    overlap, adjudications = decision_inputs(db, study_id, question_id)
+    report = agreement_report(frame, categories, gold=gold, ordinal=ordinal, n_boot=n_boot, seed=seed,
+                              overlap=overlap, adjudications=adjudications)
     if "Yes" in categories:
         report["yes_share"] = report["majority_shares"]["Yes"]
     if ordinal:
@@ -231,7 +259,8 @@ def kappa_cells(report: dict) -> list[dict]:
 
 # the single statistics of a question report, in the order a lead reads them
 REPORT_STATISTICS = (
-    "n_items", "n_labels", "n_annotators", "n_items_pairable", "n_items_no_majority", "percent_agreement_pairwise",
+    "n_items", "n_labels", "n_annotators", "n_items_pairable", "n_items_no_majority", "n_items_adjudicated",
+    "n_items_awaiting_labels", "percent_agreement_pairwise",
     "percent_agreement_unanimous", "randolph_kappa", "fleiss_kappa", "gwet_ac1", "krippendorff_alpha_nominal",
     "krippendorff_alpha_ordinal", "cohen_kappa_mean_pairwise", "yes_share", "mean_score",
 )

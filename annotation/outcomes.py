@@ -6,7 +6,8 @@ Provenance of an item (SPEC.md, "Files in and out"):
 - ``adjudicated``: a lead recorded a final value (the newest adjudication wins);
 - ``unanimous``: at least two labels, all equal;
 - ``majority``: a strict plurality;
-- ``unresolved``: no labels yet, a tie, or a single label (no majority yet).
+- ``unresolved``: no labels yet, a tie, or a single label of an item planned for several
+  annotators (no majority yet; with overlap 1 the single label decides).
 
 The rule is :mod:`annotation.majority`, the same everywhere.
 """
@@ -54,7 +55,8 @@ def item_outcomes(db: Database, study_id: int, question_id: str | None = None) -
     for it in studies.items_of_study(db, study_id, question_id):
         rows = by_item.get(it["id"], [])
         counts = Counter(r["value"] for r in rows)
-        d = majority.decide(counts, adjudication=adj[it["id"]]["value"] if it["id"] in adj else None)
+        d = majority.decide(counts, adjudication=adj[it["id"]]["value"] if it["id"] in adj else None,
+                            overlap=it["cap"])
         value, prov = d.value, d.provenance
         out.append(Outcome(
             it["id"], it["instance_id"], it["question"], it["doc_id"], value, prov, dict(counts),

@@ -145,13 +145,15 @@ def pooled_decisions(db: Database, study_ids: list[int], questions: tuple[str, .
             key = (it["instance_id"], it["question"], it["doc_id"], it["payload"].get("mode"))
             slot = out.setdefault(key, {"labels": [], "studies": [], "gold": it["payload"].get("gold"), "payload": it["payload"]})
             slot["labels"] += labels.get(it["id"], [])
+            slot["planned"] = slot.get("planned", 0) + it["cap"]  # annotators planned over the pooled studies
             slot["studies"].append(sid)
             a = adj.get(it["id"])
             if a is not None and (key not in adj_newest or a["id"] > adj_newest[key]["id"]):
                 adj_newest[key] = a
     for key, slot in out.items():
         a = adj_newest.get(key)
-        slot["decision"] = majority.decide(slot["labels"], adjudication=a["value"] if a else None)
+        slot["decision"] = majority.decide(slot["labels"], adjudication=a["value"] if a else None,
+                                           overlap=slot["planned"])
     return out
 
 

@@ -100,12 +100,13 @@ def read_csv_table(path: str, columns: tuple[str, ...]) -> tuple[pd.DataFrame, l
 
 def report_from_frame(labels: pd.DataFrame, categories: list[str], *, gold: pd.DataFrame | None, args,
                       labels_name: str = "labels", label_lines: list[int] | None = None,
-                      gold_name: str = "gold", gold_lines: list[int] | None = None) -> dict:
+                      gold_name: str = "gold", gold_lines: list[int] | None = None,
+                      overlap=None, adjudications=None) -> dict:
     """The agreement report of a label DataFrame; errors about a row are re-raised naming the
     source (file) and its line when ``*_lines`` map rows to lines."""
     try:
         return agreement_report(labels, categories, gold=gold, ordinal=args.ordinal,
-                                n_boot=args.bootstrap, seed=args.seed)
+                                n_boot=args.bootstrap, seed=args.seed, overlap=overlap, adjudications=adjudications)
     except (UnknownLabel, DuplicateLabel, MissingValue) as exc:
         name, lines = (gold_name, gold_lines) if exc.table == "gold" else (labels_name, label_lines)
         line = (lambda r: lines[r] if lines else r + 1)
@@ -137,13 +138,17 @@ def run(args) -> int:
 
 def run_db(args) -> int:
     """The same report from the database: the study's current labels of one question, its declared
-    categories, and the dataset's gold where the question has one (best_passage: the target)."""
+    categories, and the dataset's gold where the question has one (best_passage: the target); the
+    majority follows the study's planned overlap and the lead's adjudications, as on the monitor."""
+    from annotation.monitor import decision_inputs
     from annotation.outcomes import labels_frame
     from storage.db import connect
 
     if args.study is None or not args.question:
         raise IFJudgeError("--db needs --study ID and --question Q")
-    labels, categories, gold = labels_frame(connect(args.db), args.study, args.question)
+    db = connect(args.db)
+    labels, categories, gold = labels_frame(db, args.study, args.question)
+    overlap, adjudications = decision_inputs(db, args.study, args.question)
     if args.categories and parse_categories(args.categories) != categories:
         raise IFJudgeError(f"--categories {args.categories!r} differ from the question's declared categories "
                            f"{','.join(categories)}")
@@ -152,7 +157,7 @@ def run_db(args) -> int:
     args.ordinal = args.ordinal or args.question in ("passage_match", "instfol_match")
     gold_frame = None if gold is None else pd.DataFrame(sorted(gold.items()), columns=["item", "label"])
     report = report_from_frame(labels, categories, gold=gold_frame, args=args,
-                               labels_name=f"study {args.study}")
+                               labels_name=f"study {args.study}", overlap=overlap, adjudications=adjudications)
     print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else format_report(report))
     return 0
 
