@@ -9,12 +9,14 @@ passage 0-3 ("Please give a score between 0 and 3"). Here annotators are the jud
    per passage in the top-k of either run; a passage in both top-k lists is judged once and counts
    in both. The item's payload keeps its rank in each run (``{"ranks": {"query": 3,
    "instructed": 1}}``).
-2. :func:`human_judge_rows` turns the items' majority labels (:func:`annotation.outcomes.item_outcomes`:
-   strict plurality, ties and lone labels of an item meant for several annotators are no majority;
-   an adjudication wins) into judge-score rows ``(instance, mode, rank, score)``.
+2. :func:`human_judge_rows` scores each passage with the **mean of its annotators' 0-3 labels**
+   (:func:`passage_score`; IFIR's LLM score is the probability-weighted mean of the scale, App.
+   A.2; an adjudication is the score) into judge-score rows ``(instance, mode, rank, score)``. No
+   labelled passage is dropped: a tie (labels 1, 2) scores its mean (1.5).
 3. :func:`instfol_from_study` computes INSTFOL from them with :func:`evaluation.instfol.instfol`
    (mean per query, then over queries; max = 3) and, given an LLM judge's scores
-   (:func:`evaluation.instfol.read_judge_scores`), the agreement of the two judges
+   (:func:`evaluation.instfol.read_judge_scores`), both judges' INSTFOL on the same passages
+   (:func:`evaluation.instfol.same_passages`) and their agreement there
    (:func:`evaluation.instfol.judge_agreement`).
 
 Which ranking of a run belongs to an instance: the instructed run is looked up by the instance id;
@@ -26,10 +28,10 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from annotation.outcomes import item_outcomes
+from annotation import majority
 from annotation.questions import GUIDELINES
 from annotation.studies import StudySettings, bare_instances, balanced_plan, sample_instances
-from evaluation.instfol import MODES, instfol, judge_agreement
+from evaluation.instfol import MODES, instfol, judge_agreement, same_passages
 from storage import projects, studies, users
 from storage.errors import IFJudgeError
 from storage.db import Database
@@ -160,29 +162,60 @@ def create_instfol_study(
     }
 
 
+def passage_score(labels: list[str], *, adjudication: str | None = None) -> float | None:
+    """The human judge's score of one passage: the mean of its annotators' 0-3 labels (IFIR's
+    LLM score is the mean of the scale weighted by the score tokens' probabilities; the share of
+    annotators giving each score plays that role). A tie is no obstacle: the mean is defined
+    whenever there is a label. A lead's adjudication, when there is one, is the score. None
+    without any label.
+
+    >>> passage_score(["1", "2", "3"]), passage_score(["1", "2"]), passage_score(["0"], adjudication="2")
+    (2.0, 1.5, 2.0)
+    >>> passage_score([]) is None
+    True
+    """
+    if adjudication is not None:
+        return float(adjudication)
+    if not labels:
+        return None
+    return sum(float(v) for v in labels) / len(labels)
+
+
 def human_judge_rows(db: Database, study_id: int) -> tuple[list[tuple[str, str, int, float]], dict]:
-    """The judge-score rows ``(instance, mode, rank, score)`` from the study's majority labels,
-    and counts: ``passages`` (ranked passages with an item), ``scored``, ``no_majority`` (passages
-    whose item has no majority: no label, a tie, a lone label) and the items' ``provenance``.
+    """The judge-score rows ``(instance, mode, rank, score)`` of the study: each passage's score is
+    :func:`passage_score` (the mean of its current labels; the lead's adjudication when there is
+    one), and counts of ranked passages (one per mode a passage is ranked in): ``passages``,
+    ``scored``, ``unlabelled`` (no label yet: the only passages left out), ``ties`` (scored
+    passages whose labels have no strict plurality: kept, with their mean), ``partial`` (fewer
+    labels than the planned overlap) and ``adjudicated``.
 
     A passage in both top-k lists gives one row per mode, with the same score.
     """
-    items = {it["id"]: it for it in studies.items_of_study(db, study_id, QUESTION)}
+    items = studies.items_of_study(db, study_id, QUESTION)
     if not items:
         raise IFJudgeError(f"study {study_id} has no {QUESTION} item: it is not an INSTFOL study")
+    labels: dict[int, list[str]] = {}
+    for r in studies.current_labels(db, study_id, QUESTION):
+        labels.setdefault(r["item"], []).append(r["value"])
+    adj = studies.adjudications(db, study_id)
     rows: list[tuple[str, str, int, float]] = []
-    prov: dict[str, int] = {}
-    passages = no_majority = 0
-    for o in item_outcomes(db, study_id, QUESTION):
-        prov[o.provenance] = prov.get(o.provenance, 0) + 1
-        ranks = items[o.item_id]["payload"].get("ranks", {})
-        passages += len(ranks)
-        if o.value is None:
-            no_majority += len(ranks)
+    counts = dict.fromkeys(("passages", "scored", "unlabelled", "ties", "partial", "adjudicated"), 0)
+    for it in items:
+        ranks = it["payload"].get("ranks", {})
+        values = labels.get(it["id"], [])
+        a = adj.get(it["id"])
+        score = passage_score(values, adjudication=a["value"] if a else None)
+        n = len(ranks)
+        counts["passages"] += n
+        if score is None:
+            counts["unlabelled"] += n
             continue
-        rows += [(o.instance_id, mode, int(r), float(o.value)) for mode, r in sorted(ranks.items())]
-    return rows, {"passages": passages, "scored": len(rows), "no_majority": no_majority,
-                  "provenance": dict(sorted(prov.items()))}
+        counts["scored"] += n
+        counts["adjudicated"] += n if a else 0
+        counts["partial"] += n if not a and len(values) < int(it["cap"]) else 0
+        counts["ties"] += n if not a and majority.decide(values).reason == "tie" else 0
+        rows += [(it["instance_id"], mode, int(r), score) for mode, r in sorted(ranks.items())]
+    return rows, counts
 
 
 def instfol_from_study(
@@ -192,34 +225,37 @@ def instfol_from_study(
     llm_scores: list[tuple[str, str, int, float]] | None = None,
     k: int | None = None,
 ) -> dict:
-    """INSTFOL with the study's annotators as the judge, and their agreement with an LLM judge.
+    """INSTFOL with the study's annotators as the judge, and the comparison with an LLM judge.
 
-    Per instance (IFIR's "query"), q = mean majority score of its bare-query top-k passages,
-    i = the same for the instructed top-k; INSTFOL = mean over instances of
-    (i - q) / (3 - q) (0 when i = q; i - q when q = 3) -- :func:`evaluation.instfol.instfol`.
-    Passages without a majority are left out of the means; an instance left with no scored
-    passage in one of the two modes is left out of INSTFOL and listed in ``left_out``.
+    Per instance (IFIR's "query"), q = mean human score (:func:`passage_score`: the mean of the
+    annotators' labels) of its bare-query top-k passages, i = the same for the instructed top-k;
+    INSTFOL = mean over instances of (i - q) / (3 - q) (0 when i = q; i - q when q = 3) --
+    :func:`evaluation.instfol.instfol`. Every labelled passage counts, ties included; an instance
+    left with no labelled passage in one of the two modes is left out and listed in ``left_out``.
 
     Parameters
     ----------
     llm_scores : rows (query, mode, rank, score), optional
         An LLM judge's scores (:func:`evaluation.instfol.read_judge_scores`; ``query`` is the
-        instance id). Adds ``llm``: the LLM's INSTFOL on the same instances, and the agreement of
-        the human majority and the LLM on the (instance, mode, rank) both scored
-        (:func:`evaluation.instfol.judge_agreement`).
+        instance id). Adds ``llm``: both judges' INSTFOL on the same passages
+        (:func:`evaluation.instfol.same_passages`: the (instance, mode, rank) both scored, within
+        the study's instances), ``INSTFOL`` (the LLM's), ``human_INSTFOL``, ``n_queries``,
+        ``passages`` and the counts of passages only one judge scored; and the agreement of the two
+        judges on those passages (:func:`evaluation.instfol.judge_agreement`).
     k : int, optional
         Only ranks <= k (default: the study's top-k).
 
     Returns
     -------
     dict
-        ``INSTFOL``, ``n_queries``, ``per_query``, ``max`` (3), ``k``, ``judge`` ("human majority"),
+        ``INSTFOL``, ``n_queries``, ``per_query``, ``max`` (3), ``k``, ``judge`` ("human mean"),
         ``counts`` (from :func:`human_judge_rows`), ``left_out``, and ``llm`` when given.
 
     Examples
     --------
-    Instance x: bare top-2 majority scores 1 and 2 (q = 1.5), instructed 3 and 2 (i = 2.5):
-    INSTFOL = (2.5 - 1.5) / (3 - 1.5) = 2/3.
+    Instance x: bare top-2 passages with labels (1, 1, 2) and (0, 0, 1), means 4/3 and 1/3
+    (q = 5/6); instructed (3, 3, 2) and (1, 1, 2), means 8/3 and 4/3 (i = 2):
+    INSTFOL = (2 - 5/6) / (3 - 5/6) = 7/13.
     """
     study = studies.get_study(db, study_id)
     k = int(k or study["settings"].get("top_k") or 0) or None
@@ -234,22 +270,26 @@ def instfol_from_study(
     kept = [r for r in rows if r[0] not in set(left_out)]
     result = instfol(kept, max_score=MAX_SCORE, k=k) if kept else {
         "INSTFOL": None, "n_queries": 0, "per_query": {}, "max": MAX_SCORE, "k": k}
-    result.update({"judge": "human majority", "study_id": study_id, "counts": counts, "left_out": left_out})
+    result.update({"judge": "human mean", "study_id": study_id, "counts": counts, "left_out": left_out})
     if llm_scores is not None:
-        result["llm"] = _llm_comparison(kept, list(llm_scores), k, set(result["per_query"]))
+        result["llm"] = _llm_comparison(kept, list(llm_scores), k, set(planned))
     return result
 
 
-def _llm_comparison(human: list, llm: list, k: int | None, queries: set[str]) -> dict:
-    llm_rows = [r for r in llm if r[0] in queries and (k is None or r[2] <= k)]
-    out: dict = {"n_queries": len({r[0] for r in llm_rows})}
+def _llm_comparison(human: list, llm: list, k: int | None, instances: set[str]) -> dict:
+    """Both judges' INSTFOL on the passages both scored, and their agreement there."""
+    h_rows, l_rows, counts = same_passages(human, [r for r in llm if r[0] in instances], k=k)
+    out: dict = {"passages": counts["passages"], "only_human": counts["only_first"],
+                 "only_llm": counts["only_second"], "dropped_queries": counts["dropped_queries"]}
     try:
-        res = instfol(llm_rows, max_score=MAX_SCORE, k=k) if llm_rows else None
-    except ValueError as exc:
+        res = instfol(l_rows, max_score=MAX_SCORE, k=k) if l_rows else None
+    except ValueError as exc:  # an LLM score above the scale
         res, out["note"] = None, str(exc)
+    hum = instfol(h_rows, max_score=MAX_SCORE, k=k) if h_rows else None
+    out["n_queries"] = 0 if hum is None else hum["n_queries"]
     out["INSTFOL"] = None if res is None else res["INSTFOL"]
     out["per_query"] = {} if res is None else res["per_query"]
-    by_key = {(q, m, r): s for q, m, r, s in llm_rows}
-    pairs = [(s, by_key[(q, m, r)]) for q, m, r, s in human if (q, m, r) in by_key]
-    out["agreement"] = judge_agreement([h for h, _ in pairs], [x for _, x in pairs], max_score=int(MAX_SCORE))
+    out["human_INSTFOL"] = None if hum is None else hum["INSTFOL"]
+    out["human_per_query"] = {} if hum is None else hum["per_query"]
+    out["agreement"] = judge_agreement([r[3] for r in h_rows], [r[3] for r in l_rows], max_score=int(MAX_SCORE))
     return out

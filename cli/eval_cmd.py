@@ -104,11 +104,11 @@ def register(subparsers) -> None:
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--scores", help="CSV with header query,mode,rank,score")
     source.add_argument("--study", type=int, metavar="ID",
-                        help="an instfol_match study (with --db): its annotators' majority labels are the judge")
+                        help="an instfol_match study (with --db): the mean of its annotators' labels per passage is the judge")
     p.add_argument("--db", help="with --study: the database")
     p.add_argument("--llm-scores", metavar="FILE.csv",
                    help="with --study: an LLM judge's scores (query,mode,rank,score; query = instance id); "
-                        "reports its INSTFOL and its agreement with the human majority")
+                        "reports both judges' INSTFOL on the same passages and their agreement")
     p.add_argument("--max", type=_positive_float, default=3.0,
                    help="top of the judge's scale (default 3: IFIR's 0-3 LLM judge)")
     p.add_argument("--k", type=_positive_int, default=None,
@@ -237,14 +237,18 @@ def _instfol_study(args) -> int:
     llm = read_judge_scores(args.llm_scores) if args.llm_scores else None
     result = instfol_from_study(connect(args.db), args.study, llm_scores=llm, k=args.k)
     c = result["counts"]
-    lines = [f"INSTFOL  {_fmt(result['INSTFOL'])}  ({result['n_queries']} queries, human majority judge, max 3"
-             + (f", top {result['k']}" if result["k"] else "") + ")",
-             f"passages scored {c['scored']} of {c['passages']} ({c['no_majority']} without a majority)"]
+    lines = [f"INSTFOL  {_fmt(result['INSTFOL'])}  ({result['n_queries']} queries, human judge: mean label per passage, "
+             f"max 3" + (f", top {result['k']}" if result["k"] else "") + ")",
+             f"passages scored {c['scored']} of {c['passages']} ({c['unlabelled']} unlabelled; {c['ties']} ties "
+             f"scored by their mean)"]
     if result["left_out"]:
         lines.append(f"left out (a mode has no scored passage): {_list(result['left_out'])}")
     if "llm" in result:
         a = result["llm"]["agreement"]
-        lines.append(f"LLM judge INSTFOL  {_fmt(result['llm']['INSTFOL'])}  ({result['llm']['n_queries']} queries)")
+        m = result["llm"]
+        lines.append(f"on the same {m['passages']} passages ({m['n_queries']} queries): LLM judge INSTFOL "
+                     f"{_fmt(m['INSTFOL'])}, human {_fmt(m['human_INSTFOL'])}"
+                     f" ({m['only_human']} passages only the humans scored, {m['only_llm']} only the LLM)")
         lines.append(f"human vs LLM on {a['n']} passages: Cohen kappa linear {_fmt(a['cohen_kappa_linear'])}, "
                      f"quadratic {_fmt(a['cohen_kappa_quadratic'])}, Krippendorff alpha ordinal "
                      f"{_fmt(a['krippendorff_alpha_ordinal'])}, exact {_fmt(a['exact'])}")

@@ -5,7 +5,9 @@ Domains" (anonymous ACL submission), §4 (Task 1) and
 Appendix A.2. A judge (an LLM in the paper, on a 0-3 scale -- "Please give a score between 0
 and 3"; human ``passage_match`` labels are a valid judge too, on their 1-5 scale) scores how
 well each of the top-k passages retrieved for the bare query and for the query + instruction
-matches the instruction.
+matches the instruction. IFIR's judge score of a passage is the mean of the scale values
+weighted by the LLM's probabilities of the score tokens; with several human annotators the
+analogue is the mean of their labels (:mod:`annotation.instfol_study`).
 
 Input file: CSV with the header ``query,mode,rank,score``; ``mode`` is ``query`` (retrieved with
 the bare query) or ``instructed`` (query + instruction); ``rank`` is the 1-based rank of the
@@ -193,6 +195,43 @@ def instfol(
         "max": max_score,
         "k": k,
     }
+
+
+def same_passages(
+    first: Iterable[tuple[str, str, int, float]],
+    second: Iterable[tuple[str, str, int, float]],
+    *,
+    k: int | None = None,
+) -> tuple[list, list, dict]:
+    """Two judges' score rows restricted to the same passages, so that their INSTFOL compare.
+
+    A passage is a ``(query, mode, rank)``; only those both judges scored (with rank <= k) are
+    kept; then a query left without a scored passage in one of the two modes is dropped from
+    both. Returns ``(first_rows, second_rows, counts)`` with ``counts`` = ``passages`` (kept),
+    ``only_first``, ``only_second`` (passages one judge scored and the other did not, within the
+    cut-off) and ``dropped_queries`` (sorted).
+
+    Examples
+    --------
+    >>> a = [("q", "query", 1, 1.0), ("q", "instructed", 1, 2.0), ("q", "instructed", 2, 3.0)]
+    >>> b = [("q", "query", 1, 0.5), ("q", "instructed", 1, 2.5), ("r", "query", 1, 1.0)]
+    >>> x, y, c = same_passages(a, b)
+    >>> [r[2:] for r in x], [r[2:] for r in y], c["only_first"], c["only_second"]
+    ([(1, 1.0), (1, 2.0)], [(1, 0.5), (1, 2.5)], 1, 1)
+    """
+    def keep(rows):
+        return {(q, m, int(r)): float(s) for q, m, r, s in rows if k is None or int(r) <= k}
+
+    a, b = keep(first), keep(second)
+    common = set(a) & set(b)
+    modes: dict[str, set[str]] = {}
+    for q, m, _ in common:
+        modes.setdefault(q, set()).add(m)
+    dropped = sorted(q for q, ms in modes.items() if ms != set(MODES))
+    common = sorted(key for key in common if key[0] not in set(dropped))
+    counts = {"passages": len(common), "only_first": len(set(a) - set(b)), "only_second": len(set(b) - set(a)),
+              "dropped_queries": dropped}
+    return [(*key, a[key]) for key in common], [(*key, b[key]) for key in common], counts
 
 
 def judge_agreement(human: list[float], llm: list[float], *, max_score: int = 3) -> dict:

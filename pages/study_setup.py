@@ -117,7 +117,7 @@ if go:
 st.subheader("INSTFOL with human judges")
 report_created("instfol")
 st.caption("Annotators score 0-3 the top-k passages of a bare-query run and of an instructed run (IFIR, App. A.2); "
-           "their majority labels are INSTFOL's judge (`ifjudge eval instfol --study ID`). Runs come from stored "
+           "the mean of their labels per passage is INSTFOL's judge (`ifjudge eval instfol --study ID`). Runs come from stored "
            "eval runs; the CLI also takes TREC run files.")
 iproject = st.selectbox("Project", [p["name"] for p in plist], key="instfol_project")
 ipid = projects.get_project(conn, iproject)["id"]

@@ -1,5 +1,6 @@
-"""Humans as INSTFOL's judge (issue 11, item 5): a study of the top-k passages of a bare-query run
-and an instructed run, 0-3 majority labels -> INSTFOL, agreement with an LLM judge."""
+"""Humans as INSTFOL's judge (issue 11, item 5; issue 19, item 9): a study of the top-k passages of a
+bare-query run and an instructed run, the mean of the 0-3 labels per passage -> INSTFOL, and the LLM
+judge's INSTFOL and agreement on the same passages."""
 import json
 
 import pytest
@@ -19,7 +20,7 @@ BARE_RUN = "q1_0 Q0 d1 1 3.0 bm25\nq1_0 Q0 d2 2 2.0 bm25\nq1_0 Q0 d3 3 1.0 bm25\
 # instructed run: q2_1 ties d5/d6, broken by doc id descending -> d6 first
 INSTRUCTED_RUN = ("q1_1 Q0 d3 1 5.0 bm25\nq1_1 Q0 d1 2 4.0 bm25\nq1_1 Q0 d4 3 1.0 bm25\n"
                   "q2_1 Q0 d5 1 1.0 bm25\nq2_1 Q0 d6 2 1.0 bm25\n")
-# majority: d1 -> 1, d2 -> 0, d3 -> 3, d5 -> 2, d6 tie -> no majority
+# mean label: d1 -> 4/3, d2 -> 1/3, d3 -> 8/3, d5 -> 2, d6 (a three-way tie) -> 2
 LABELS = {("q1_1", "d1"): "112", ("q1_1", "d2"): "001", ("q1_1", "d3"): "332",
           ("q2_1", "d5"): "222", ("q2_1", "d6"): "123"}
 LLM = ("query,mode,rank,score\nq1_1,query,1,1.2\nq1_1,query,2,0.4\nq1_1,instructed,1,2.6\nq1_1,instructed,2,1\n"
@@ -84,23 +85,68 @@ def test_instfol_from_human_labels_equals_the_formula_by_hand(files, run_cli, db
                              "--llm-scores", tmp / "llm.csv", "--json")
     assert code == 0, err
     res = json.loads(out)
-    # q1_1: q = (1 + 0) / 2 = 0.5, i = (3 + 1) / 2 = 2.0 -> (2 - 0.5) / (3 - 0.5) = 0.6
-    # q2_1: d6 has no majority; q = 2 (d5), i = 2 (d5) -> 0
-    assert res["per_query"]["q1_1"] == {"q": 0.5, "i": 2.0, "INSTFOL": pytest.approx(0.6)}
-    assert res["per_query"]["q2_1"]["INSTFOL"] == 0.0
-    assert res["INSTFOL"] == pytest.approx((0.6 + 0.0) / 2)
-    assert res["counts"]["no_majority"] == 2 and res["counts"]["scored"] == 6 and res["max"] == 3.0
+    # q1_1: bare d1, d2: q = (4/3 + 1/3) / 2 = 5/6; instructed d3, d1: i = (8/3 + 4/3) / 2 = 2
+    #       -> (2 - 5/6) / (3 - 5/6) = 7/13
+    # q2_1: d6 is a tie (1, 2, 3) and is kept with its mean 2: q = (2 + 2) / 2 = 2, i = 2 -> 0
+    assert res["per_query"]["q1_1"] == {"q": pytest.approx(5 / 6), "i": pytest.approx(2.0),
+                                        "INSTFOL": pytest.approx(7 / 13)}
+    assert res["per_query"]["q2_1"] == {"q": 2.0, "i": 2.0, "INSTFOL": 0.0}
+    assert res["INSTFOL"] == pytest.approx(7 / 26)
+    assert res["judge"] == "human mean" and res["max"] == 3.0 and res["left_out"] == []
+    # 8 ranked passages (d1, d5, d6 in both lists); none dropped; d6 is a tie in both modes
+    assert res["counts"] == {"passages": 8, "scored": 8, "unlabelled": 0, "ties": 2, "partial": 0, "adjudicated": 0}
     llm = res["llm"]
-    # LLM: q1_1 q = 0.8, i = 1.8 -> 1/2.2; q2_1 q = 1.5, i = 0.95 -> -0.55/1.5
+    # the LLM scored the same 8 passages: LLM q1_1 q = 0.8, i = 1.8 -> 1/2.2; q2_1 q = 1.5, i = 0.95 -> -0.55/1.5
+    assert llm["passages"] == 8 and llm["only_human"] == llm["only_llm"] == 0 and llm["n_queries"] == 2
     assert llm["INSTFOL"] == pytest.approx((1 / 2.2 - 0.55 / 1.5) / 2)
+    assert llm["human_INSTFOL"] == pytest.approx(7 / 26)  # the humans on the same passages: all of them here
     a = llm["agreement"]
-    # pairs (human, LLM rounded): (1,1) (0,0) (3,3) (1,1) (2,2) (2,1); linear kappa 1 - (1/18)/(19/54) = 16/19
-    assert a["n"] == 6 and a["exact"] == pytest.approx(5 / 6)
-    assert a["cohen_kappa_linear"] == pytest.approx(16 / 19)
-    assert a["cohen_kappa_quadratic"] == pytest.approx(10 / 11)
+    # pairs (human mean rounded, LLM rounded): (1,1) (0,0) (3,3) (1,1) (2,2) (2,1) (2,1) (2,1)
+    # human marginals 0:1 1:2 2:4 3:1, LLM 0:1 1:5 2:1 3:1; linear: observed 3/8, expected 64/64
+    assert a["n"] == 8 and a["exact"] == pytest.approx(5 / 8)
+    assert a["cohen_kappa_linear"] == pytest.approx(1 - 3 / 8)
+    assert a["mean_abs_diff"] == pytest.approx(3.7 / 8)
     assert 0 < a["krippendorff_alpha_ordinal"] < 1
     code, out, err = run_cli("eval", "instfol", "--db", db_path, "--study", r["study_id"])
-    assert code == 0 and "INSTFOL  0.3000" in out and "2 without a majority" in out
+    assert code == 0 and "INSTFOL  0.2692" in out and "0 unlabelled; 2 ties" in out
+
+
+def test_llm_and_humans_are_compared_on_the_same_passages(files):
+    db, tmp = files
+    r = create_instfol_study(db, project="ifir", bare_run=_read(tmp / "bare.run"),
+                             instructed_run=_read(tmp / "instructed.run"), annotators=["a0", "a1", "a2"],
+                             top_k_passages=2, settings=_all())
+    # d2 (q1_1, bare rank 2) is not labelled yet: the humans have no score for it
+    _label(db, r["study_id"], {key: v for key, v in LABELS.items() if key != ("q1_1", "d2")})
+    # the LLM did not score q1_1's instructed rank 2 (d1), and scored a rank-3 passage nobody ranked in top 2
+    llm_rows = [row for row in _llm_rows() if row[:3] != ("q1_1", "instructed", 2)] + [("q1_1", "query", 3, 3.0)]
+    res = instfol_from_study(db, r["study_id"], llm_scores=llm_rows, k=3)
+    assert res["counts"]["unlabelled"] == 1 and res["counts"]["scored"] == 7
+    # humans on their own passages: q1_1 q = 4/3 (d1 only), i = (8/3 + 4/3) / 2 = 2 -> (2/3) / (5/3) = 0.4
+    assert res["per_query"]["q1_1"]["INSTFOL"] == pytest.approx(0.4)
+    llm = res["llm"]
+    # same passages: q1_1 query 1 (d1), instructed 1 (d3); q2_1 all four
+    assert llm["passages"] == 6 and llm["only_human"] == 1 and llm["only_llm"] == 2
+    # humans there: q1_1 q = 4/3, i = 8/3 -> (4/3) / (5/3) = 0.8; q2_1 0
+    assert llm["human_per_query"]["q1_1"]["INSTFOL"] == pytest.approx(0.8)
+    assert llm["human_INSTFOL"] == pytest.approx(0.4)
+    # LLM there: q1_1 q = 1.2, i = 2.6 -> 1.4 / 1.8; q2_1 q = 1.5, i = 0.95 -> -0.55 / 1.5
+    assert llm["INSTFOL"] == pytest.approx((1.4 / 1.8 - 0.55 / 1.5) / 2)
+    assert llm["agreement"]["n"] == 6
+
+
+def _llm_rows():
+    lines = LLM.strip().splitlines()[1:]
+    return [(q, m, int(r), float(s)) for q, m, r, s in (line.split(",") for line in lines)]
+
+
+def test_passage_score_is_the_mean_or_the_adjudication():
+    from annotation.instfol_study import passage_score
+
+    assert passage_score(["1", "2"]) == 1.5  # a tie keeps its mean
+    assert passage_score(["0", "3", "3"]) == 2.0
+    assert passage_score(["0", "1"], adjudication="3") == 3.0
+    assert passage_score([]) is None
 
 
 def test_agreement_undefined_and_perfect():
@@ -173,7 +219,7 @@ def test_study_setup_page_creates_an_instfol_study_from_stored_runs_and_monitor_
         "query": f"eval run {bare_id}", "instructed": f"eval run {inst_id}"}
     assert studies.item_counts(db, s["id"])["items_instfol_match"] == 5
     _label(db, s["id"])
-    assert instfol_from_study(db, s["id"])["INSTFOL"] == pytest.approx(0.3)
+    assert instfol_from_study(db, s["id"])["INSTFOL"] == pytest.approx(7 / 26)
     rows = {r["statistic"]: r for r in table7(db, s["id"], n_boot=0)}
     # labels per item: (1,1,2) (0,0,1) (3,3,2) (2,2,2) (1,2,3): 15 labels, mean 25/15
     assert rows["Mean score"]["value"] == pytest.approx(25 / 15)
