@@ -220,6 +220,12 @@ def compare_cmd(args) -> int:
             left = r["left_out_published"] + r["left_out_validated"]
             print(f"  {r['system']:<40} {_fmt(r['published'])} -> {_fmt(r['validated'])} ({r['n_common_queries']} queries, "
                   f"{r['queries_changed']} changed; left out: {', '.join(left[:10]) or 'none'})")
+            for view, name in (("checked", "checked instances"), ("full", "full set")):
+                if r[f"{view}_n_published"] is None:
+                    print(f"    {name}: unknown (the validated qrels were stored without a build)")
+                    continue
+                print(f"    {name}: {_fmt(r[f'{view}_published'])} ({r[f'{view}_n_published']} queries) -> "
+                      f"{_fmt(r[f'{view}_validated'])} ({r[f'{view}_n_validated']} queries), delta {_fmt(r[f'{view}_delta'])}")
         t = pair["kendall_tau"]
         print(f"  Kendall tau: {t['reason'] if t['tau'] is None else format(t['tau'], '.3f')}")
     for row in out["infosearch"]:

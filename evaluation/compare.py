@@ -43,6 +43,34 @@ def common_queries(pq1: dict, pq2: dict, measure: str) -> tuple[list[str], list[
     return sorted(a & b), sorted(a - b), sorted(b - a)
 
 
+def checked_queries(db, project_id: int, version: str) -> tuple[set[str] | None, int | None]:
+    """The queries a study judged in the newest recorded build of a validated qrels ``version``
+    (those with a judgment whose provenance is not ``not checked``; kept or dropped), and the
+    build's id; ``(None, None)`` when the version was stored without a build (no provenance)."""
+    builds = projects.qrels_builds(db, project_id, version, with_provenance=True)
+    if not builds:
+        return None, None
+    newest = builds[0]
+    return {p["qid"] for p in newest["provenance"] if p["provenance"] != "not checked"}, newest["id"]
+
+
+def mean_over(per_query: dict, queries, measure: str) -> tuple[float | None, int]:
+    """(mean of ``measure`` over ``queries`` that have it in ``per_query``, how many those are).
+
+    >>> mean_over({"a": {"m": 1.0}, "b": {"m": 0.0}, "c": {}}, ["a", "b", "c", "d"], "m")
+    (0.5, 2)
+    """
+    vals = [per_query[q][measure] for q in queries if per_query.get(q, {}).get(measure) is not None]
+    return (float(np.mean(vals)) if vals else None), len(vals)
+
+
+def _sides(pub_pq: dict, val_pq: dict, queries_pub, queries_val, measure: str, prefix: str) -> dict:
+    a, n_a = mean_over(pub_pq, queries_pub, measure)
+    b, n_b = mean_over(val_pq, queries_val, measure)
+    return {f"{prefix}_published": a, f"{prefix}_n_published": n_a, f"{prefix}_validated": b,
+            f"{prefix}_n_validated": n_b, f"{prefix}_delta": None if a is None or b is None else b - a}
+
+
 def _short(model: str) -> str:
     return Path(model).name if ("/" in model and Path(model).exists()) else model
 
@@ -89,7 +117,15 @@ def compare_project(
         validates: per system the means on the common queries, the delta, the left-out queries,
         the per-query deltas and the number of queries that changed; ``judgment_flips`` (judgments
         whose relevant / not-relevant status differs between the two qrels on those queries) and the
-        Kendall tau of the two leaderboards); ``p_mrr_published_vs_validated`` (per system, p-MRR
+        Kendall tau of the two leaderboards). Each system row also has two views that can move when
+        the validated version drops instances (InstructIR: a kept instance keeps its published
+        qrels, so on the common queries the delta is 0 by construction): ``checked_*`` -- the
+        queries the study judged (:func:`checked_queries`), the published mean over all of them,
+        the validated mean over those the validated version keeps -- and ``full_*`` -- every query
+        each version judges; each with ``*_published``, ``*_n_published``, ``*_validated``,
+        ``*_n_validated`` and ``*_delta`` (validated - published). The pair carries
+        ``n_checked_queries`` and ``checked_build_id`` (None, and the ``checked_*`` values None,
+        when the validated version was stored without a build); ``p_mrr_published_vs_validated`` (per system, p-MRR
         on original vs changed and original vs changed-validated, also on their common queries);
         ``infosearch`` (per system, WISE / SICR / p-MRR overall and per dimension on each
         changed-side qrels version, from its newest eval run).
@@ -193,6 +229,7 @@ def compare_project(
             continue
         rows, xs, ys = [], [], []
         qrels_pub, qrels_val = projects.qrels(db, proj["id"], pub), projects.qrels(db, proj["id"], val)
+        checked, build_id = checked_queries(db, proj["id"], val)
         for key in systems:
             a, b, common, only_pub, only_val = on_common(key, pub, val)
             if a is None or b is None:
@@ -200,11 +237,22 @@ def compare_project(
             r1, r2 = latest[(key, pub)], latest[(key, val)]
             per_query = [{"qid": q, "published": r1["per_query"][q][measure], "validated": r2["per_query"][q][measure],
                           "delta": r2["per_query"][q][measure] - r1["per_query"][q][measure]} for q in common]
+            pq1, pq2 = r1["per_query"], r2["per_query"]
             rows.append({
                 "system": labels[key], "published": a, "validated": b, "delta": b - a,
-                "n_common_queries": len(common), "left_out_published": only_pub, "left_out_validated": only_val,
+                "n_common_queries": len(common),
+                **_sides(pq1, pq2, sorted(checked or ()), sorted(checked or ()), measure, "checked"),
+                **_sides(pq1, pq2, sorted(pq1), sorted(pq2), measure, "full"),
+                "left_out_published": only_pub, "left_out_validated": only_val,
                 "queries_changed": sum(1 for x in per_query if x["delta"] != 0), "per_query": per_query,
             })
+            if rows[-1]["full_n_published"] == 0 and rows[-1]["full_n_validated"] == 0:  # no per-query values
+                va, vb = value(key, pub), value(key, val)
+                rows[-1].update({"full_published": va, "full_validated": vb, "full_n_published": len(pq1),
+                                 "full_n_validated": len(pq2), "full_delta": None if va is None or vb is None else vb - va})
+            if checked is None:
+                rows[-1].update(dict.fromkeys(("checked_published", "checked_validated", "checked_delta",
+                                               "checked_n_published", "checked_n_validated")))
             xs.append(a)
             ys.append(b)
         common_q = set.intersection(*[{x["qid"] for x in r["per_query"]} for r in rows]) if rows else set()
@@ -213,6 +261,7 @@ def compare_project(
         published_vs_validated.append({
             "published": pub, "validated": val, "measure": measure, "systems": rows,
             "judgment_flips": flips, "kendall_tau": kendall_tau(xs, ys),
+            "n_checked_queries": None if checked is None else len(checked), "checked_build_id": build_id,
         })
 
     pmrr = []

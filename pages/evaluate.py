@@ -137,7 +137,10 @@ st.dataframe(pd.DataFrame([
 for pair in comp["published_vs_validated"]:
     st.subheader(f"{pair['published']} (published) vs {pair['validated']}: {measure}")
     tau = pair["kendall_tau"]
-    st.caption(f"On the queries both judge; {pair['judgment_flips']} judgments flipped between the two qrels; "
+    st.caption(f"published / validated / delta: on the queries both judge; checked_*: on the "
+               f"{pair['n_checked_queries'] if pair['n_checked_queries'] is not None else 'unknown (no build)'} queries "
+               f"the study judged; full_*: on every query each version judges (n_* = queries); "
+               f"{pair['judgment_flips']} judgments flipped between the two qrels; "
                f"Kendall tau of the leaderboards: {tau['reason'] if tau['tau'] is None else round(tau['tau'], 3)}")
     st.dataframe(pd.DataFrame([{k: (", ".join(v) if isinstance(v, list) and k.startswith("left") else v)
                                 for k, v in r.items() if k != "per_query"} for r in pair["systems"]]),

@@ -120,3 +120,84 @@ def test_compare_project_deltas_tau_tests_and_changes(db, tmp_path):
 def test_compare_without_runs_is_a_clear_error(db):
     with pytest.raises(IFJudgeError, match="no eval runs"):
         compare_project(db, "demo")
+
+
+# ----------------------------------------------------------------------------- issue 19, item 7
+# An InstructIR-like validated build: the study checked q1_1, q1_2 and q2_1 and rejected q2_1; q2_2
+# was not checked and is kept as published. Every kept instance keeps its published qrels, so on
+# the common queries the delta is 0 by construction; on the checked instances and on the full set
+# the validated mean moves.
+RUN = ("q1_1 Q0 d2 1 3.0 fixed\n"                                              # nDCG@10 = 1
+       "q1_2 Q0 d3 1 3.0 fixed\nq1_2 Q0 d1 2 2.0 fixed\n"                      # 1 / log2(3)
+       "q2_1 Q0 d3 1 3.0 fixed\nq2_1 Q0 d5 2 2.0 fixed\n"                      # target d4 absent: 0
+       "q2_2 Q0 d5 1 3.0 fixed\nq2_2 Q0 d6 2 2.0 fixed\nq2_2 Q0 d3 3 1.0 fixed\n")  # 1 / log2(4) = 0.5
+ORIGINAL = {"q1_1": {"d2": 1}, "q1_2": {"d1": 1}, "q2_1": {"d4": 1}, "q2_2": {"d3": 1}}
+
+
+def _build_validated(db, *, with_provenance=True):
+    from storage.projects import store_qrels_build
+
+    kept = {q: d for q, d in ORIGINAL.items() if q != "q2_1"}
+    if not with_provenance:
+        replace_qrels(db, 1, "validated", kept)
+        return
+    prov = [{"qid": "q1_1", "doc_id": "d2", "published": 1, "relevance": 1, "provenance": "unanimous"},
+            {"qid": "q1_2", "doc_id": "d1", "published": 1, "relevance": 1, "provenance": "majority"},
+            {"qid": "q2_1", "doc_id": "d4", "published": 1, "relevance": None, "provenance": "majority",
+             "reason": "invalid"},
+            {"qid": "q2_2", "doc_id": "d3", "published": 1, "relevance": 1, "provenance": "not checked"}]
+    store_qrels_build(db, 1, "validated", kept, base_version="original", studies=[], settings={}, counts={},
+                      provenance=prov)
+
+
+@pytest.fixture
+def checked_db(tmp_path):
+    db = connect(tmp_path / "c.db")
+    import_bundle(db, "demo", instructir_bundle(), fmt="instructir")
+    (tmp_path / "fixed.run").write_text(RUN)
+    return db, tmp_path / "fixed.run"
+
+
+def test_published_vs_validated_on_checked_instances_and_full_set(checked_db, run_cli, tmp_path):
+    db, run = checked_db
+    _build_validated(db)
+    for version in ("original", "validated"):
+        run_eval(db, "demo", model=str(run), qrels_version=version)
+    out = compare_project(db, "demo", n_permutations=100)
+    (pair,) = out["published_vs_validated"]
+    assert pair["n_checked_queries"] == 3 and pair["checked_build_id"] is not None
+    (row,) = pair["systems"]
+    third, half = 1 / np.log2(3), 0.5
+    # the common queries q1_1, q1_2, q2_2: identical qrels, delta 0 (what the user saw)
+    assert row["n_common_queries"] == 3 and row["delta"] == 0 and row["queries_changed"] == 0
+    # checked: published over q1_1, q1_2, q2_1 (3 queries); validated over the kept q1_1, q1_2 (2)
+    assert row["checked_n_published"] == 3 and row["checked_n_validated"] == 2
+    assert row["checked_published"] == pytest.approx((1 + third + 0) / 3)
+    assert row["checked_validated"] == pytest.approx((1 + third) / 2)
+    assert row["checked_delta"] == pytest.approx((1 + third) / 2 - (1 + third) / 3)
+    # full set: published over the 4 queries, validated over its 3
+    assert row["full_n_published"] == 4 and row["full_n_validated"] == 3
+    assert row["full_published"] == pytest.approx((1 + third + 0 + half) / 4)
+    assert row["full_validated"] == pytest.approx((1 + third + half) / 3)
+    assert row["full_delta"] == pytest.approx((1 + third + half) / 3 - (1 + third + half) / 4)
+    # the full-set means are the stored aggregates of the two runs
+    by_version = {r["qrels_version"]: r["metrics"]["nDCG@10"] for r in out["table"]}
+    assert (row["full_published"], row["full_validated"]) == pytest.approx((by_version["original"],
+                                                                           by_version["validated"]))
+    code, text, err = run_cli("eval", "compare", "--db", tmp_path / "c.db", "--project", "demo", "--permutations", "100")
+    assert code == 0, err
+    assert (f"checked instances: {(1 + third) / 3:.4f} (3 queries) -> {(1 + third) / 2:.4f} (2 queries), "
+            f"delta {(1 + third) / 6:.4f}") in text
+    assert "full set: 0.5327 (4 queries) -> 0.7103 (3 queries), delta 0.1776" in text
+
+
+def test_checked_view_is_unknown_without_a_recorded_build(checked_db):
+    db, run = checked_db
+    _build_validated(db, with_provenance=False)
+    for version in ("original", "validated"):
+        run_eval(db, "demo", model=str(run), qrels_version=version)
+    (pair,) = compare_project(db, "demo", n_permutations=100)["published_vs_validated"]
+    assert pair["n_checked_queries"] is None
+    (row,) = pair["systems"]
+    assert row["checked_published"] is None and row["checked_n_published"] is None
+    assert row["full_n_published"] == 4 and row["full_n_validated"] == 3
