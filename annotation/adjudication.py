@@ -117,7 +117,7 @@ def item_view(db: Database, study_id: int, item_id: int) -> ItemView:
     outcome = next(o for o in item_outcomes(db, study_id, item["question"]) if o.item_id == item_id)
     decision = studies.adjudications(db, study_id).get(item_id)
     counts = dict(outcome.label_counts)
-    majority = majority_rule.decide(counts).value  # the labels' own outcome, before any decision
+    majority = majority_rule.decide(counts, overlap=item["cap"]).value  # the labels' own outcome, before any decision
     document = ({"doc_id": item["doc_id"], **docs[item["doc_id"]]}
                 if item["doc_id"] and item["doc_id"] in docs else None)
     return ItemView(

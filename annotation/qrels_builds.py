@@ -322,7 +322,7 @@ def build_rejudged(db: Database, project: str, study_ids: list[int], *, unresolv
         published[key] = {**base[key], **(pub_changed or {})}
     for d in summary["documents"]:
         adjudication = d["adjudication"]
-        dec = majority.decide(list(_labels_of(d)), adjudication=adjudication)
+        dec = majority.decide(list(_labels_of(d)), adjudication=adjudication, overlap=d.get("planned"))
         judged.append({"qid": key_of[d["query_id"]], "doc_id": d["doc_id"], "decision": dec, "relevance": d["changed"],
                        "studies": [rid]})
     return _doc_build("changed-validated", "original", base, published, judged, infos, unresolved,

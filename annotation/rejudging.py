@@ -28,14 +28,14 @@ from storage.errors import IFJudgeError, NotFound
 from storage.db import Database
 
 
-def resolve(values: list[str], adjudication: str | None = None) -> tuple[str | None, str]:
+def resolve(values: list[str], adjudication: str | None = None, *, overlap: int | None = None) -> tuple[str | None, str]:
     """The changed judgment of one item and how it was reached: the one rule of
     :func:`annotation.majority.decide`, the one the agreement and adjudication pages use.
 
     The newest adjudication wins (``adjudicated``); else the label with a strict plurality
     (``unanimous`` when every label agrees, else ``majority``). Unresolved (value None): a tie for
     the most labels (``tie``), no label at all (``no labels``), and a single label (``awaiting
-    labels``: one person does not decide an item).
+    labels``: one person does not decide an item, unless the study planned ``overlap`` 1).
 
     >>> resolve(["relevant", "not relevant", "relevant"])
     ('relevant', 'majority')
@@ -46,7 +46,7 @@ def resolve(values: list[str], adjudication: str | None = None) -> tuple[str | N
     >>> resolve(["relevant", "not relevant"], "not relevant")
     ('not relevant', 'adjudicated')
     """
-    d = majority.decide(values, adjudication=adjudication)
+    d = majority.decide(values, adjudication=adjudication, overlap=overlap)
     return (d.value, d.provenance) if d.resolved else (None, d.reason)
 
 
@@ -130,7 +130,7 @@ def rejudge_summary(db: Database, project: str, *, query_id: str | None = None) 
             labs = labels_by_item.get(it["id"], [])
             round_labels += labs
             adj = adjudicated.get(it["id"])
-            value, status = resolve([lab["value"] for lab in labs], adj["value"] if adj else None)
+            value, status = resolve([lab["value"] for lab in labs], adj["value"] if adj else None, overlap=it["cap"])
             orig = judged.get(it["doc_id"])
             rel = None if value is None else to_relevance(value, scale=scale, original=orig)
             if rel is not None:
@@ -140,7 +140,7 @@ def rejudge_summary(db: Database, project: str, *, query_id: str | None = None) 
                 "title": titles.get(it["doc_id"], ""), "control": bool(it["payload"].get("control")),
                 "original": orig, "labels": {lab["annotator"]: lab["value"] for lab in labs},
                 "counts": dict(Counter(lab["value"] for lab in labs)), "adjudication": adj["value"] if adj else None,
-                "status": status, "value": value, "changed": rel,
+                "status": status, "value": value, "changed": rel, "planned": it["cap"],
                 "flipped": rel is not None and (orig or 0) > 0 and rel <= 0,
             })
         summary = _query_summary(q, vid, judged, rows)

@@ -216,8 +216,8 @@ def same_passages(
     >>> a = [("q", "query", 1, 1.0), ("q", "instructed", 1, 2.0), ("q", "instructed", 2, 3.0)]
     >>> b = [("q", "query", 1, 0.5), ("q", "instructed", 1, 2.5), ("r", "query", 1, 1.0)]
     >>> x, y, c = same_passages(a, b)
-    >>> [r[2:] for r in x], [r[2:] for r in y], c["only_first"], c["only_second"]
-    ([(1, 1.0), (1, 2.0)], [(1, 0.5), (1, 2.5)], 1, 1)
+    >>> x, y, c["only_first"], c["only_second"]  # sorted by (query, mode, rank)
+    ([('q', 'instructed', 1, 2.0), ('q', 'query', 1, 1.0)], [('q', 'instructed', 1, 2.5), ('q', 'query', 1, 0.5)], 1, 1)
     """
     def keep(rows):
         return {(q, m, int(r)): float(s) for q, m, r, s in rows if k is None or int(r) <= k}

@@ -168,3 +168,11 @@ def test_adjudicated_items_count_with_the_leads_value_in_table7(demo, db_path, r
     assert code == 0, err
     assert json.loads(out)["majority_shares"]["Yes"] == pytest.approx(1 / n)
     assert [o.value for o in item_outcomes(db, sid, "validity")].count("Yes") == 1
+
+
+def test_rejudging_follows_the_planned_overlap():
+    from annotation.rejudging import resolve
+
+    assert resolve(["relevant"], overlap=1) == ("relevant", "unanimous")
+    assert resolve(["relevant"], overlap=3) == (None, "awaiting labels")
+    assert resolve(["relevant", "not relevant"], overlap=1) == (None, "tie")
