@@ -36,6 +36,9 @@ def register(sub) -> None:
     p.add_argument("--gold", metavar="FILE.csv", help="CSV with header item,label: the dataset's answer")
     p.add_argument("--ordinal", action="store_true",
                    help="ordinal scale: also Krippendorff ordinal/interval alpha and weighted Cohen kappa")
+    p.add_argument("--overlap", type=int, metavar="R",
+                   help="with --labels: annotators planned per item; 1 lets a single label decide the majority "
+                        "(default: two labels decide); with --db it comes from the study")
     p.add_argument("--bootstrap", type=int, default=0, metavar="N", help="bootstrap replicates for 95%% intervals")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -124,14 +127,19 @@ def run(args) -> int:
     if args.bootstrap < 0:
         raise IFJudgeError(f"--bootstrap must be >= 0, got {args.bootstrap}")
     if args.db:
+        if args.overlap is not None:
+            raise IFJudgeError("--overlap goes with --labels; with --db the study's planned overlap is used")
         return run_db(args)
+    if args.overlap is not None and args.overlap < 1:
+        raise IFJudgeError(f"--overlap must be at least 1, got {args.overlap}")
     if not args.categories:
         raise IFJudgeError("--categories is required with --labels (the declared categories, comma-separated)")
     categories = parse_categories(args.categories)
     labels, label_lines = read_csv_table(args.labels, LABEL_COLUMNS)
     gold, gold_lines = read_csv_table(args.gold, GOLD_COLUMNS) if args.gold else (None, None)
     report = report_from_frame(labels, categories, gold=gold, args=args, labels_name=args.labels,
-                               label_lines=label_lines, gold_name=args.gold or "gold", gold_lines=gold_lines)
+                               label_lines=label_lines, gold_name=args.gold or "gold", gold_lines=gold_lines,
+                               overlap=args.overlap)
     print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else format_report(report))
     return 0
 

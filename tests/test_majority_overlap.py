@@ -176,3 +176,15 @@ def test_rejudging_follows_the_planned_overlap():
     assert resolve(["relevant"], overlap=1) == ("relevant", "unanimous")
     assert resolve(["relevant"], overlap=3) == (None, "awaiting labels")
     assert resolve(["relevant", "not relevant"], overlap=1) == (None, "tie")
+
+
+def test_agreement_cli_overlap_for_a_label_file(run_cli, tmp_path):
+    path = tmp_path / "labels.csv"
+    path.write_text("item,annotator,label\ni1,a,Yes\ni2,b,Yes\ni3,a,No\n")
+    code, out, err = run_cli("agreement", "--labels", path, "--categories", "Yes,No", "--overlap", "1", "--json")
+    assert code == 0, err
+    assert json.loads(out)["majority_shares"] == pytest.approx({"Yes": 2 / 3, "No": 1 / 3})
+    code, out, _ = run_cli("agreement", "--labels", path, "--categories", "Yes,No", "--json")
+    assert json.loads(out)["majority_shares"] == {"Yes": 0.0, "No": 0.0}  # two labels decide by default
+    code, _, err = run_cli("agreement", "--labels", path, "--categories", "Yes,No", "--overlap", "0")
+    assert code == 2 and "--overlap must be at least 1, got 0" in err
