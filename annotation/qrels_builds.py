@@ -30,7 +30,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from annotation import majority
-from annotation.outcomes import ValidationRules
+from annotation.outcomes import ValidationRules, match_score
 from annotation.narrative_versions import original_judgments
 from annotation.rejudging import KIND_VERSIONS, PURPOSES, changed_judgments, kind_of_study, rejudge_summary
 from formats.bundle import VALIDATES
@@ -195,6 +195,7 @@ def build_validated(
     infos = infos if infos is not None else _check_studies(db, project_id, study_ids, allow_incomplete)
     ids = [i["id"] for i in infos]
     pooled = pooled_decisions(db, ids, INSTANCE_QUESTIONS)
+    passages = {(inst, doc): slot for (inst, q, doc, _m), slot in pooled.items() if q == "passage_match" and doc}
     used = {q for q, on in (("validity", rules.drop_invalid), ("naturalness", rules.drop_unnatural),
                             ("best_passage", rules.drop_best_passage_mismatch)) if on}
     per_instance: dict[str, dict] = {}
@@ -246,14 +247,58 @@ def build_validated(
         for doc, rel in sorted(docs.items()):
             row = {"qid": qid, "doc_id": doc, "published": rel, "relevance": rel if keep else None,
                    "provenance": provenance, "reason": reason, "label_counts": counts, "studies": sids}
+            if keep and (qid, doc) in passages:
+                continue  # judged by the passage-match rule below
             prov.append(row)
             if provenance == "unresolved":
                 open_rows.append(row)
+    pm_counts = {"gold_to_not_relevant": 0, "excluded_to_relevant": 0, "unchanged": 0, "undecided": 0}
+    for (inst, doc), slot in sorted(passages.items()):
+        if inst not in qrels:
+            continue  # the instance is left out: its passages change nothing
+        row = _passage_row(inst, doc, slot, original.get(inst, {}).get(doc), rules, unresolved, pm_counts)
+        if row["relevance"] is None:
+            qrels[inst].pop(doc, None)
+        else:
+            qrels[inst][doc] = row["relevance"]
+        if row["published"] is not None or row["relevance"] is not None or row["provenance"] == "unresolved":
+            prov.append(row)
+        if row["provenance"] == "unresolved":
+            open_rows.append(row)
     _block("validated", open_rows, unresolved)
     for inst, d in per_instance.items():
         d["keep"] = not d["why"] and not (d["open"] and unresolved == "drop")
-    return QrelsBuild("validated", "original", qrels, prov, infos,
-                      {"rules": dict(rules.__dict__), "unresolved": unresolved}, open_rows, per_instance)
+    settings = {"rules": dict(rules.__dict__), "unresolved": unresolved}
+    if passages:
+        settings["passage_match"] = {"rule": rules.passage_rule(), "counts": pm_counts}
+    return QrelsBuild("validated", "original", qrels, prov, infos, settings, open_rows, per_instance)
+
+
+def _passage_row(inst: str, doc: str, slot: dict, published: int | None, rules: ValidationRules,
+                 unresolved: str | None, counts: dict) -> dict:
+    """The provenance row of one ``passage_match`` passage under the rule of ``rules`` (IFIR, §3.4):
+    a gold passage with match score <= ``match_gold_max`` -> 0, an excluded one with score >=
+    ``match_excluded_min`` -> 1, else its published label; an undecided passage (fewer than two
+    labels, no adjudication) keeps the published label (``keep-published``) or is left out (``drop``)."""
+    kind = slot["payload"].get("kind")
+    score, provenance, why = match_score(slot["labels"], slot["decision"])
+    rel = published
+    if score is None:
+        counts["undecided"] += 1
+        reason = f"{kind} passage: {why}"
+        if unresolved == "drop":
+            rel = None
+    elif kind == "gold" and score <= rules.match_gold_max and (published or 0) > 0:
+        counts["gold_to_not_relevant"] += 1
+        rel, reason = 0, f"gold passage, match score {score:g} <= {rules.match_gold_max}: not relevant"
+    elif kind == "excluded" and score >= rules.match_excluded_min and (published or 0) <= 0:
+        counts["excluded_to_relevant"] += 1
+        rel, reason = 1, f"excluded passage, match score {score:g} >= {rules.match_excluded_min}: relevant"
+    else:
+        counts["unchanged"] += 1
+        reason = f"{kind} passage, match score {score:g}: unchanged"
+    return {"qid": inst, "doc_id": doc, "published": published, "relevance": rel, "provenance": provenance,
+            "reason": reason, "label_counts": dict(Counter(slot["labels"])), "studies": sorted(set(slot["studies"]))}
 
 
 # ------------------------------------------------------------------------------ document judgments
