@@ -185,3 +185,37 @@ def test_cli_rejudge_published_summary_and_store(demo, run_cli, db_path):
     code, _, err = run_cli("narrative", "rejudge-published", *base, "--author", "lead", "--annotators", "ann1",
                            "--query", "f-robot")
     assert code == 2 and "already being re-judged" in err
+
+
+def test_narratives_page_starts_the_published_rejudging_and_stores_changed_validated(demo, monkeypatch, db_path):
+    from tests.test_narratives import page
+
+    monkeypatch.setenv("IFJUDGE_DB", str(db_path))
+    db, _ = demo
+    pid = projects.get_project(db, "demo")["id"]
+    at = page(db, "expert")  # an expert edits, only a lead starts the published re-judging
+    assert not at.exception
+    assert "Start re-judging the published instruction" not in [b.label for b in at.button]
+    at = page(db, "lead")
+    assert not at.exception
+    at.multiselect(key=f"nar_pub_annotators:{pid}").set_value(ANNOTATORS)
+    at.number_input(key=f"nar_pub_controls:{pid}").set_value(1)
+    at.button[[b.label for b in at.button].index("Start re-judging the published instruction")].click().run()
+    assert not at.exception and not at.error
+    assert [s.value for s in at.success] == [
+        "Re-judging of the published changed instruction started in study 2: 1 queries, 6 documents to judge "
+        "(1 controls), 18 assignments."]
+    assert "Every query with a published changed instruction is being re-judged (study 2)." in [i.value for i in at.info]
+    for name, answers in ANSWERS.items():
+        judge(db, 2, name, answers)
+    item = next(it for it in studies.items_of_study(db, 2) if it["doc_id"] == "f-doc-5")
+    studies.add_adjudication(db, item["id"], "not relevant", "lead")
+    at.run()
+    assert at.radio(key=f"nar_kind:{pid}").value == "published"
+    assert any("Controls: 1 of 1 control documents judged relevant under the published changed instruction" in c.value
+               for c in at.caption)
+    at.button(key=f"nar_store:{pid}:published").click().run()
+    assert [s.value for s in at.success] == [
+        "Stored qrels 'changed-validated': 6 rows for 1 re-judged queries (0 unresolved); 2 differ from the published "
+        "changed label; the published qrels are unchanged."]
+    assert projects.qrels(db, pid, "changed-validated") == EXPECTED
