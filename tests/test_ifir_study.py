@@ -297,3 +297,45 @@ def test_validate_cli_thresholds_and_the_report_counts(rated, db_path, run_cli, 
     assert "## Qrels version `validated` (validates the published `original`)" in md
     assert "| gold -> not relevant | excluded -> relevant | unchanged | undecided |" in md
     assert "| 1 | 2 | 5 | 0 |" in md
+
+
+def test_export_page_thresholds_decide_the_stored_validated_qrels(rated, db_path, monkeypatch):
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    db, sid = rated
+    pid = projects.get_project(db, "ifir")["id"]
+    monkeypatch.setenv("IFJUDGE_DB", str(db_path))
+    auth.add_user(db, "boss", "lead", "pw")
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "pages/export.py"), default_timeout=30)
+    at.session_state["user"] = {k: v for k, v in zip(("id", "name", "role"), db.execute(
+        "SELECT id, name, role FROM users WHERE name = 'boss'").fetchone())}
+    at.run()
+    at.multiselect(key="exp_studies").set_value([sid]).run()
+    at.number_input(key="exp_match_gold_max").set_value(0).run()  # the gold side off
+    if any(b.key == "exp_build" for b in at.button):
+        at.button(key="exp_build").click().run()
+    at.button(key="exp_store").click().run()
+    assert not at.exception and not at.error
+    stored = projects.qrels(db, pid, "validated")
+    # gold pm0_1/c1 (median 2) stays relevant at <= 0; the excluded ones (median 4) still become relevant
+    assert (stored["pm0_1"], stored["pm0_2"]) == ({"pm0c0": 1, "pm0c1": 1, "pm0c2": 1}, {"pm0c0": 1, "pm0c1": 1})
+
+
+def test_an_undecided_passage_blocks_until_the_lead_chooses(rated):
+    from annotation.qrels_builds import UnresolvedJudgments, build_validated
+
+    db, sid = rated
+    pid = projects.get_project(db, "ifir")["id"]
+    item = next(it for it in studies.items_of_study(db, sid) if (it["instance_id"], it["doc_id"]) == ("pm0_1", "pm0c0"))
+    db.execute("DELETE FROM labels WHERE item_id = ? AND user_id IN (SELECT id FROM users WHERE name IN ('a1', 'a2'))",
+               [item["id"]])  # one label left: no score yet
+    with pytest.raises(UnresolvedJudgments, match="pm0_1/pm0c0 \\(gold passage: awaiting labels\\)"):
+        build_validated(db, pid, [sid], allow_incomplete=True)
+    kept = build_validated(db, pid, [sid], allow_incomplete=True, unresolved="keep-published")
+    assert kept.qrels["pm0_1"] == {"pm0c0": 1, "pm0c1": 0, "pm0c2": 1}
+    assert kept.settings["passage_match"]["counts"] == {"gold_to_not_relevant": 1, "excluded_to_relevant": 2,
+                                                        "unchanged": 4, "undecided": 1}
+    dropped = build_validated(db, pid, [sid], allow_incomplete=True, unresolved="drop")
+    assert dropped.qrels["pm0_1"] == {"pm0c1": 0, "pm0c2": 1}
