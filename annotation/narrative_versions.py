@@ -226,12 +226,13 @@ def save_narrative(
 
 
 def _round_items(db: Database, pid: int, query_id: str, corpus: dict, *, controls: int,
-                 settings: StudySettings, salt) -> dict:
+                 settings: StudySettings, salt, original: dict | None = None) -> dict:
     """One round's ``relevance`` items: every document relevant (> 0) under the ORIGINAL qrels of
     the query, plus ``controls`` originally non-relevant documents sampled with the seed (payload
     ``{"control": true}``), in a seeded order that mixes controls in; screen keys
-    ``<instance>|<doc>|v{version}``. Returns ``{"items", "relevant", "controls", "notes"}``."""
-    original = projects.qrels(db, pid, "original")
+    ``<instance>|<doc>|v{version}``. ``original``: the project's original qrels (read when not
+    given). Returns ``{"items", "relevant", "controls", "notes"}``."""
+    original = original if original is not None else projects.qrels(db, pid, "original")
     _, judged = original_judgments(original, query_id)
     notes = []
     relevant = sorted(d for d, r in judged.items() if r > 0)
@@ -334,6 +335,7 @@ def rejudge_published(
         raise NotFound(f"query {unknown[0]!r} of project {project!r} has no narrative; queries with one: "
                        f"{', '.join(known[:20]) or 'none'}")
     corpus = projects.documents(db, pid)
+    original = projects.qrels(db, pid, "original")
     rounds, notes, all_items, relevant_n, control_n, started = [], [], [], 0, 0, []
     for q in wanted:
         pub = published_changed_version(store.versions(db, pid, q))
@@ -346,7 +348,8 @@ def rejudge_published(
                 raise IFJudgeError(f"query {q!r}: the published changed instruction (v{pub['id']}) is already being "
                                    f"re-judged in study {sid}; nothing was created")
             continue
-        rnd = _round_items(db, pid, q, corpus, controls=controls, settings=settings, salt="published")
+        rnd = _round_items(db, pid, q, corpus, controls=controls, settings=settings, salt="published",
+                           original=original)
         notes += rnd["notes"]
         if not rnd["items"]:
             continue
