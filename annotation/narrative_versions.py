@@ -10,7 +10,12 @@ re-judging, and the experts aimed at about half of them becoming non-relevant.
 - :func:`save_narrative` — every save is a new version (author, time, parent) and creates a
   re-judging round: one ``relevance`` item per document relevant under the ORIGINAL qrels (plus an
   optional seeded sample of originally non-relevant documents as controls), assigned with the
-  study's overlap; an unchanged text creates nothing.
+  study's overlap; an unchanged text creates nothing. Its outcome is a NEW instruction version:
+  qrels ``edited-validated``, never a correction of the published ``changed`` qrels;
+- :func:`rejudge_published` — a lead starts the re-judging of the PUBLISHED changed instruction
+  (no edit): the documents relevant under the original qrels (plus optional controls) judged under
+  ``instruction_changed`` as imported; its outcome is qrels ``changed-validated``, compared with the
+  published ``changed`` qrels judgment by judgment.
 
 What the re-judging says is :mod:`annotation.rejudging`; the word diff :mod:`annotation.word_diff`;
 the FollowIR export :mod:`exports.followir`. No Streamlit, no SQL.
@@ -42,6 +47,12 @@ GUIDANCE = (
 def root_version(versions: list[dict]) -> dict:
     """The original narrative: the first version of variant ``og`` (else the first version)."""
     return next((v for v in versions if v["variant"] == "og"), versions[0])
+
+
+def published_changed_version(versions: list[dict]) -> dict | None:
+    """The published changed instruction: the first version of variant ``changed`` written by the
+    import (an expert's save is author-named), or None when the release has no changed narrative."""
+    return next((v for v in versions if v["variant"] == "changed" and v["author"] == "import"), None)
 
 
 def narrative_state(db: Database, project: str, query_id: str) -> dict:
@@ -183,37 +194,15 @@ def save_narrative(
     if len({p["id"] for p in people}) != len(people):
         raise IFJudgeError("an annotator is listed twice")
 
-    original = projects.qrels(db, pid, "original")
-    _, judged = original_judgments(original, query_id)
     corpus = projects.documents(db, pid)
-    notes = []
-    relevant = sorted(d for d, r in judged.items() if r > 0)
-    missing = [d for d in relevant if d not in corpus]
-    if missing:
-        notes.append(f"{len(missing)} relevant document(s) not in the corpus, not re-judged: {', '.join(missing[:5])}")
-    relevant = [d for d in relevant if d in corpus]
-    negatives = sorted(d for d, r in judged.items() if r <= 0 and d in corpus)
-    rng = random.Random(f"{settings.seed}:{query_id}:{len(vs)}")
-    chosen_controls = sorted(rng.sample(negatives, min(controls, len(negatives))))
-    if controls > len(negatives):
-        notes.append(f"only {len(negatives)} originally non-relevant document(s) available as controls")
-    docs = [(d, False) for d in relevant] + [(d, True) for d in chosen_controls]
-    rng.shuffle(docs)
-
-    items, plan = [], {}
-    if docs:
+    rnd = _round_items(db, pid, query_id, corpus, controls=controls, settings=settings, salt=len(vs))
+    items, relevant, chosen_controls, notes = rnd["items"], rnd["relevant"], rnd["controls"], rnd["notes"]
+    plan = {}
+    if items:
         if not people:
             raise IFJudgeError("choose the annotators who re-judge (none given and no re-judging study yet)")
-        instance_id = _instance_for(db, pid, query_id)
-        for position, (d, control) in enumerate(docs):
-            items.append({
-                "screen": f"{instance_id}|{d}|v{{version}}", "position": position, "instance_id": instance_id,
-                "question": "relevance", "doc_id": d, "payload": {"control": control}, "cap": settings.overlap,
-            })
         plan = balanced_plan([it["screen"] for it in items], [p["id"] for p in people], settings.overlap,
                              seed=settings.seed, loads=store.rejudge_screen_loads(db, pid))
-    else:
-        notes.append("no document is relevant under the original qrels: nothing to re-judge")
     stored = asdict(settings)
     stored["controls"] = controls
     stored["guidelines"] = {"relevance": GUIDELINES["relevance"]}
@@ -234,3 +223,158 @@ def save_narrative(
     }
 
 
+
+
+def _round_items(db: Database, pid: int, query_id: str, corpus: dict, *, controls: int,
+                 settings: StudySettings, salt, original: dict | None = None) -> dict:
+    """One round's ``relevance`` items: every document relevant (> 0) under the ORIGINAL qrels of
+    the query, plus ``controls`` originally non-relevant documents sampled with the seed (payload
+    ``{"control": true}``), in a seeded order that mixes controls in; screen keys
+    ``<instance>|<doc>|v{version}``. ``original``: the project's original qrels (read when not
+    given). Returns ``{"items", "relevant", "controls", "notes"}``."""
+    original = original if original is not None else projects.qrels(db, pid, "original")
+    _, judged = original_judgments(original, query_id)
+    notes = []
+    relevant = sorted(d for d, r in judged.items() if r > 0)
+    missing = [d for d in relevant if d not in corpus]
+    if missing:
+        notes.append(f"{query_id}: {len(missing)} relevant document(s) not in the corpus, not re-judged: "
+                     f"{', '.join(missing[:5])}")
+    relevant = [d for d in relevant if d in corpus]
+    negatives = sorted(d for d, r in judged.items() if r <= 0 and d in corpus)
+    rng = random.Random(f"{settings.seed}:{query_id}:{salt}")
+    chosen_controls = sorted(rng.sample(negatives, min(controls, len(negatives))))
+    if controls > len(negatives):
+        notes.append(f"{query_id}: only {len(negatives)} originally non-relevant document(s) available as controls")
+    docs = [(d, False) for d in relevant] + [(d, True) for d in chosen_controls]
+    rng.shuffle(docs)
+    items = []
+    if docs:
+        instance_id = _instance_for(db, pid, query_id)
+        for position, (d, control) in enumerate(docs):
+            items.append({
+                "screen": f"{instance_id}|{d}|v{{version}}", "position": position, "instance_id": instance_id,
+                "question": "relevance", "doc_id": d, "payload": {"control": control}, "cap": settings.overlap,
+            })
+    else:
+        notes.append(f"{query_id}: no document is relevant under the original qrels: nothing to re-judge")
+    return {"items": items, "relevant": relevant, "controls": chosen_controls, "notes": notes}
+
+
+def rejudge_published(
+    db: Database,
+    *,
+    project: str,
+    author: str,
+    annotators: list[str],
+    query_ids: list[str] | None = None,
+    overlap: int | None = None,
+    controls: int = 0,
+    relevance: str | None = None,
+    seed: int | None = None,
+) -> dict:
+    """Start the re-judging of the PUBLISHED changed instruction (FollowIR §3), with no edit.
+
+    For each query (default: every query with a published changed narrative that has no round
+    yet; named queries that already have one are refused), one round tied to the imported
+    ``changed`` version (:func:`published_changed_version`; no version is added): one ``relevance``
+    item per document relevant under the ORIGINAL qrels, plus ``controls`` originally
+    non-relevant documents (seeded), judged under ``instruction_changed`` as published. All
+    screens are assigned to ``overlap`` of ``annotators`` at once with
+    :func:`annotation.studies.balanced_plan`, in one transaction, in the project's study of purpose
+    ``rejudge-published``. ``overlap``, ``relevance`` (``binary`` | ``graded``) and ``seed`` default
+    to the study's settings (first time: 3, binary, 0); the scale cannot change once the study
+    exists. Only a lead starts it.
+
+    Its outcome is qrels ``changed-validated`` (:func:`annotation.qrels_builds.build_rejudged`).
+
+    Returns ``{"study_id", "study_created", "queries", "items", "documents", "controls",
+    "assignments", "per_annotator", "notes"}``.
+
+    Examples
+    --------
+    >>> from annotation.demo import load_demo
+    >>> from storage.db import connect
+    >>> db = connect(":memory:"); _ = load_demo(db)  # FollowIR query f-robot: 5 relevant, 1 not
+    >>> r = rejudge_published(db, project="demo", author="lead", annotators=["ann1", "ann2", "ann3"], controls=1)
+    >>> r["queries"], r["documents"], r["controls"], r["assignments"]
+    (['f-robot'], 5, 1, 18)
+    """
+    u = users.get_user(db, author)
+    if u is None:
+        raise NotFound(f"no user named {author!r}")
+    if u["role"] != "lead":
+        raise PermissionDenied(f"{author} is a {u['role']}; only a lead starts the re-judging of the published instruction")
+    proj = projects.get_project(db, project)
+    pid = proj["id"]
+    sid = store.rejudge_study_id(db, pid, store.PUBLISHED_PURPOSE)
+    existing = studies.get_study(db, sid) if sid is not None else None
+    old = existing["settings"] if existing else {}
+    if existing and relevance and relevance != old.get("relevance", "binary"):
+        raise IFJudgeError(f"the re-judging study {sid} uses the {old.get('relevance', 'binary')} relevance scale; "
+                           f"got {relevance!r}")
+    settings = StudySettings(
+        overlap=int(overlap if overlap is not None else old.get("overlap", 3)),
+        relevance=relevance or old.get("relevance", "binary"),
+        seed=int(seed if seed is not None else old.get("seed", 0)),
+        claim_timeout_s=float(old.get("claim_timeout_s", 1800.0)),
+    )
+    settings.validate()
+    if controls < 0:
+        raise IFJudgeError(f"controls must be 0 or more, got {controls}")
+    if not annotators:
+        raise IFJudgeError("choose the annotators who re-judge the published changed instruction")
+    people = users.users_by_name(db, annotators)
+    if len({p["id"] for p in people}) != len(people):
+        raise IFJudgeError("an annotator is listed twice")
+    done = set(store.round_version_ids(db, sid)) if sid is not None else set()
+    known = store.narrative_queries(db, pid)
+    wanted = list(dict.fromkeys(query_ids)) if query_ids else known
+    unknown = [q for q in wanted if q not in known]
+    if unknown:
+        raise NotFound(f"query {unknown[0]!r} of project {project!r} has no narrative; queries with one: "
+                       f"{', '.join(known[:20]) or 'none'}")
+    corpus = projects.documents(db, pid)
+    original = projects.qrels(db, pid, "original")
+    rounds, notes, all_items, relevant_n, control_n, started = [], [], [], 0, 0, []
+    for q in wanted:
+        pub = published_changed_version(store.versions(db, pid, q))
+        if pub is None:
+            if query_ids:
+                raise IFJudgeError(f"query {q!r} has no published changed instruction (no imported 'changed' narrative)")
+            continue
+        if pub["id"] in done:
+            if query_ids:
+                raise IFJudgeError(f"query {q!r}: the published changed instruction (v{pub['id']}) is already being "
+                                   f"re-judged in study {sid}; nothing was created")
+            continue
+        rnd = _round_items(db, pid, q, corpus, controls=controls, settings=settings, salt="published",
+                           original=original)
+        notes += rnd["notes"]
+        if not rnd["items"]:
+            continue
+        # each round's screens are distinct (its own instance and version): name them apart for the plan
+        items = [{**it, "screen": it["screen"].replace("{version}", str(pub["id"])), "position": i}
+                 for i, it in enumerate(rnd["items"], start=len(all_items))]
+        rounds.append({"version_id": pub["id"], "items": items})
+        all_items += items
+        relevant_n += len(rnd["relevant"])
+        control_n += len(rnd["controls"])
+        started.append(q)
+    if not rounds:
+        raise IFJudgeError("nothing to re-judge: no query has a published changed instruction without a round"
+                           + (f" ({'; '.join(notes)})" if notes else ""))
+    plan = balanced_plan([it["screen"] for it in all_items], [p["id"] for p in people], settings.overlap,
+                         seed=settings.seed, loads=store.rejudge_screen_loads(db, pid, store.PUBLISHED_PURPOSE))
+    stored = asdict(settings)
+    stored["controls"] = controls
+    stored["guidelines"] = {"relevance": GUIDELINES["relevance"]}
+    result = store.insert_published_rounds(
+        db, project_id=pid, rounds=rounds, plan=plan,
+        study={"name": f"{project}: re-judging of the published changed instruction", "questions": ["relevance"],
+               "settings": stored, "created_by": author, "annotator_ids": [p["id"] for p in people]},
+    )
+    per = {p["name"]: sum(p["id"] in v for v in plan.values()) for p in people}
+    return {"study_id": result["study_id"], "study_created": result["study_created"], "queries": started,
+            "items": len(all_items), "documents": relevant_n, "controls": control_n,
+            "assignments": sum(len(v) for v in plan.values()), "per_annotator": per, "notes": notes}

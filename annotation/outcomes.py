@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from statistics import median
 
 import pandas as pd
 
@@ -100,6 +101,37 @@ class ValidationRules:
     likert_threshold: int = 3
     drop_best_passage_mismatch: bool = False  # the human choice is not the dataset's target
     keep_unsampled: bool = True  # instances outside the study stay as they are
+    # IFIR passage_match (1-5): a gold passage whose match score (median of the labels, or the
+    # adjudicated score) is <= match_gold_max becomes not relevant; an excluded passage whose score
+    # is >= match_excluded_min becomes relevant. 0 / 6 switch a side off.
+    match_gold_max: int = 2
+    match_excluded_min: int = 4
+
+    def passage_rule(self) -> str:
+        """The passage-match rule in words, as the report names it."""
+        return (f"gold passage with median match score <= {self.match_gold_max} -> not relevant; "
+                f"excluded passage with median match score >= {self.match_excluded_min} -> relevant")
+
+
+def match_score(labels: list[str], decision: majority.Decision | None = None) -> tuple[float | None, str, str]:
+    """The match score of one ``passage_match`` item (1-5 labels) and its provenance:
+    the adjudicated score when a lead adjudicated (``adjudicated``); else the median of the labels
+    when there are two or more (``unanimous`` when all agree, else ``majority``: the median
+    decides); else undecided (None, ``unresolved``, the reason).
+
+    >>> match_score(["1", "2", "5"])
+    (2.0, 'majority', '')
+    >>> match_score(["4", "5"])
+    (4.5, 'majority', '')
+    >>> match_score(["5"])
+    (None, 'unresolved', 'awaiting labels')
+    """
+    if decision is not None and decision.provenance == "adjudicated":
+        return float(decision.value), "adjudicated", ""
+    if len(labels) < 2:
+        return None, "unresolved", "awaiting labels" if labels else "no labels"
+    score = float(median(int(v) for v in labels))
+    return score, "unanimous" if len(set(labels)) == 1 else "majority", ""
 
 
 def instance_decisions(db: Database, study_id: int, rules: ValidationRules | None = None) -> dict[str, dict]:

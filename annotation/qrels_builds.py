@@ -5,8 +5,11 @@ become their own versions (formats.bundle.DERIVED_QRELS_VERSIONS):
 
 - ``validated``: instance validation (InstructIR / IFIR questions ``validity``, ``naturalness``,
   ``best_passage``): the ``original`` qrels without the instances the study rejected;
-- ``changed-validated``: FollowIR re-judging (``relevance`` items of the re-judging study) and
-  InfoSearch's instructed mode (``condition`` items of mode ``changed``);
+- ``changed-validated``: FollowIR re-judging of the PUBLISHED changed instruction (``relevance``
+  items of the study of purpose ``rejudge-published``) and InfoSearch's instructed mode
+  (``condition`` items of mode ``changed``): it validates the published ``changed`` qrels;
+- ``edited-validated``: FollowIR re-judging of expert edits (a new instruction version, not a
+  correction of ``changed``);
 - ``reversed-validated``: InfoSearch's reversed mode (``condition`` items of mode ``reversed``).
 
 A build is made from the studies the lead names (one or several, never "the newest" by default).
@@ -27,8 +30,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from annotation import majority
-from annotation.outcomes import ValidationRules
-from annotation.rejudging import rejudge_summary
+from annotation.outcomes import ValidationRules, match_score
+from annotation.narrative_versions import original_judgments
+from annotation.rejudging import KIND_VERSIONS, PURPOSES, changed_judgments, kind_of_study, rejudge_summary
 from formats.bundle import VALIDATES
 from storage import narratives as narrative_store
 from storage import projects, studies
@@ -193,6 +197,7 @@ def build_validated(
     infos = infos if infos is not None else _check_studies(db, project_id, study_ids, allow_incomplete)
     ids = [i["id"] for i in infos]
     pooled = pooled_decisions(db, ids, INSTANCE_QUESTIONS)
+    passages = {(inst, doc): slot for (inst, q, doc, _m), slot in pooled.items() if q == "passage_match" and doc}
     used = {q for q, on in (("validity", rules.drop_invalid), ("naturalness", rules.drop_unnatural),
                             ("best_passage", rules.drop_best_passage_mismatch)) if on}
     per_instance: dict[str, dict] = {}
@@ -244,14 +249,58 @@ def build_validated(
         for doc, rel in sorted(docs.items()):
             row = {"qid": qid, "doc_id": doc, "published": rel, "relevance": rel if keep else None,
                    "provenance": provenance, "reason": reason, "label_counts": counts, "studies": sids}
+            if keep and (qid, doc) in passages:
+                continue  # judged by the passage-match rule below
             prov.append(row)
             if provenance == "unresolved":
                 open_rows.append(row)
+    pm_counts = {"gold_to_not_relevant": 0, "excluded_to_relevant": 0, "unchanged": 0, "undecided": 0}
+    for (inst, doc), slot in sorted(passages.items()):
+        if inst not in qrels:
+            continue  # the instance is left out: its passages change nothing
+        row = _passage_row(inst, doc, slot, original.get(inst, {}).get(doc), rules, unresolved, pm_counts)
+        if row["relevance"] is None:
+            qrels[inst].pop(doc, None)
+        else:
+            qrels[inst][doc] = row["relevance"]
+        if row["published"] is not None or row["relevance"] is not None or row["provenance"] == "unresolved":
+            prov.append(row)
+        if row["provenance"] == "unresolved":
+            open_rows.append(row)
     _block("validated", open_rows, unresolved)
     for inst, d in per_instance.items():
         d["keep"] = not d["why"] and not (d["open"] and unresolved == "drop")
-    return QrelsBuild("validated", "original", qrels, prov, infos,
-                      {"rules": dict(rules.__dict__), "unresolved": unresolved}, open_rows, per_instance)
+    settings = {"rules": dict(rules.__dict__), "unresolved": unresolved}
+    if passages:
+        settings["passage_match"] = {"rule": rules.passage_rule(), "counts": pm_counts}
+    return QrelsBuild("validated", "original", qrels, prov, infos, settings, open_rows, per_instance)
+
+
+def _passage_row(inst: str, doc: str, slot: dict, published: int | None, rules: ValidationRules,
+                 unresolved: str | None, counts: dict) -> dict:
+    """The provenance row of one ``passage_match`` passage under the rule of ``rules`` (IFIR, §3.4):
+    a gold passage with match score <= ``match_gold_max`` -> 0, an excluded one with score >=
+    ``match_excluded_min`` -> 1, else its published label; an undecided passage (fewer than two
+    labels, no adjudication) keeps the published label (``keep-published``) or is left out (``drop``)."""
+    kind = slot["payload"].get("kind")
+    score, provenance, why = match_score(slot["labels"], slot["decision"])
+    rel = published
+    if score is None:
+        counts["undecided"] += 1
+        reason = f"{kind} passage: {why}"
+        if unresolved == "drop":
+            rel = None
+    elif kind == "gold" and score <= rules.match_gold_max and (published or 0) > 0:
+        counts["gold_to_not_relevant"] += 1
+        rel, reason = 0, f"gold passage, match score {score:g} <= {rules.match_gold_max}: not relevant"
+    elif kind == "excluded" and score >= rules.match_excluded_min and (published or 0) <= 0:
+        counts["excluded_to_relevant"] += 1
+        rel, reason = 1, f"excluded passage, match score {score:g} >= {rules.match_excluded_min}: relevant"
+    else:
+        counts["unchanged"] += 1
+        reason = f"{kind} passage, match score {score:g}: unchanged"
+    return {"qid": inst, "doc_id": doc, "published": published, "relevance": rel, "provenance": provenance,
+            "reason": reason, "label_counts": dict(Counter(slot["labels"])), "studies": sorted(set(slot["studies"]))}
 
 
 # ------------------------------------------------------------------------------ document judgments
@@ -295,38 +344,76 @@ def _doc_build(version: str, base_version: str, base: dict, published: dict, jud
     return QrelsBuild(version, base_version, qrels, prov, infos, {"unresolved": unresolved, **(extra or {})}, open_rows)
 
 
+def _rejudge_kinds(db: Database, infos: list[dict]) -> dict[str, int]:
+    """kind (``published`` / ``edit``) -> study id, for the re-judging studies among ``infos``."""
+    out = {}
+    for i in infos:
+        k = kind_of_study(studies.get_study(db, i["id"]))
+        if k is not None:
+            out[k] = i["id"]
+    return out
+
+
 def build_rejudged(db: Database, project: str, study_ids: list[int], *, unresolved: str | None = None,
-                   allow_incomplete: bool = False, infos: list[dict] | None = None) -> QrelsBuild:
-    """``changed-validated`` from the FollowIR re-judging (:func:`annotation.rejudging.rejudge_summary`):
-    for each re-judged query, its ``original`` qrels with every re-judged document set to the human
-    outcome; ``published`` = the query's published ``changed`` label where there is one, else the
-    original one. The re-judging study must be among the named studies."""
+                   allow_incomplete: bool = False, infos: list[dict] | None = None,
+                   kind: str | None = None) -> QrelsBuild:
+    """The qrels of a FollowIR re-judging (:func:`annotation.rejudging.rejudge_summary`), by the
+    kind of the named re-judging study (``kind`` picks one when both are named):
+
+    - ``published`` (the published changed instruction re-judged, no edit) -> ``changed-validated``:
+      for each re-judged query its published ``changed`` qrels with every re-judged document set to
+      the human outcome; ``published`` of each judgment = its published changed label (0 when the
+      query's changed qrels do not list it). It validates ``changed``.
+    - ``edit`` (an expert's new narrative version) -> ``edited-validated``: each re-judged query's
+      ``original`` qrels with the re-judged documents set to the outcome under the NEW narrative;
+      a new instruction version, not a correction of ``changed`` (``published`` = the original
+      label). ``settings["instructions"]`` names the version judged per query.
+
+    Control documents never enter the qrels (FollowIR's changed documents are relevant -> not
+    relevant, so a control judged relevant would become a p-MRR changed document); what they show
+    is in ``settings["controls"]``: ``{"documents", "resolved", "judged_relevant"}``."""
     _check_policy(unresolved, documents=True)
     proj = projects.get_project(db, project)
     infos = infos if infos is not None else _check_studies(db, proj["id"], study_ids, allow_incomplete)
-    rid = narrative_store.rejudge_study_id(db, proj["id"])
-    if rid is None or rid not in [i["id"] for i in infos]:
-        raise IFJudgeError(f"none of the named studies is the re-judging study of {project!r}"
-                           + ("" if rid is None else f" (study {rid})"))
-    summary = rejudge_summary(db, project)
+    kinds = _rejudge_kinds(db, infos)
+    if kind is None:
+        if len(kinds) > 1:
+            raise IFJudgeError("the named studies re-judge both the published changed instruction and expert edits; "
+                               "build one kind at a time")
+        kind = next(iter(kinds), None)
+    if kind not in kinds:
+        raise IFJudgeError(f"none of the named studies is a re-judging study of {project!r}"
+                           + ("" if kind is None else f" of kind {kind!r}"))
+    rid = kinds[kind]
+    summary = rejudge_summary(db, project, kind=kind)
     original = projects.qrels(db, proj["id"], "original")
     changed = projects.qrels(db, proj["id"], "changed")
-    base, published, judged = {}, {}, []
-    key_of = {}
+    base, published, judged, key_of = {}, {}, [], {}
     for q in summary["queries"]:
-        key = next((k for k in (q["query_id"], f"{q['query_id']}-og") if k in original), q["query_id"])
+        okey, ojudged = original_judgments(original, q["query_id"])
+        ckey, cjudged = changed_judgments(changed, q["query_id"])
+        if kind == "published" and ckey is not None:
+            key, base[ckey] = ckey, dict(cjudged)
+            published[key] = {**{d: 0 for d in ojudged}, **cjudged}
+        else:
+            key, base[okey] = okey, dict(ojudged)
+            published[key] = dict(ojudged)
         key_of[q["query_id"]] = key
-        base[key] = original.get(key, {})
-        pub_changed = next((changed[k] for k in (q["query_id"], f"{q['query_id']}-changed", f"{q['query_id']}-og")
-                            if k in changed), None)
-        published[key] = {**base[key], **(pub_changed or {})}
+    controls = {"documents": 0, "resolved": 0, "judged_relevant": 0}
     for d in summary["documents"]:
-        adjudication = d["adjudication"]
-        dec = majority.decide(list(_labels_of(d)), adjudication=adjudication, overlap=d.get("planned"))
+        if d["control"]:
+            controls["documents"] += 1
+            controls["resolved"] += d["changed"] is not None
+            controls["judged_relevant"] += d["changed"] is not None and d["changed"] > 0
+            continue
+        dec = majority.decide(list(_labels_of(d)), adjudication=d["adjudication"], overlap=d.get("planned"))
         judged.append({"qid": key_of[d["query_id"]], "doc_id": d["doc_id"], "decision": dec, "relevance": d["changed"],
                        "studies": [rid]})
-    return _doc_build("changed-validated", "original", base, published, judged, infos, unresolved,
-                      {"scale": summary["scale"]})
+    version = KIND_VERSIONS[kind]
+    extra = {"scale": summary["scale"], "kind": kind, "controls": controls,
+             "instructions": {q["query_id"]: q["version_id"] for q in summary["queries"]}}
+    return _doc_build(version, "changed" if kind == "published" else "original", base, published, judged, infos,
+                      unresolved, extra)
 
 
 def store_validated_qrels(
@@ -349,19 +436,38 @@ def store_validated_qrels(
 def store_changed_qrels(db: Database, project: str, *, unresolved: str | None = None,
                         allow_incomplete: bool = False, created_by: str = "") -> dict:
     """Store qrels version ``changed-validated`` (never the published ``changed``) from the
-    re-judging: each re-judged query's original qrels with the resolved documents updated, with
-    provenance per judgment (:func:`build_rejudged`). Unresolved documents
+    re-judging of the PUBLISHED changed instruction (:func:`build_rejudged`, kind ``published``):
+    each re-judged query's published changed qrels with the resolved documents set to the human
+    outcome, with provenance per judgment against the published label. Unresolved documents
     need ``unresolved`` (keep-published | drop | relevant | not-relevant); an unfinished round
-    needs ``allow_incomplete``. Returns ``{"queries", "rows", "build_id", "unresolved"}``."""
-    proj = projects.get_project(db, project)
-    sid = narrative_store.rejudge_study_id(db, proj["id"])
-    if sid is None:
-        raise IFJudgeError(f"project {project!r} has no re-judging yet: save a modified narrative first")
-    build = build_rejudged(db, project, [sid], unresolved=unresolved, allow_incomplete=allow_incomplete)
-    build_id = store_build(db, project, build, created_by=created_by)
-    return {"queries": len(build.qrels), "rows": build.counts["judgments"], "build_id": build_id,
-            "unresolved": len(build.unresolved)}
+    needs ``allow_incomplete``. Returns ``{"version", "queries", "rows", "build_id", "unresolved",
+    "changed", "controls"}``."""
+    return _store_rejudged(db, project, "published", unresolved=unresolved, allow_incomplete=allow_incomplete,
+                           created_by=created_by)
 
+
+def store_edited_qrels(db: Database, project: str, *, unresolved: str | None = None,
+                       allow_incomplete: bool = False, created_by: str = "") -> dict:
+    """Store qrels version ``edited-validated`` from the re-judging of expert edits (a new
+    instruction version, :func:`build_rejudged`, kind ``edit``); same arguments and result as
+    :func:`store_changed_qrels`."""
+    return _store_rejudged(db, project, "edit", unresolved=unresolved, allow_incomplete=allow_incomplete,
+                           created_by=created_by)
+
+
+def _store_rejudged(db: Database, project: str, kind: str, *, unresolved: str | None, allow_incomplete: bool,
+                    created_by: str) -> dict:
+    proj = projects.get_project(db, project)
+    sid = narrative_store.rejudge_study_id(db, proj["id"], PURPOSES[kind])
+    if sid is None:
+        raise IFJudgeError(f"project {project!r} has no re-judging of "
+                           + ("the published changed instruction yet: start one first" if kind == "published"
+                              else "expert edits yet: save a modified narrative first"))
+    build = build_rejudged(db, project, [sid], unresolved=unresolved, allow_incomplete=allow_incomplete, kind=kind)
+    build_id = store_build(db, project, build, created_by=created_by)
+    return {"version": build.version, "queries": len(build.qrels), "rows": build.counts["judgments"],
+            "build_id": build_id, "unresolved": len(build.unresolved), "changed": build.counts["changed"],
+            "controls": build.settings["controls"]}
 
 
 def _labels_of(doc_row: dict) -> list[str]:
@@ -401,7 +507,8 @@ def build_versions(
     unresolved: str | None = None, allow_incomplete: bool = False,
 ) -> dict[str, QrelsBuild]:
     """Every derived version the named studies can build: ``validated`` from instance studies,
-    ``changed-validated`` from the re-judging study or InfoSearch condition items (mode changed),
+    ``changed-validated`` from the re-judging of the published changed instruction or InfoSearch
+    condition items (mode changed), ``edited-validated`` from the re-judging of expert edits,
     ``reversed-validated`` from condition items of mode reversed.
 
     Raises IncompleteStudy (a named study has unlabelled assignments, without ``allow_incomplete``)
@@ -413,8 +520,9 @@ def build_versions(
     if inst:
         out["validated"] = build_validated(db, proj["id"], [], rules=rules, unresolved=unresolved, infos=inst)
     rel = [i for i in infos if i["kind"] == "relevance"]
-    if rel:
-        out["changed-validated"] = build_rejudged(db, project, [], unresolved=unresolved, infos=rel)
+    for kind in _rejudge_kinds(db, rel):
+        b = build_rejudged(db, project, [], unresolved=unresolved, infos=rel, kind=kind)
+        out[b.version] = b
     cond = [i for i in infos if i["kind"] == "condition"]
     if cond:
         modes = {it["payload"].get("mode") for i in cond for it in studies.items_of_study(db, i["id"], "condition")}

@@ -1,6 +1,12 @@
 """What the re-judging of a changed narrative says: per document its changed relevance, per query
 how many originally relevant documents flipped, and the agreement of the re-judging.
 
+Two kinds of re-judging (:data:`KINDS`): ``published`` judges the PUBLISHED changed instruction
+as imported (its outcome validates the published ``changed`` qrels: qrels ``changed-validated``);
+``edit`` judges an expert's new narrative version (a new instruction: qrels ``edited-validated``).
+Control documents (originally non-relevant, mixed in to check the annotators) are reported, never
+written into the changed qrels: FollowIR's changed documents are relevant -> not relevant.
+
 FollowIR (Weller et al., 2024, §3) re-judges the documents relevant under the original narrative
 after an expert made it more specific; InfoSearch (Zhou et al., 2025, §2) re-judges instructed and
 reversed instructions the same way.
@@ -9,8 +15,8 @@ reversed instructions the same way.
 - :func:`to_relevance` — a judgment as a qrels grade;
 - :func:`rejudge_summary` — per document, per query and overall, with ``qrels_changed``.
 
-Storing the outcome as qrels version ``changed-validated`` is
-:func:`annotation.qrels_builds.store_changed_qrels`. No Streamlit, no SQL.
+Storing the outcome as qrels is :func:`annotation.qrels_builds.store_changed_qrels` (published)
+and :func:`annotation.qrels_builds.store_edited_qrels` (edits). No Streamlit, no SQL.
 """
 from __future__ import annotations
 
@@ -26,6 +32,26 @@ from storage import narratives as store
 from storage import projects, studies
 from storage.errors import IFJudgeError, NotFound
 from storage.db import Database
+
+KINDS = ("published", "edit")
+PURPOSES = {"published": store.PUBLISHED_PURPOSE, "edit": store.REJUDGE_PURPOSE}
+# the qrels version each kind of re-judging builds
+KIND_VERSIONS = {"published": "changed-validated", "edit": "edited-validated"}
+
+
+def kind_of_study(study: dict) -> str | None:
+    """``published`` / ``edit`` for a re-judging study (by its settings' purpose), else None."""
+    purpose = study["settings"].get("purpose")
+    return next((k for k, p in PURPOSES.items() if p == purpose), None)
+
+
+def changed_judgments(changed: dict[str, dict[str, int]], query_id: str) -> tuple[str | None, dict[str, int] | None]:
+    """(qrels key, judgments) of a query in the published ``changed`` qrels: keyed by the query id,
+    or by its ``changed`` (or ``og``) instance id; (None, None) when the query has none."""
+    for key in (query_id, f"{query_id}-changed", f"{query_id}-og"):
+        if key in changed:
+            return key, changed[key]
+    return None, None
 
 
 def resolve(values: list[str], adjudication: str | None = None, *, overlap: int | None = None) -> tuple[str | None, str]:
@@ -77,24 +103,33 @@ def _agreement(label_rows: list[dict], categories: tuple[str, ...]) -> dict:
             "undefined_reason": reasons.get("randolph_kappa") or reasons.get("percent_agreement_pairwise")}
 
 
-def rejudge_summary(db: Database, project: str, *, query_id: str | None = None) -> dict:
-    """What the re-judging says so far, per query (its newest round) and overall.
+def rejudge_summary(db: Database, project: str, *, query_id: str | None = None, kind: str = "edit") -> dict:
+    """What the re-judging of ``kind`` (``edit``: expert edits, the default; ``published``: the
+    published changed instruction) says so far, per query (its newest round) and overall.
 
-    Per document: original relevance, the current labels, the adjudication, the status
-    (:func:`resolve`), the changed relevance (None while unresolved) and whether it flipped
-    (relevant under the original qrels, not relevant now). Per query: ``relevant_original``,
-    ``rejudged``, ``resolved``, ``unresolved``, ``flipped``, ``share_flipped`` = flipped /
-    relevant_original (FollowIR aimed at about 0.5), controls judged and judged relevant,
-    agreement (pairwise percent agreement, Randolph's kappa; annotation.agreement), and
-    ``qrels_changed``: the original qrels of the query with every resolved document updated.
+    Per document: original relevance, ``published`` (its label in the published ``changed``
+    qrels; a document the query's changed qrels do not list counts as 0, None when the query has
+    no changed qrels), the current labels, the adjudication, the status (:func:`resolve`), the
+    changed relevance (None while unresolved) and whether it flipped (relevant under the original
+    qrels, not relevant now). Per query: ``relevant_original``, ``rejudged``, ``resolved``,
+    ``unresolved``, ``flipped``, ``share_flipped`` = flipped / relevant_original (FollowIR aimed at
+    about 0.5), ``agree_published`` / ``disagree_published`` (resolved documents whose relevant /
+    not relevant outcome equals / differs from the published changed label), controls judged and
+    judged relevant, agreement (pairwise percent agreement, Randolph's kappa;
+    annotation.agreement), and ``qrels_changed``: the query's base qrels (``published``: the
+    published changed ones; ``edit``: the original ones) with every resolved re-judged document
+    updated -- controls are reported, never written there.
 
-    Returns ``{"study_id", "scale", "queries": [...], "documents": [...], "overall": {...},
+    Returns ``{"study_id", "kind", "scale", "queries": [...], "documents": [...], "overall": {...},
     "qrels_changed": {qrels key: {doc: rel}}}``.
     """
+    if kind not in KINDS:
+        raise IFJudgeError(f"re-judging kind {kind!r}; expected one of {', '.join(KINDS)}")
     proj = projects.get_project(db, project)
     pid = proj["id"]
-    out = {"study_id": None, "scale": None, "queries": [], "documents": [], "overall": {}, "qrels_changed": {}}
-    study_id = store.rejudge_study_id(db, pid)
+    out = {"study_id": None, "kind": kind, "scale": None, "queries": [], "documents": [], "overall": {},
+           "qrels_changed": {}}
+    study_id = store.rejudge_study_id(db, pid, PURPOSES[kind])
     if study_id is None:
         out["overall"] = _overall([], [], None)
         return out
@@ -119,12 +154,17 @@ def rejudge_summary(db: Database, project: str, *, query_id: str | None = None) 
         labels_by_item.setdefault(r["item"], []).append(r)
     adjudicated = studies.adjudications(db, study_id)
     original = projects.qrels(db, pid, "original")
+    published_changed = projects.qrels(db, pid, "changed")
     titles = {d: v["title"] for d, v in projects.documents(db, pid).items()}
     all_labels, all_docs = [], []
     for q in sorted(current_round):
         vid = current_round[q]
         key, judged = original_judgments(original, q)
-        changed = dict(judged)
+        ckey, pub_judged = changed_judgments(published_changed, q)
+        if kind == "published" and ckey is not None:
+            key, changed = ckey, dict(pub_judged)
+        else:
+            changed = dict(judged)
         rows, round_labels = [], []
         for it in sorted((i for i in items if i["narrative_version_id"] == vid), key=lambda i: i["doc_id"]):
             labs = labels_by_item.get(it["id"], [])
@@ -132,13 +172,15 @@ def rejudge_summary(db: Database, project: str, *, query_id: str | None = None) 
             adj = adjudicated.get(it["id"])
             value, status = resolve([lab["value"] for lab in labs], adj["value"] if adj else None, overlap=it["cap"])
             orig = judged.get(it["doc_id"])
+            control = bool(it["payload"].get("control"))
             rel = None if value is None else to_relevance(value, scale=scale, original=orig)
-            if rel is not None:
+            if rel is not None and not control:
                 changed[it["doc_id"]] = rel
             rows.append({
                 "query_id": q, "version_id": vid, "item": it["id"], "doc_id": it["doc_id"],
-                "title": titles.get(it["doc_id"], ""), "control": bool(it["payload"].get("control")),
-                "original": orig, "labels": {lab["annotator"]: lab["value"] for lab in labs},
+                "title": titles.get(it["doc_id"], ""), "control": control, "original": orig,
+                "published": None if pub_judged is None else pub_judged.get(it["doc_id"], 0),
+                "labels": {lab["annotator"]: lab["value"] for lab in labs},
                 "counts": dict(Counter(lab["value"] for lab in labs)), "adjudication": adj["value"] if adj else None,
                 "status": status, "value": value, "changed": rel, "planned": it["cap"],
                 "flipped": rel is not None and (orig or 0) > 0 and rel <= 0,
@@ -167,6 +209,10 @@ def _query_summary(q: str, vid: int, judged: dict[str, int], rows: list[dict]) -
         "ties": sum(r["status"] == "tie" for r in main), "adjudicated": sum(r["status"] == "adjudicated" for r in main),
         "flipped": flipped, "still_relevant": sum(r["changed"] is not None and r["changed"] > 0 for r in main),
         "share_flipped": flipped / n_rel if n_rel else None,
+        "agree_published": sum(r["changed"] is not None and r["published"] is not None
+                               and (r["changed"] > 0) == (r["published"] > 0) for r in main),
+        "disagree_published": sum(r["changed"] is not None and r["published"] is not None
+                                  and (r["changed"] > 0) != (r["published"] > 0) for r in main),
         "controls": len(ctrl), "controls_resolved": sum(r["changed"] is not None for r in ctrl),
         "controls_judged_relevant": sum(r["changed"] is not None and r["changed"] > 0 for r in ctrl),
     }
@@ -174,7 +220,7 @@ def _query_summary(q: str, vid: int, judged: dict[str, int], rows: list[dict]) -
 
 def _overall(queries: list[dict], labels: list[dict], categories) -> dict:
     keys = ("relevant_original", "rejudged", "resolved", "unresolved", "ties", "adjudicated", "flipped",
-            "still_relevant", "controls", "controls_resolved", "controls_judged_relevant")
+            "still_relevant", "agree_published", "disagree_published", "controls", "controls_resolved", "controls_judged_relevant")
     total = {k: sum(q[k] for q in queries) for k in keys}
     total["queries"] = len(queries)
     total["share_flipped"] = total["flipped"] / total["relevant_original"] if total["relevant_original"] else None

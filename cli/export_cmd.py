@@ -19,6 +19,7 @@ def _rules(args) -> ValidationRules:
     return ValidationRules(
         drop_invalid=not args.keep_invalid, drop_unnatural=not args.keep_unnatural,
         drop_best_passage_mismatch=args.drop_best_passage_mismatch, keep_unsampled=not args.only_checked,
+        match_gold_max=args.match_gold_max, match_excluded_min=args.match_excluded_min,
     )
 
 
@@ -28,6 +29,12 @@ def _rule_args(p) -> None:
     p.add_argument("--drop-best-passage-mismatch", action="store_true",
                    help="also drop instances whose human best passage is not the dataset's target")
     p.add_argument("--only-checked", action="store_true", help="keep only the instances the study checked")
+    p.add_argument("--match-gold-max", type=int, choices=range(0, 6), default=2, metavar="{0..5}",
+                   help="IFIR passage_match: a gold passage whose match score (median of the labels, or the "
+                        "adjudicated score) is at most this becomes not relevant (default 2; 0: never)")
+    p.add_argument("--match-excluded-min", type=int, choices=range(1, 7), default=4, metavar="{1..6}",
+                   help="IFIR passage_match: an excluded passage whose match score is at least this becomes "
+                        "relevant (default 4; 6: never)")
     p.add_argument("--unresolved", choices=UNRESOLVED_POLICIES, default=None,
                    help="how to treat judgments without a majority (ties, single labels): keep the published "
                         "label, drop the judgment (instance validation: the instance), or set it relevant / "

@@ -1,5 +1,6 @@
-"""``ifjudge narrative show|edit|rejudge-summary`` and ``ifjudge export-followir``: the FollowIR
-workflow (Weller et al., 2024, §3) from the command line; the same calls as pages/narratives.py."""
+"""``ifjudge narrative show|edit|rejudge-published|rejudge-summary`` and ``ifjudge export-followir``:
+the FollowIR workflow (Weller et al., 2024, §3) from the command line; the same calls as
+pages/narratives.py."""
 from __future__ import annotations
 
 import json
@@ -55,15 +56,40 @@ def register(sub) -> None:
     e.add_argument("--json", action="store_true")
     e.set_defaults(func=run_edit)
 
+    pp = ns.add_parser(
+        "rejudge-published", help="re-judge the PUBLISHED changed instruction (no edit): validates the 'changed' qrels",
+        description="Start the re-judging of the published instruction_changed as imported: the documents relevant "
+                    "under the original qrels (plus optional controls) are judged under it. Its outcome is qrels "
+                    "'changed-validated', compared with the published 'changed' qrels judgment by judgment.")
+    pp.add_argument("--db", required=True)
+    pp.add_argument("--project", required=True)
+    pp.add_argument("--author", required=True, help="user name of the lead starting it")
+    pp.add_argument("--annotators", type=_csv_list, required=True, help="comma-separated annotators who re-judge")
+    pp.add_argument("--overlap", type=int, help="annotators per document (default: the study's, first time 3)")
+    pp.add_argument("--controls", type=int, default=0,
+                    help="also judge this many originally non-relevant documents per query as controls (seeded; "
+                         "default 0); they are reported, never written into the changed qrels")
+    pp.add_argument("--relevance", choices=("binary", "graded"), help="relevance scale (first time; default binary)")
+    pp.add_argument("--seed", type=int, help="seed of the assignment and the control sample (default: the study's, 0)")
+    pp.add_argument("--query", action="append", default=[],
+                    help="re-judge this query (repeat; default: every query with a published changed narrative "
+                         "and no round yet)")
+    pp.add_argument("--json", action="store_true")
+    pp.set_defaults(func=run_rejudge_published)
+
     r = ns.add_parser("rejudge-summary",
                       help="changed relevance per document, flips per query, agreement, unresolved documents")
     r.add_argument("--db", required=True)
     r.add_argument("--project", required=True)
     r.add_argument("--query", help="only this query")
     r.add_argument("--documents", action="store_true", help="also list every re-judged document")
+    r.add_argument("--kind", choices=rejudging.KINDS,
+                   help="which re-judging: of the published changed instruction, or of expert edits (default: "
+                        "the one the project has; required when it has both)")
     r.add_argument("--store", action="store_true",
-                   help="store the human outcome as qrels version 'changed-validated' with provenance per "
-                        "judgment (the published 'changed' qrels are never overwritten)")
+                   help="store the human outcome with provenance per judgment: kind published as qrels "
+                        "'changed-validated' (validates the published 'changed'), kind edit as 'edited-validated' "
+                        "(a new instruction version); the published qrels are never overwritten")
     _unresolved_args(r)
     r.add_argument("--json", action="store_true")
     r.set_defaults(func=run_summary)
@@ -164,13 +190,44 @@ def run_edit(args) -> int:
     return 0
 
 
+def run_rejudge_published(args) -> int:
+    result = narrative_versions.rejudge_published(
+        connect(args.db), project=args.project, author=args.author, annotators=args.annotators,
+        query_ids=args.query or None, overlap=args.overlap, controls=args.controls, relevance=args.relevance,
+        seed=args.seed)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(f"re-judging of the published changed instruction, study {result['study_id']}"
+              f"{' (created)' if result['study_created'] else ''}: {len(result['queries'])} queries, "
+              f"{result['items']} items ({result['documents']} documents, {result['controls']} controls), "
+              f"{result['assignments']} assignments")
+    for n in result["notes"]:
+        print(f"  note: {n}", file=sys.stderr)
+    return 0
+
+
+def _kind(db, project: str, kind: str | None) -> str:
+    """The re-judging kind asked for, else the one the project has (edit when it has none)."""
+    if kind is not None:
+        return kind
+    pid = projects.get_project(db, project)["id"]
+    have = [k for k in rejudging.KINDS if store.rejudge_study_id(db, pid, rejudging.PURPOSES[k]) is not None]
+    if len(have) > 1:
+        raise IFJudgeError("the project re-judges both the published changed instruction and expert edits: "
+                           "choose one with --kind published|edit")
+    return have[0] if have else "edit"
+
+
 def run_summary(args) -> int:
     db = connect(args.db)
-    summary = rejudging.rejudge_summary(db, args.project, query_id=args.query)
-    stored = qrels_builds.store_changed_qrels(db, args.project, unresolved=args.unresolved,
-                                              allow_incomplete=args.allow_incomplete, created_by="cli") if args.store else None
+    kind = _kind(db, args.project, args.kind)
+    summary = rejudging.rejudge_summary(db, args.project, query_id=args.query, kind=kind)
+    store_fn = qrels_builds.store_changed_qrels if kind == "published" else qrels_builds.store_edited_qrels
+    stored = store_fn(db, args.project, unresolved=args.unresolved, allow_incomplete=args.allow_incomplete,
+                      created_by="cli") if args.store else None
     if args.json:
-        out = {k: summary[k] for k in ("study_id", "scale", "queries", "overall", "qrels_changed")}
+        out = {k: summary[k] for k in ("study_id", "kind", "scale", "queries", "overall", "qrels_changed")}
         if args.documents:
             out["documents"] = summary["documents"]
         if stored is not None:
@@ -178,24 +235,32 @@ def run_summary(args) -> int:
         print(json.dumps(out))
         return 0
     if summary["study_id"] is None:
-        print("no re-judging yet: save a modified narrative first (`ifjudge narrative edit`)")
+        print("no re-judging yet: start one (`ifjudge narrative rejudge-published`) or save a modified narrative "
+              "(`ifjudge narrative edit`)")
         return 0
-    print("query\tversion\trelevant_og\trejudged\tresolved\tflipped\tshare_flipped\tunresolved\tcontrols\tpercent_agreement")
+    print("query\tversion\trelevant_og\trejudged\tresolved\tflipped\tshare_flipped\tunresolved\tcontrols\tpercent_agreement"
+          + ("\tagree_published\tdisagree_published" if kind == "published" else ""))
     for q in [*summary["queries"], {**summary["overall"], "query_id": "ALL", "version_id": "-"}]:
         print(f"{q['query_id']}\t{q['version_id']}\t{q['relevant_original']}\t{q['rejudged']}\t{q['resolved']}"
               f"\t{q['flipped']}\t{_fmt(q['share_flipped'])}\t{q['unresolved']}\t{q['controls']}"
-              f"\t{_fmt(q['agreement']['percent_agreement'])}")
+              f"\t{_fmt(q['agreement']['percent_agreement'])}"
+              + (f"\t{q['agree_published']}\t{q['disagree_published']}" if kind == "published" else ""))
+    ov = summary["overall"]
+    if ov["controls"]:
+        print(f"controls: {ov['controls_judged_relevant']} of {ov['controls']} control documents judged relevant under "
+              f"the {'published changed' if kind == 'published' else 'edited'} instruction (not written into the qrels)")
     if args.documents:
         print()
-        print("query\tdoc_id\tcontrol\toriginal\tlabels\tstatus\tchanged")
+        print("query\tdoc_id\tcontrol\toriginal\tlabels\tstatus\tchanged" + ("\tpublished" if kind == "published" else ""))
         for d in summary["documents"]:
             labels = ",".join(f"{a}={v}" for a, v in sorted(d["labels"].items())) or "-"
             changed = "unresolved" if d["changed"] is None else d["changed"]
             print(f"{d['query_id']}\t{d['doc_id']}\t{'yes' if d['control'] else 'no'}\t{d['original']}\t{labels}"
-                  f"\t{d['status']}\t{changed}")
+                  f"\t{d['status']}\t{changed}" + (f"\t{d['published']}" if kind == "published" else ""))
     if stored is not None:
-        print(f"stored qrels 'changed-validated': {stored['rows']} rows for {stored['queries']} re-judged queries "
-              f"(build {stored['build_id']}, {stored['unresolved']} unresolved: {args.unresolved or 'none'})")
+        print(f"stored qrels '{stored['version']}': {stored['rows']} rows for {stored['queries']} re-judged queries "
+              f"(build {stored['build_id']}, {stored['changed']} differ from the published label, "
+              f"{stored['unresolved']} unresolved: {args.unresolved or 'none'})")
     return 0
 
 

@@ -99,19 +99,24 @@ def select_topics(db, project_id: int, qrels_version: str, variant: str | None) 
     return topics, variant
 
 
-def rejudged_instructions(db, project_id: int) -> dict[str, str]:
-    """query id -> the narrative of its newest re-judging round (FollowIR): the instruction the
-    ``changed-validated`` qrels judge, which may differ from the imported ``changed`` one."""
+def rejudged_instructions(db, project_id: int, version: str = "changed-validated") -> dict[str, str]:
+    """query id -> the instruction the stored ``version`` qrels were judged under (FollowIR): the
+    narrative version each query's re-judging round showed, as named by the version's newest build
+    -- the published changed text for a re-judging of the published instruction, the edited text
+    for an expert edit's round. Empty when no build of ``version`` comes from a re-judging (the
+    imported instructions apply)."""
     from storage import narratives as narrative_store
 
-    sid = narrative_store.rejudge_study_id(db, project_id)
-    if sid is None:
+    builds = projects.qrels_builds(db, project_id, version)
+    if not builds:
         return {}
-    out = {}
-    for vid in narrative_store.round_version_ids(db, sid):  # oldest first: the newest wins
-        v = narrative_store.get_version(db, vid)
-        out[v["query_id"]] = v["text"]
-    return out
+    judged = builds[0]["settings"].get("instructions")  # query -> narrative version judged
+    if judged is None:  # a build made before the version judged was recorded: its studies' rounds
+        judged = {}
+        for s in builds[0]["studies"]:
+            for vid in narrative_store.round_version_ids(db, s["id"]):  # oldest first: the newest wins
+                judged[narrative_store.get_version(db, vid)["query_id"]] = vid
+    return {q: narrative_store.get_version(db, vid)["text"] for q, vid in judged.items()}
 
 
 def _with_instructions(topics: list[dict], texts: dict[str, str]) -> tuple[list[dict], str | None]:

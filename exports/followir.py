@@ -76,7 +76,10 @@ def export_followir(db: Database, project: str, out_dir: Path, *, all_documents:
     ``queries.jsonl``, ``corpus.jsonl``, ``qrels_og/test.{tsv,jsonl}``, ``qrels_changed/test.{tsv,jsonl}``,
     ``top_ranked.jsonl`` (one ``{"qid", "pid"}`` row per pair), ``README.md``. Returns ``{"files", "counts", "notes"}``; the files import back with
     ``formats.readers.parse("followir", [out_dir])`` into the same Bundle."""
-    sid = store.rejudge_study_id(db, projects.get_project(db, project)["id"])
+    pid = projects.get_project(db, project)["id"]
+    # instruction_changed is the newest narrative: an expert edit's when there is one (qrels from its
+    # re-judging, edited-validated), else the published one (qrels from its re-judging, changed-validated)
+    sid = store.rejudge_study_id(db, pid) or store.rejudge_study_id(db, pid, store.PUBLISHED_PURPOSE)
     derived = None if sid is None else build_rejudged(db, project, [sid], unresolved=unresolved,
                                                       allow_incomplete=allow_incomplete).qrels
     bundle, notes = followir_bundle(db, project, all_documents=all_documents, changed_qrels=derived)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from annotation.monitor import extrapolation, table7
 from annotation.scale_summary import scale_summary
+from formats.bundle import VALIDATES
 from storage import studies
 from storage.db import Database
 
@@ -81,19 +82,55 @@ def write_report(db: Database, study_id: int, out: Path, *, n_boot: int = BOOTST
             md.append(f"| {name.replace('_', ' ')} | {_fmt(e['share'], True)} | {ci} | {e['k']} / {e['n']} |")
     md += scale_section(db, study_id, n_boot=n_boot, seed=study["settings"].get("seed", 0))
     for version, b in (builds or {}).items():
-        c = b.counts
-        md += ["", f"## Qrels version `{version}` (validates `{b.base_version}`)", "",
-               f"Built from {describe_studies(b.studies)}; unresolved judgments: {c['unresolved']} "
-               f"(treated as: {b.settings.get('unresolved') or 'none needed'}).", "",
-               "| judgments | queries | left out | changed | unanimous | majority | adjudicated | unresolved | not checked |",
-               "|---|---|---|---|---|---|---|---|---|",
-               f"| {c['judgments']} | {c['queries']} | {c['left_out']} | {c['changed']} | {c.get('provenance_unanimous', 0)} "
-               f"| {c.get('provenance_majority', 0)} | {c.get('provenance_adjudicated', 0)} | {c.get('provenance_unresolved', 0)} "
-               f"| {c.get('provenance_not checked', 0)} |"]
+        md += build_section(version, b, describe_studies(b.studies))
     md_path, tex_path = out / "report.md", out / "report.tex"
     md_path.write_text("\n".join(md) + "\n", encoding="utf-8")
     tex_path.write_text("\n".join(tex) + "\n", encoding="utf-8")
     return [md_path, csv_path, tex_path]
+
+
+def build_heading(version: str, build) -> str:
+    """The Markdown heading of one built qrels version, naming what it validates: the published
+    version it corrects (``validated`` -> ``original``, ``changed-validated`` -> ``changed``,
+    ``reversed-validated`` -> ``reversed``), or for ``edited-validated`` a new instruction version.
+
+    >>> from annotation.qrels_builds import QrelsBuild
+    >>> build_heading("changed-validated", QrelsBuild("changed-validated", "changed", {}, [], [], {}))
+    '## Qrels version `changed-validated` (validates the published `changed`)'
+    >>> build_heading("edited-validated", QrelsBuild("edited-validated", "original", {}, [], [], {}))
+    '## Qrels version `edited-validated` (a new instruction version: expert-edited narratives re-judged; starts from `original`, corrects no published version)'
+    """
+    if version in VALIDATES:
+        return f"## Qrels version `{version}` (validates the published `{VALIDATES[version]}`)"
+    return (f"## Qrels version `{version}` (a new instruction version: expert-edited narratives re-judged; "
+            f"starts from `{build.base_version}`, corrects no published version)")
+
+
+def build_section(version: str, b, studies_text: str) -> list[str]:
+    """Markdown lines of one built qrels version: heading, studies, provenance counts, what the
+    control documents of a re-judging show, and the IFIR passage-match changes."""
+    c = b.counts
+    md = ["", build_heading(version, b), "",
+          f"Built from {studies_text}; unresolved judgments: {c['unresolved']} "
+          f"(treated as: {b.settings.get('unresolved') or 'none needed'}).", "",
+          "| judgments | queries | left out | changed | unanimous | majority | adjudicated | unresolved | not checked |",
+          "|---|---|---|---|---|---|---|---|---|",
+          f"| {c['judgments']} | {c['queries']} | {c['left_out']} | {c['changed']} | {c.get('provenance_unanimous', 0)} "
+          f"| {c.get('provenance_majority', 0)} | {c.get('provenance_adjudicated', 0)} | {c.get('provenance_unresolved', 0)} "
+          f"| {c.get('provenance_not checked', 0)} |"]
+    ctrl = b.settings.get("controls")
+    if ctrl and ctrl.get("documents"):
+        under = "the published changed instruction" if b.settings.get("kind") == "published" else "the edited narratives"
+        md += ["", f"Controls: {ctrl['judged_relevant']} of {ctrl['documents']} control documents (non-relevant under "
+                   f"the original narrative) judged relevant under {under} ({ctrl['resolved']} resolved). Controls are "
+                   "not written into the qrels, so they are never p-MRR changed documents."]
+    pm = b.settings.get("passage_match")
+    if pm:
+        n = pm["counts"]
+        md += ["", f"Passage-match rule ({pm['rule']}):", "",
+               "| gold -> not relevant | excluded -> relevant | unchanged | undecided |", "|---|---|---|---|",
+               f"| {n['gold_to_not_relevant']} | {n['excluded_to_relevant']} | {n['unchanged']} | {n['undecided']} |"]
+    return md
 
 
 def scale_section(db: Database, study_id: int, *, n_boot: int, seed: int) -> list[str]:

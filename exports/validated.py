@@ -196,7 +196,8 @@ def _followir_part(db: Database, project: str, bundle: Bundle, versions: list[st
     arguments. After a re-judging round (``changed-validated`` built on narrative chains):
     instruction_changed = the re-judged narrative, qrels_changed = the human outcome (queries
     without a round keep their published changed qrels)."""
-    rejudged = builds.get("changed-validated")
+    # FollowIR re-judging: of expert edits (a new instruction version) or of the published changed one
+    rejudged = builds.get("edited-validated") or builds.get("changed-validated")
     if rejudged is not None and rejudged.settings.get("scale"):
         part, skipped = followir_bundle(db, project, changed_qrels=rejudged.qrels)
         if not part.queries:
@@ -230,7 +231,8 @@ def _write_followir_shaped(write, db: Database, project: str, bundle: Bundle, ve
 
 
 def _version_order(v: str) -> tuple:
-    order = ("original", "changed", "reversed", "validated", "changed-validated", "reversed-validated")
+    order = ("original", "changed", "reversed", "validated", "changed-validated", "reversed-validated",
+             "edited-validated")
     return (order.index(v) if v in order else len(order), v)
 
 

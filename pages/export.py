@@ -52,6 +52,10 @@ rules = ValidationRules(
     drop_invalid=c1.checkbox("Drop invalid instances", True, key="exp_drop_invalid"),
     drop_unnatural=c2.checkbox("Drop unnatural instances", True, key="exp_drop_unnatural"),
     drop_best_passage_mismatch=c3.checkbox("Drop best-passage mismatches", False, key="exp_drop_mismatch"),
+    match_gold_max=c1.number_input("Gold passage not relevant at match score <=", 0, 5, 2, key="exp_match_gold_max",
+                                   help="IFIR passage_match: median of the 1-5 labels (or the adjudicated score); 0: never"),
+    match_excluded_min=c2.number_input("Excluded passage relevant at match score >=", 1, 6, 4,
+                                       key="exp_match_excluded_min", help="6: never"),
 )
 policy = st.selectbox("Unresolved judgments (ties, single labels, no labels)", [CHOOSE, *UNRESOLVED_POLICIES],
                       key="exp_unresolved",

@@ -1,6 +1,8 @@
-"""Narratives (FollowIR, Weller et al. 2024, §3): an expert makes a query's narrative more specific
-or adds a negation; each save is a new version and sends the originally relevant documents to
-re-judging; the lead reads how many flipped and stores qrels_changed."""
+"""Narratives (FollowIR, Weller et al. 2024, §3): a lead starts the re-judging of the PUBLISHED
+changed instruction (validates the published ``changed`` qrels: ``changed-validated``); an expert
+makes a query's narrative more specific or adds a negation, each save a new version whose
+re-judging builds ``edited-validated`` (a new instruction version); the lead reads how many flipped
+and stores the qrels."""
 from __future__ import annotations
 
 import pandas as pd
@@ -119,11 +121,55 @@ if st.button("Save as a new version", type="primary", key=f"nar_save:{pid}:{quer
             st.session_state["nar_flash"] = ("info", f"Nothing saved: {result['reason']}.")
         st.rerun()
 
+if user["role"] == "lead":
+    st.subheader("Re-judge the published changed instruction")
+    st.caption("Validates the published changed qrels: the documents relevant under the original narrative (and "
+               "optional controls) are judged under the changed instruction as published, with no edit. The outcome "
+               "is qrels changed-validated, compared with the published changed qrels judgment by judgment.")
+    pub_sid = store.rejudge_study_id(conn, pid, store.PUBLISHED_PURPOSE)
+    started = set(store.round_version_ids(conn, pub_sid)) if pub_sid else set()
+    open_queries = []
+    for q in store.narrative_queries(conn, pid):
+        pv = narrative_versions.published_changed_version(store.versions(conn, pid, q))
+        if pv is not None and pv["id"] not in started:
+            open_queries.append(q)
+    if not open_queries:
+        st.info("Every query with a published changed instruction is being re-judged"
+                + (f" (study {pub_sid})." if pub_sid else "; this project has none."))
+    else:
+        with st.form(key=f"nar_pub_form:{pid}"):
+            pub_queries = st.multiselect("Queries", open_queries, default=open_queries, key=f"nar_pub_queries:{pid}")
+            p1, p2, p3 = st.columns([4, 1, 1])
+            pub_annotators = p1.multiselect("Annotators", pool, default=pool, key=f"nar_pub_annotators:{pid}")
+            pub_overlap = p2.number_input("Per document", 1, 50, 3, key=f"nar_pub_overlap:{pid}")
+            pub_controls = p3.number_input("Controls", 0, 1000, 0, key=f"nar_pub_controls:{pid}",
+                                           help="per query, also judge this many originally non-relevant documents "
+                                                "(seeded); reported beside the qrels, never written into them")
+            start_published = st.form_submit_button("Start re-judging the published instruction")
+        if start_published:
+            try:
+                res = narrative_versions.rejudge_published(
+                    conn, project=project, author=user["name"], annotators=pub_annotators, query_ids=pub_queries,
+                    overlap=int(pub_overlap), controls=int(pub_controls))
+            except IFJudgeError as exc:
+                st.error(str(exc))
+            else:
+                st.session_state["nar_flash"] = ("ok", (
+                    f"Re-judging of the published changed instruction started in study {res['study_id']}: "
+                    f"{len(res['queries'])} queries, {res['items']} documents to judge ({res['controls']} controls), "
+                    f"{res['assignments']} assignments." + "".join(f" Note: {n}." for n in res["notes"])))
+                st.rerun()
+
 st.subheader("Re-judging results")
-summary = rejudging.rejudge_summary(conn, project)
-if summary["study_id"] is None:
-    st.info("No re-judging yet: save a modified narrative.")
+have = [k for k in rejudging.KINDS if store.rejudge_study_id(conn, pid, rejudging.PURPOSES[k]) is not None]
+if not have:
+    st.info("No re-judging yet: start the re-judging of the published changed instruction, or save a modified "
+            "narrative.")
     st.stop()
+KIND_LABELS = {"published": "the published changed instruction (changed-validated)",
+               "edit": "expert edits: a new instruction version (edited-validated)"}
+kind = st.radio("Re-judging of", have, format_func=KIND_LABELS.get, horizontal=True, key=f"nar_kind:{pid}")
+summary = rejudging.rejudge_summary(conn, project, kind=kind)
 
 
 def pct(v):
@@ -146,10 +192,12 @@ st.dataframe(
          "share flipped": pct(q["share_flipped"]), "unresolved": q["unresolved"], "ties": q["ties"],
          "adjudicated": q["adjudicated"], "controls": q["controls"],
          "controls judged relevant": q["controls_judged_relevant"],
-         "percent agreement": pct(q["agreement"]["percent_agreement"])}
+         "percent agreement": pct(q["agreement"]["percent_agreement"]),
+         **({"agree with published": q["agree_published"], "differ from published": q["disagree_published"]}
+            if kind == "published" else {})}
         for q in summary["queries"]
     ]),
-    hide_index=True, key="nar_summary",
+    hide_index=True, key=f"nar_summary:{kind}",
     column_config={
         "share flipped": st.column_config.TextColumn(help="— : undefined, no document was relevant under the original narrative"),
         "percent agreement": st.column_config.TextColumn(help="— : undefined, no document has two or more judgments"),
@@ -161,24 +209,33 @@ if docs:
     st.dataframe(
         pd.DataFrame([
             {"doc": d["doc_id"], "title": d["title"], "control": d["control"], "original": d["original"],
+             **({"published changed": d["published"]} if kind == "published" else {}),
              "judgments": ", ".join(f"{a}: {v}" for a, v in sorted(d["labels"].items())),
              "adjudication": d["adjudication"] or UNDEFINED, "status": d["status"], "changed": d["changed"]}
             for d in docs
         ]),
-        hide_index=True, key=f"nar_docs:{pid}:{query_id}",
+        hide_index=True, key=f"nar_docs:{pid}:{query_id}:{kind}",
     )
+if ov["controls"]:
+    st.caption(f"Controls: {ov['controls_judged_relevant']} of {ov['controls']} control documents judged relevant under "
+               + ("the published changed instruction" if kind == "published" else "the edited narratives")
+               + " (reported here, never written into the qrels).")
 if user["role"] == "lead":
     from annotation.qrels_builds import UNRESOLVED_POLICIES
 
     policy = st.selectbox("Unresolved documents (ties, single labels)", ["(choose when there are some)", *UNRESOLVED_POLICIES],
                           key=f"nar_unresolved:{pid}")
     incomplete = st.checkbox("Use the round even if some assignments are not labelled yet", key=f"nar_incomplete:{pid}")
-    if st.button("Store changed-validated qrels", key=f"nar_store:{pid}"):
+    version = rejudging.KIND_VERSIONS[kind]
+    store_fn = qrels_builds.store_changed_qrels if kind == "published" else qrels_builds.store_edited_qrels
+    if st.button(f"Store {version} qrels", key=f"nar_store:{pid}:{kind}"):
         try:
-            stored = qrels_builds.store_changed_qrels(conn, project, allow_incomplete=incomplete, created_by=user["name"],
-                                                    unresolved=None if policy.startswith("(") else policy)
+            stored = store_fn(conn, project, allow_incomplete=incomplete, created_by=user["name"],
+                              unresolved=None if policy.startswith("(") else policy)
         except IFJudgeError as exc:
             st.error(str(exc))
         else:
-            st.success(f"Stored qrels 'changed-validated': {stored['rows']} rows for {stored['queries']} re-judged "
-                       f"queries ({stored['unresolved']} unresolved); the published 'changed' qrels are unchanged.")
+            st.success(f"Stored qrels '{stored['version']}': {stored['rows']} rows for {stored['queries']} re-judged "
+                       f"queries ({stored['unresolved']} unresolved); {stored['changed']} differ from the "
+                       + ("published changed label" if kind == "published" else "original label")
+                       + "; the published qrels are unchanged.")

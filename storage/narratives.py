@@ -5,7 +5,9 @@ parent). The *root* is the original narrative (the first version of variant ``og
 save appends a version of variant ``changed`` whose parent is the version the expert started
 from. A *re-judging round* is the set of ``relevance`` items tied to one version
 (``items.narrative_version_id``) in the project's re-judging study (a study whose settings carry
-``"purpose": "rejudge"``).
+``"purpose": "rejudge"``). A project has up to two re-judging studies: the one of expert edits
+(purpose ``rejudge``) and the one of the PUBLISHED changed instruction (purpose
+``rejudge-published``), whose rounds are tied to the imported ``changed`` version and add no version.
 
 Saving a version, creating the re-judging study on first use, and inserting the round's items
 and assignments happen in ONE ``BEGIN IMMEDIATE`` transaction (:func:`insert_version`), so a
@@ -20,7 +22,9 @@ from storage.db import Database, now_iso, write
 from storage.errors import IFJudgeError
 from storage.studies import insert_items
 
-REJUDGE_PURPOSE = "rejudge"
+REJUDGE_PURPOSE = "rejudge"  # re-judging of expert edits (each save is a new version and a round)
+PUBLISHED_PURPOSE = "rejudge-published"  # re-judging of the published changed instruction, no edit
+REJUDGE_PURPOSES = (REJUDGE_PURPOSE, PUBLISHED_PURPOSE)
 VERSION_KEYS = ("id", "project_id", "query_id", "variant", "text", "author", "created_at", "parent_id")
 
 
@@ -68,13 +72,71 @@ def projects_with_narratives(db: Database) -> list[dict]:
     ]
 
 
-def rejudge_study_id(db: Database, project_id: int) -> int | None:
-    """The id of the project's re-judging study, or None before the first save."""
+def rejudge_study_id(db: Database, project_id: int, purpose: str = REJUDGE_PURPOSE) -> int | None:
+    """The id of the project's re-judging study of ``purpose`` (expert edits by default), or None
+    before its first round."""
     row = db.execute(
         "SELECT id FROM studies WHERE project_id = ? AND json_extract(settings, '$.purpose') = ? ORDER BY id LIMIT 1",
-        [project_id, REJUDGE_PURPOSE],
+        [project_id, purpose],
     ).fetchone()
     return row[0] if row else None
+
+
+def _study_for(db: Database, project_id: int, study: dict, purpose: str) -> tuple[int, bool]:
+    """Inside a write transaction: the project's re-judging study of ``purpose`` (created from
+    ``study`` if missing) with ``study["annotator_ids"]`` added; (study id, created)."""
+    row = db.execute(
+        "SELECT id FROM studies WHERE project_id = ? AND json_extract(settings, '$.purpose') = ? ORDER BY id LIMIT 1",
+        [project_id, purpose],
+    ).fetchone()
+    created = row is None
+    if created:
+        settings = {**study["settings"], "purpose": purpose}
+        study_id = db.execute(
+            "INSERT INTO studies (project_id, name, questions, settings, created_by, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            [project_id, study["name"], json.dumps(study["questions"]), json.dumps(settings),
+             study["created_by"], now_iso()],
+        ).lastrowid
+    else:
+        study_id = row[0]
+    db.executemany(
+        "INSERT INTO study_annotators (study_id, user_id) VALUES (?, ?) ON CONFLICT (study_id, user_id) DO NOTHING",
+        [(study_id, u) for u in study["annotator_ids"]],
+    )
+    return study_id, created
+
+
+def _insert_round(db: Database, study_id: int, version_id: int, items: list[dict], plan: dict[str, list[int]]) -> None:
+    """Inside a write transaction: one round's items (screen keys with ``{version}``) and assignments."""
+    start = db.execute("SELECT COALESCE(MAX(position), -1) + 1 FROM items WHERE study_id = ?", [study_id]).fetchone()[0]
+    fmt = lambda s: s.replace("{version}", str(version_id))  # noqa: E731
+    screens = {it["screen"] for it in items}
+    insert_items(
+        db, study_id,
+        [{**it, "screen": fmt(it["screen"]), "position": it["position"] + start,
+          "narrative_version_id": version_id} for it in items],
+        {fmt(s): users for s, users in plan.items() if s in screens},
+    )
+
+
+def insert_published_rounds(db: Database, *, project_id: int, study: dict, rounds: list[dict],
+                            plan: dict[str, list[int]]) -> dict:
+    """Re-judging rounds of the PUBLISHED changed instruction, in one transaction: the project's
+    study of purpose ``rejudge-published`` (created from ``study`` on first use), and per round
+    (``{"version_id", "items"}``; the version is the imported ``changed`` narrative, no version is
+    added) its items and assignments (``plan``: screen key with ``{version}`` -> user ids). A
+    version that already has a round in the study is refused (nothing is written).
+    Returns ``{"study_id", "study_created"}``."""
+    with write(db):
+        study_id, created = _study_for(db, project_id, study, PUBLISHED_PURPOSE)
+        for r in rounds:
+            if db.execute("SELECT 1 FROM items WHERE study_id = ? AND narrative_version_id = ? LIMIT 1",
+                          [study_id, r["version_id"]]).fetchone():
+                raise IFJudgeError(f"version {r['version_id']} already has a re-judging round in study {study_id}; "
+                                   "nothing was created")
+            _insert_round(db, study_id, r["version_id"], r["items"], plan)
+    return {"study_id": study_id, "study_created": created}
 
 
 def round_version_ids(db: Database, study_id: int) -> list[int]:
@@ -137,60 +199,34 @@ def insert_version(
             " VALUES (?, ?, ?, ?, ?, ?, ?)",
             [project_id, query_id, variant, text, author, now_iso(), parent_id],
         ).lastrowid
-        # the older rounds of this query are superseded: their unjudged screens leave every queue
-        # (labels already given stay, as history of those rounds)
+        # the older edit rounds of this query are superseded: their unjudged screens leave every queue
+        # (labels already given stay, as history of those rounds); the re-judging of the published
+        # changed instruction is another study and stays
         withdrawn = db.execute(
             "DELETE FROM assignments WHERE state != 'done' AND item_id IN ("
             " SELECT i.id FROM items i JOIN narrative_versions v ON v.id = i.narrative_version_id"
-            " WHERE v.project_id = ? AND v.query_id = ? AND v.id < ?)",
-            [project_id, query_id, version_id],
+            " JOIN studies s ON s.id = i.study_id"
+            " WHERE v.project_id = ? AND v.query_id = ? AND v.id < ? AND json_extract(s.settings, '$.purpose') != ?)",
+            [project_id, query_id, version_id, PUBLISHED_PURPOSE],
         ).rowcount
         study_id, created = None, False
         if items:
             if study is None:
                 raise IFJudgeError("re-judging items need the re-judging study's definition")
-            row = db.execute(
-                "SELECT id FROM studies WHERE project_id = ? AND json_extract(settings, '$.purpose') = ?"
-                " ORDER BY id LIMIT 1",
-                [project_id, REJUDGE_PURPOSE],
-            ).fetchone()
-            if row is None:
-                settings = {**study["settings"], "purpose": REJUDGE_PURPOSE}
-                study_id = db.execute(
-                    "INSERT INTO studies (project_id, name, questions, settings, created_by, created_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?)",
-                    [project_id, study["name"], json.dumps(study["questions"]), json.dumps(settings),
-                     study["created_by"], now_iso()],
-                ).lastrowid
-                created = True
-            else:
-                study_id = row[0]
-            db.executemany(
-                "INSERT INTO study_annotators (study_id, user_id) VALUES (?, ?) ON CONFLICT (study_id, user_id) DO NOTHING",
-                [(study_id, u) for u in study["annotator_ids"]],
-            )
-            start = db.execute(
-                "SELECT COALESCE(MAX(position), -1) + 1 FROM items WHERE study_id = ?", [study_id]
-            ).fetchone()[0]
-            fmt = lambda s: s.replace("{version}", str(version_id))  # noqa: E731
-            insert_items(
-                db, study_id,
-                [{**it, "screen": fmt(it["screen"]), "position": it["position"] + start,
-                  "narrative_version_id": version_id} for it in items],
-                {fmt(s): users for s, users in plan.items()},
-            )
+            study_id, created = _study_for(db, project_id, study, REJUDGE_PURPOSE)
+            _insert_round(db, study_id, version_id, items, plan)
     return {"version_id": version_id, "study_id": study_id, "study_created": created, "withdrawn": withdrawn}
 
 
-def rejudge_screen_loads(db: Database, project_id: int) -> dict[int, int]:
-    """user id -> screens assigned to them in the project's re-judging study (empty if none yet)."""
+def rejudge_screen_loads(db: Database, project_id: int, purpose: str = REJUDGE_PURPOSE) -> dict[int, int]:
+    """user id -> screens assigned to them in the project's re-judging study of ``purpose`` (empty if none yet)."""
     return {
         r[0]: r[1]
         for r in db.execute(
             "SELECT a.user_id, COUNT(DISTINCT i.screen) FROM assignments a JOIN items i ON i.id = a.item_id"
             " JOIN studies s ON s.id = i.study_id"
             " WHERE s.project_id = ? AND json_extract(s.settings, '$.purpose') = ? GROUP BY a.user_id",
-            [project_id, REJUDGE_PURPOSE],
+            [project_id, purpose],
         )
     }
 

@@ -233,12 +233,17 @@ def qrels_versions(db: Database, project_id: int) -> list[str]:
     return [r[0] for r in db.execute("SELECT DISTINCT version FROM qrels WHERE project_id = ? ORDER BY version", [project_id])]
 
 
+# FollowIR expert edits: the qrels of a new instruction version, not a correction of ``changed``
+EDITED_QRELS_VERSION = "edited-validated"
+STORABLE_VERSIONS = (*DERIVED_QRELS_VERSIONS, EDITED_QRELS_VERSION)
+
+
 def _check_derived(version: str) -> None:
     if version in PUBLISHED_QRELS_VERSIONS:
         raise IFJudgeError(f"qrels version {version!r} is published and is never overwritten; human outcomes go to "
-                           f"{', '.join(DERIVED_QRELS_VERSIONS)}")
-    if version not in QRELS_VERSIONS:
-        raise IFJudgeError(f"unknown qrels version {version!r}; expected one of {', '.join(DERIVED_QRELS_VERSIONS)}")
+                           f"{', '.join(STORABLE_VERSIONS)}")
+    if version not in QRELS_VERSIONS and version != EDITED_QRELS_VERSION:
+        raise IFJudgeError(f"unknown qrels version {version!r}; expected one of {', '.join(STORABLE_VERSIONS)}")
 
 
 def replace_qrels(db: Database, project_id: int, version: str, qrels_map: dict[str, dict[str, int]]) -> int:

@@ -145,8 +145,9 @@ def test_cli_prints_pmrr_by_qrels_and_ties(db, tmp_path, run_cli):
 
 
 def test_evaluate_page_shows_published_vs_validated_pmrr(demo, db_path, monkeypatch, tmp_path):
-    """The demo's FollowIR query re-judged by three annotators: the Evaluate page gives p-MRR on
-    published and validated qrels, equal to p_mrr on the stored runs."""
+    """The demo's FollowIR query: its published changed instruction re-judged by three annotators;
+    the Evaluate page gives p-MRR on published and validated qrels, equal to p_mrr on the stored
+    runs; both are scored with the changed run under the published instruction (the one judged)."""
     from pathlib import Path
 
     from streamlit.testing.v1 import AppTest
@@ -155,12 +156,12 @@ def test_evaluate_page_shows_published_vs_validated_pmrr(demo, db_path, monkeypa
     from evaluation.pmrr import p_mrr
     from storage import projects
     from storage.eval_runs import list_eval_runs
-    from tests.test_narratives import rejudged_demo
+    from tests.test_rejudge_published import published_rejudged_demo
 
     monkeypatch.setenv("IFJUDGE_DB", str(db_path))
     monkeypatch.setenv("IFJUDGE_CACHE_DIR", str(tmp_path / "cache"))
     db, _ = demo
-    rejudged_demo(db)
+    published_rejudged_demo(db)
     qrels_builds.store_changed_qrels(db, "demo")
     at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "pages/evaluate.py"), default_timeout=60)
     at.session_state["user"] = dict(zip(("id", "name", "role"),
@@ -175,10 +176,10 @@ def test_evaluate_page_shows_published_vs_validated_pmrr(demo, db_path, monkeypa
     at.run(timeout=120)
     assert not at.exception and not at.error
     newest = {r["qrels_version"]: load_eval_run(db, r["id"]) for r in list_eval_runs(db, 1)}
-    validated_run = newest["changed-validated"]  # the changed run under the expert's re-judged narrative
-    published_run = newest["changed"]  # the changed run under the imported changed instruction
+    validated_run = newest["changed-validated"]  # judged under the published changed instruction ...
+    published_run = newest["changed"]  # ... so scored with the same changed run
     run_og = validated_run["settings"]["paired_run"]["run"]
-    assert validated_run["settings"]["retrieval_key"] != published_run["settings"]["retrieval_key"]
+    assert validated_run["settings"]["retrieval_key"] == published_run["settings"]["retrieval_key"]
     original = projects.qrels(db, 1, "original")
     published = p_mrr(original, projects.qrels(db, 1, "changed"), run_og, published_run["run"])["p-MRR"]
     validated = p_mrr(original, projects.qrels(db, 1, "changed-validated"), run_og, validated_run["run"])["p-MRR"]

@@ -220,3 +220,122 @@ def test_monitor_page_shows_the_table2_means(ifir_db, db_path, monkeypatch):
     table = next(d.value for d in at.dataframe if "statistic" in d.value.columns and "by" in d.value.columns)
     overall = table[(table["by"] == "all") & (table["kind"] == "gold")].iloc[0]
     assert overall["statistic"] == "Gold passage matching score" and overall["mean"] == pytest.approx(13 / 3)
+
+
+# ------------------------------------------------------------------ ratings correct the qrels (issue 19, item 6)
+
+# pm0_1: gold c0, c1; excluded c2, c3. pm0_2: gold c0; excluded c1, c2, c3 (ifir_bundle)
+MATCH_LABELS = {
+    ("pm0_1", "pm0c0"): ["5", "5", "4"],  # gold, median 5: stays relevant
+    ("pm0_1", "pm0c1"): ["1", "2", "4"],  # gold, median 2 <= 2: not relevant
+    ("pm0_1", "pm0c2"): ["4", "5", "3"],  # excluded, median 4 >= 4: relevant
+    ("pm0_1", "pm0c3"): ["3", "3", "3"],  # excluded, 3: stays out
+    ("pm0_2", "pm0c0"): ["2", "2", "2"],  # gold, median 2, but the lead adjudicates 4: stays relevant
+    ("pm0_2", "pm0c1"): ["5", "4", "1"],  # excluded, median 4: relevant
+    ("pm0_2", "pm0c2"): ["1", "1", "1"],  # excluded: stays out
+    ("pm0_2", "pm0c3"): ["2", "5", "3"],  # excluded, median 3: stays out
+}
+
+
+@pytest.fixture
+def rated(ifir_db):
+    r = create_study(ifir_db, project="ifir", questions=["passage_match"], annotators=["a0", "a1", "a2"],
+                     groups=["pm0"], settings=StudySettings(group_fraction=1.0, per_group=2, seed=3))
+    sid = r["study_id"]
+    items = studies.items_of_study(ifir_db, sid)
+    assert {(it["instance_id"], it["doc_id"]) for it in items} == set(MATCH_LABELS)
+    _label(ifir_db, sid, {(i, d, "passage_match"): v for (i, d), v in MATCH_LABELS.items()})
+    adj = next(it for it in items if (it["instance_id"], it["doc_id"]) == ("pm0_2", "pm0c0"))
+    studies.add_adjudication(ifir_db, adj["id"], "4", "lead")
+    return ifir_db, sid
+
+
+def test_passage_ratings_flip_a_gold_and_excluded_passages_into_the_validated_qrels(rated):
+    from annotation.outcomes import ValidationRules
+    from annotation.qrels_builds import build_validated
+
+    db, sid = rated
+    pid = projects.get_project(db, "ifir")["id"]
+    original = projects.qrels(db, pid, "original")
+    b = build_validated(db, pid, [sid])
+    assert b.qrels["pm0_1"] == {"pm0c0": 1, "pm0c1": 0, "pm0c2": 1}
+    assert b.qrels["pm0_2"] == {"pm0c0": 1, "pm0c1": 1}
+    assert {q: d for q, d in b.qrels.items() if not q.startswith("pm0_")} == {
+        q: d for q, d in original.items() if not q.startswith("pm0_")}  # unchecked instances as published
+    assert b.settings["passage_match"]["counts"] == {"gold_to_not_relevant": 1, "excluded_to_relevant": 2,
+                                                     "unchanged": 5, "undecided": 0}
+    prov = {(p["qid"], p["doc_id"]): p for p in b.provenance}
+    assert [prov[("pm0_1", "pm0c1")][k] for k in ("published", "relevance", "provenance")] == [1, 0, "majority"]
+    assert [prov[("pm0_1", "pm0c2")][k] for k in ("published", "relevance", "provenance")] == [None, 1, "majority"]
+    assert [prov[("pm0_2", "pm0c0")][k] for k in ("published", "relevance", "provenance")] == [1, 1, "adjudicated"]
+    assert prov[("pm0_1", "pm0c0")]["provenance"] == "majority"
+    assert ("pm0_2", "pm0c2") not in prov  # an excluded passage that stays out is no judgment
+    assert b.counts["changed"] == 1  # a published judgment changed (pm0_1/c1); the two excluded ones are new
+    # the lead's thresholds: gold <= 1, excluded >= 5 -> nothing of these ratings changes a qrel
+    strict = build_validated(db, pid, [sid], rules=ValidationRules(match_gold_max=1, match_excluded_min=5))
+    assert {q: strict.qrels[q] for q in ("pm0_1", "pm0_2")} == {"pm0_1": original["pm0_1"], "pm0_2": original["pm0_2"]}
+    assert strict.settings["passage_match"]["counts"] == {"gold_to_not_relevant": 0, "excluded_to_relevant": 0,
+                                                          "unchanged": 8, "undecided": 0}
+
+
+def test_validate_cli_thresholds_and_the_report_counts(rated, db_path, run_cli, tmp_path):
+    from exports.validated import export_project
+
+    db, sid = rated
+    pid = projects.get_project(db, "ifir")["id"]
+    code, out, err = run_cli("validate", "--db", db_path, "--study", str(sid), "--json")
+    assert code == 0, err
+    assert projects.qrels(db, pid, "validated")["pm0_1"] == {"pm0c0": 1, "pm0c1": 0, "pm0c2": 1}
+    code, out, err = run_cli("validate", "--db", db_path, "--study", str(sid), "--match-excluded-min", "5", "--json")
+    assert code == 0, err
+    assert projects.qrels(db, pid, "validated")["pm0_2"] == {"pm0c0": 1}  # c1 (median 4) stays out at >= 5
+    assert projects.qrels(db, pid, "validated")["pm0_1"] == {"pm0c0": 1, "pm0c1": 0}
+    with pytest.raises(SystemExit):  # argparse refuses a score outside 0..5
+        run_cli("validate", "--db", db_path, "--study", str(sid), "--match-gold-max", "7")
+    export_project(db, "ifir", "report", tmp_path, study_ids=[sid])
+    md = (tmp_path / "report.md").read_text()
+    assert "## Qrels version `validated` (validates the published `original`)" in md
+    assert "| gold -> not relevant | excluded -> relevant | unchanged | undecided |" in md
+    assert "| 1 | 2 | 5 | 0 |" in md
+
+
+def test_export_page_thresholds_decide_the_stored_validated_qrels(rated, db_path, monkeypatch):
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    db, sid = rated
+    pid = projects.get_project(db, "ifir")["id"]
+    monkeypatch.setenv("IFJUDGE_DB", str(db_path))
+    auth.add_user(db, "boss", "lead", "pw")
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "pages/export.py"), default_timeout=30)
+    at.session_state["user"] = {k: v for k, v in zip(("id", "name", "role"), db.execute(
+        "SELECT id, name, role FROM users WHERE name = 'boss'").fetchone())}
+    at.run()
+    at.multiselect(key="exp_studies").set_value([sid]).run()
+    at.number_input(key="exp_match_gold_max").set_value(0).run()  # the gold side off
+    if any(b.key == "exp_build" for b in at.button):
+        at.button(key="exp_build").click().run()
+    at.button(key="exp_store").click().run()
+    assert not at.exception and not at.error
+    stored = projects.qrels(db, pid, "validated")
+    # gold pm0_1/c1 (median 2) stays relevant at <= 0; the excluded ones (median 4) still become relevant
+    assert (stored["pm0_1"], stored["pm0_2"]) == ({"pm0c0": 1, "pm0c1": 1, "pm0c2": 1}, {"pm0c0": 1, "pm0c1": 1})
+
+
+def test_an_undecided_passage_blocks_until_the_lead_chooses(rated):
+    from annotation.qrels_builds import UnresolvedJudgments, build_validated
+
+    db, sid = rated
+    pid = projects.get_project(db, "ifir")["id"]
+    item = next(it for it in studies.items_of_study(db, sid) if (it["instance_id"], it["doc_id"]) == ("pm0_1", "pm0c0"))
+    db.execute("DELETE FROM labels WHERE item_id = ? AND user_id IN (SELECT id FROM users WHERE name IN ('a1', 'a2'))",
+               [item["id"]])  # one label left: no score yet
+    with pytest.raises(UnresolvedJudgments, match="pm0_1/pm0c0 \\(gold passage: awaiting labels\\)"):
+        build_validated(db, pid, [sid], allow_incomplete=True)
+    kept = build_validated(db, pid, [sid], allow_incomplete=True, unresolved="keep-published")
+    assert kept.qrels["pm0_1"] == {"pm0c0": 1, "pm0c1": 0, "pm0c2": 1}
+    assert kept.settings["passage_match"]["counts"] == {"gold_to_not_relevant": 1, "excluded_to_relevant": 2,
+                                                        "unchanged": 4, "undecided": 1}
+    dropped = build_validated(db, pid, [sid], allow_incomplete=True, unresolved="drop")
+    assert dropped.qrels["pm0_1"] == {"pm0c1": 0, "pm0c2": 1}

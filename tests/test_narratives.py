@@ -312,13 +312,19 @@ def test_store_replaces_only_the_rejudged_queries(demo):
                                   author="expert", annotators=ANNOTATORS)
     for name in ANNOTATORS:
         judge(db, r["study_id"], name, {"d2": "not relevant"})
-    stored = qrels_builds.store_changed_qrels(db, "fir")
-    assert (stored["queries"], stored["rows"], stored["unresolved"]) == (1, 3, 0)
+    # an expert edit is a new instruction version: its outcome is edited-validated, not a correction of changed
+    with pytest.raises(IFJudgeError, match="no re-judging of the published changed instruction"):
+        qrels_builds.store_changed_qrels(db, "fir")
+    stored = qrels_builds.store_edited_qrels(db, "fir")
+    assert (stored["version"], stored["queries"], stored["rows"], stored["unresolved"]) == ("edited-validated", 1, 3, 0)
     pid = projects.get_project(db, "fir")["id"]
     # the human outcome is its own version; the published changed qrels stay as imported
-    assert projects.qrels(db, pid, "changed-validated") == {"q1": {"d1": 2, "d2": 0, "d3": 0}}
+    assert projects.qrels(db, pid, "edited-validated") == {"q1": {"d1": 2, "d2": 0, "d3": 0}}
+    assert "changed-validated" not in projects.qrels_versions(db, pid)
     assert projects.qrels(db, pid, "changed") == {"q1": {"d1": 2, "d2": 1, "d3": 0}, "q2": {"d4": 1, "d5": 0}}
-    build = projects.qrels_builds(db, pid, "changed-validated", with_provenance=True)[0]
+    build = projects.qrels_builds(db, pid, "edited-validated", with_provenance=True)[0]
+    assert (build["base_version"], build["settings"]["kind"]) == ("original", "edit")
+    assert build["settings"]["instructions"] == {"q1": r["version_id"]}  # the narrative version judged
     d2 = next(p for p in build["provenance"] if p["doc_id"] == "d2")
     assert (d2["published"], d2["relevance"], d2["provenance"], d2["label_counts"]) == (1, 0, "unanimous", {"not relevant": 3})
     assert projects.qrels(db, pid, "original")["q1"] == {"d1": 2, "d2": 1, "d3": 0}  # graded grade kept for d1
@@ -424,9 +430,10 @@ def test_cli_edit_show_and_summary(demo, run_cli, db_path, tmp_path):
     code, out, _ = run_cli("narrative", "rejudge-summary", *base, "--store", "--json")
     summary = json.loads(out)
     assert (summary["overall"]["flipped"], summary["overall"]["agreement"]["percent_agreement"]) == (1, 1.0)
+    assert (summary["kind"], summary["stored"]["version"]) == ("edit", "edited-validated")
     assert (summary["stored"]["queries"], summary["stored"]["rows"]) == (1, 6)
-    assert projects.qrels(db, projects.get_project(db, "demo")["id"], "changed-validated")["f-robot"]["f-doc-4"] == 1
-    assert projects.qrels(db, projects.get_project(db, "demo")["id"], "changed-validated")["f-robot"]["f-doc-3"] == 0
+    assert projects.qrels(db, projects.get_project(db, "demo")["id"], "edited-validated")["f-robot"]["f-doc-4"] == 1
+    assert projects.qrels(db, projects.get_project(db, "demo")["id"], "edited-validated")["f-robot"]["f-doc-3"] == 0
     code, out, _ = run_cli("narrative", "rejudge-summary", *base, "--documents")
     assert f"f-robot\t{result['version_id']}\t5\t5\t5\t1\t0.200\t0\t0\t1.000" in out
     assert "f-robot\tf-doc-3\tno\t1\tann1=not relevant,ann2=not relevant,ann3=not relevant\tunanimous\t0" in out

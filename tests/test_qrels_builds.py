@@ -151,7 +151,9 @@ def test_rejudging_report_and_monitor_give_randolph_fleiss_and_percent_agreement
     m = export_project(db, "demo", "report", tmp_path, study_ids=[r["study_id"]])
     md = (tmp_path / "report.md").read_text()
     assert "Percent agreement" in md and "Fleiss kappa" in md and "Completeness: 15 of 15 planned labels" in md
-    assert "## Qrels version `changed-validated`" in md and m["qrels_versions"]["changed-validated"]["counts"]["judgments"] == 6
+    # an expert edit's re-judging is a new instruction version, named as such (not a correction of changed)
+    assert "## Qrels version `edited-validated`" in md and m["qrels_versions"]["edited-validated"]["counts"]["judgments"] == 6
+    assert "changed-validated" not in m["qrels_versions"]
     # the published changed qrels are exported beside the human ones, unchanged
     assert m["qrels_versions"]["changed"] == {"built_from": "published"}
 

@@ -1,7 +1,8 @@
-"""The FollowIR workflow in a real browser: the expert edits the demo query's narrative and sees the
-added words marked; three annotators re-judge its documents by keyboard; the lead settles a split on
-the Adjudicate page and stores the validated changed qrels (the published ones stay); the FollowIR
-export holds exactly the expected qrels; the Evaluate page shows p-MRR on published vs validated qrels."""
+"""The FollowIR workflow in a real browser: the expert types an edit of the demo query's narrative
+and sees the added words marked; the lead starts the re-judging of the PUBLISHED changed
+instruction; three annotators re-judge its documents by keyboard; the lead settles a split on the
+Adjudicate page and stores changed-validated (the published qrels stay); the FollowIR export holds
+exactly the expected qrels; the Evaluate page shows p-MRR on published vs validated qrels."""
 from __future__ import annotations
 
 import re
@@ -56,7 +57,8 @@ def test_followir_rejudging_flow(page, server, artifacts, run_cli, tmp_path):
     pid = projects.get_project(db, "demo")["id"]
     original_before = projects.qrels(db, pid, "original")
 
-    # 1. the expert edits the narrative: the live diff marks the added words
+    # 1. the expert types an edit of the narrative: the live diff marks the added words (not saved here:
+    # an expert edit is a new instruction version, tested in tests/test_narratives.py)
     sign_in(page, server.url, "expert", "expert-demo")
     page.get_by_role("link", name="Narratives").click()
     expect(page.get_by_text("Documents relevant under the original narrative: 5")).to_be_visible(timeout=20_000)
@@ -69,18 +71,28 @@ def test_followir_rejudging_flow(page, server, artifacts, run_cli, tmp_path):
     added = page.locator(".st-key-nar_diff .stMarkdownColoredBackground strong", has_text="knee surgery")
     expect(added).to_have_text(ADDED, timeout=10_000)
     page.screenshot(path=str(artifacts / "narratives-page.png"), full_page=True)
-    page.get_by_role("button", name="Save as a new version").click()
-    expect(page.get_by_text(re.compile(r"Saved version 3: 5 documents to re-judge \(0 controls\), 15 assignments"))
+
+    # 1b. the lead starts the re-judging of the published changed instruction (no edit)
+    sign_in(page, server.url, "lead", "lead-demo")
+    page.get_by_role("link", name="Narratives").click()
+    start = page.get_by_role("button", name="Start re-judging the published instruction")
+    expect(start).to_be_visible(timeout=20_000)
+    settle(page)
+    start.click()
+    expect(page.get_by_text(re.compile(r"Re-judging of the published changed instruction started in study \d+: "
+                                       r"1 queries, 5 documents to judge \(0 controls\), 15 assignments"))
            ).to_be_visible(timeout=20_000)
     study_id = studies.list_studies(db, pid)[-1]["id"]
-    assert studies.get_study(db, study_id)["settings"]["purpose"] == "rejudge"
+    assert studies.get_study(db, study_id)["settings"]["purpose"] == "rejudge-published"
+    published_text = narrative_versions.published_changed_version(narrative_versions.narrative_state(
+        db, "demo", "f-robot")["versions"])["text"]
 
-    # 2. three annotators re-judge the five documents by keyboard, under the new narrative only
+    # 2. three annotators re-judge the five documents by keyboard, under the published changed narrative
     for name, not_relevant in NOT_RELEVANT.items():
         sign_in(page, server.url, name, f"{name}-demo")
-        choose(page, "Study", f"{study_id}: demo: re-judging")
+        choose(page, "Study", f"{study_id}: demo: re-judging of the published changed instruction")
         expect(page.get_by_text("0 of 5", exact=True)).to_be_visible(timeout=20_000)
-        expect(page.get_by_text(ADDED, exact=False).first).to_be_visible()
+        expect(page.get_by_text(published_text, exact=False).first).to_be_visible()
         expect(page.get_by_text("Changes from the original narrative")).to_be_visible()  # the addition is marked
         seen: list[str] = []
         for done in range(1, 6):
@@ -131,7 +143,7 @@ def test_followir_rejudging_flow(page, server, artifacts, run_cli, tmp_path):
     assert projects.qrels(db, pid, "changed") == changed_before  # the published qrels are never overwritten
     assert projects.qrels(db, pid, "original") == original_before
 
-    summary = rejudging.rejudge_summary(db, "demo")["queries"][0]
+    summary = rejudging.rejudge_summary(db, "demo", kind="published")["queries"][0]
     assert (summary["flipped"], summary["adjudicated"], summary["unresolved"]) == (3, 1, 0)
     # f-doc-1, -3, -4 unanimous; f-doc-2 and f-doc-5 split 2-1 (one agreeing pair of three)
     assert summary["agreement"]["percent_agreement"] == pytest.approx((3 + 2 / 3) / 5)
