@@ -157,17 +157,28 @@ def test_extrapolation_has_wilson_intervals(labelled):
 def test_export_cli(run_cli, labelled, db_path, tmp_path):
     code, out, _ = run_cli("export", "--db", db_path, "--project", "demo", "--format", "trec", "--out", tmp_path, "--study", labelled[1], "--json")
     assert code == 0 and json.loads(out)["format"] == "trec"
-    # the demo mixes InstructIR groups with one FollowIR query: the FollowIR layout holds that query
+    # the demo mixes 4 InstructIR groups (12 instances, one target each) with one FollowIR query (6 original
+    # and 6 changed judgments): MTEB's generic layout holds all of it, one query per instance
     code, out, err = run_cli("export", "--db", db_path, "--project", "demo", "--format", "mteb", "--out", tmp_path / "m", "--json")
     assert code == 0, err
+    assert "warning" not in err
     manifest = json.loads((tmp_path / "m" / "manifest.json").read_text())
-    assert any("only the 1 query(ies)" in n for n in manifest["notes"])
+    assert manifest["left_out"] == []
     from formats.readers import mteb
 
     back = mteb.parse([tmp_path / "m"])
-    assert [q.query_id for q in back.queries] == ["f-robot"]
-    assert {i.variant for i in back.instances} == {"og", "changed"}
-    assert {q.version for q in back.qrels} == {"original", "changed"}
+    assert len(back.queries) == len(back.instances) == 14 and len(back.documents) == 18
+    assert {q.query_id for q in back.queries} >= {"q-endo_1", "f-robot-og", "f-robot-changed"}
+    by_query = Counter(q.qid for q in back.qrels)
+    assert by_query["q-endo_1"] == 1 and by_query["f-robot-og"] == 6 and by_query["f-robot-changed"] == 6
+    assert len(back.qrels) == 12 + 6 + 6
+    # the FollowIR hub layout holds the FollowIR query only, and says on the terminal what it leaves out
+    code, out, err = run_cli("export", "--db", db_path, "--project", "demo", "--format", "followir", "--out", tmp_path / "f")
+    assert code == 0
+    assert "warning: followir export left out 12 instances" in err
+    assert "warning: followir export left out 12 documents" in err
+    left = {e["what"]: e["count"] for e in json.loads((tmp_path / "f" / "manifest.json").read_text())["left_out"]}
+    assert left == {"instances": 12, "queries": 4, "documents": 12}
 
 
 def test_agreement_cli_from_database_equals_file_form(run_cli, labelled, db_path, tmp_path):
