@@ -111,8 +111,10 @@ def export_project(
         if fmt == "trec":
             for v in versions:
                 written.append(layouts.write_trec_qrels(bundle, out / f"qrels.{v}.txt", version=v))
-        elif fmt == "beir":
-            written += layouts.write_beir(_beir_shape(bundle), out, version=best)
+        elif fmt == "beir":  # one query per instance, each judged by its side's qrels (as the generic MTEB layout)
+            part, omitted = per_instance_part(bundle, versions, loader="a BEIR evaluation")
+            left_out += omitted
+            written += layouts.write_beir(part, out, version="original")
         elif fmt == "followir":
             written += _write_followir_shaped(
                 lambda b, **kw: layouts.write_followir(b, out, **kw), db, project, bundle, versions, best, builds, notes,
@@ -293,6 +295,8 @@ def mteb_part(bundle: Bundle, versions: list[str]) -> tuple[Bundle, list[dict]]:
                             "why": "the bare query '<q>_0' (no instruction) is not a query of MTEB's IFIR tasks, "
                                    "which score the instructed queries only; the ifir export holds it"})
         version = _qrels_version_for("og", versions)
+        if version not in PUBLISHED_QRELS_VERSIONS:  # instances a validated build drops are not written
+            bare_ids |= {i.instance_id for i in bundle.instances if (version, i.instance_id) not in rows}
         part = replace(bundle, instances=[i for i in bundle.instances if i.instance_id not in bare_ids],
                        qrels=[replace(q, version="original") for q in bundle.qrels
                               if q.version == version and q.qid not in bare_ids],
@@ -304,6 +308,20 @@ def mteb_part(bundle: Bundle, versions: list[str]) -> tuple[Bundle, list[dict]]:
                                    "instruction; MTEB's IFIR tasks average levels 1, 2 and 3 each and fail on an "
                                    "empty level"})
         return part, omitted
+    return per_instance_part(bundle, versions, loader="MTEB's loader")
+
+
+def per_instance_part(bundle: Bundle, versions: list[str], *, loader: str) -> tuple[Bundle, list[dict]]:
+    """One query per instance (id = instance id, text = its query, its instruction), judged by the
+    qrels of its side (:func:`_qrels_version_for`) keyed by the instance or else by its query; a
+    query without instances stays one query without instruction; every document. An instance that
+    a validated build drops (no judgment in the derived version) is not written; one without any
+    judgment in a published version is written and counted, since ``loader`` drops it. Returns
+    (bundle, left out)."""
+    text = {q.query_id: q for q in bundle.queries}
+    rows: dict[tuple[str, str], list[Qrel]] = {}
+    for q in bundle.qrels:
+        rows.setdefault((q.version, q.qid), []).append(q)
     queries, instances, qrels, top = [], [], [], {}
     with_instances = set()
     unjudged = []
@@ -314,6 +332,8 @@ def mteb_part(bundle: Bundle, versions: list[str]) -> tuple[Bundle, list[dict]]:
                 (version, inst.instance_id) not in rows and (version, inst.query_id) not in rows:
             version = inst.variant  # a query the re-judging did not reach keeps its published judgments
         own = rows.get((version, inst.instance_id)) or rows.get((version, inst.query_id), [])
+        if not own and version not in PUBLISHED_QRELS_VERSIONS:
+            continue  # dropped by the validation (the manifest counts it)
         query = text.get(inst.query_id)
         queries.append(Query(inst.instance_id, query.text if query else "", query.subset if query else ""))
         instances.append(Instance(inst.instance_id, inst.instance_id, inst.instance_id, inst.instruction, "og"))
@@ -327,16 +347,19 @@ def mteb_part(bundle: Bundle, versions: list[str]) -> tuple[Bundle, list[dict]]:
     for q in bundle.queries:
         if q.query_id in with_instances:
             continue
-        queries.append(q)
         own = rows.get((version, q.query_id), [])
+        if not own and version not in PUBLISHED_QRELS_VERSIONS:
+            continue
+        queries.append(q)
         qrels += [replace(r, version="original") for r in own]
         if not own:
             unjudged.append(q.query_id)
         if q.query_id in bundle.top_ranked:
             top[q.query_id] = list(bundle.top_ranked[q.query_id])
+    omitted = []
     if unjudged:
         omitted.append({"what": "queries without judgments", "count": len(unjudged), "judgments": 0,
-                        "why": "written, but MTEB's loader drops a query that has no qrels (e.g. "
+                        "why": f"written, but {loader} drops a query that has no qrels (e.g. "
                                + ", ".join(repr(u) for u in unjudged[:3]) + ")"})
     return Bundle(documents=bundle.documents, queries=queries, instances=instances, qrels=qrels, top_ranked=top), omitted
 

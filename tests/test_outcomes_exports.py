@@ -116,8 +116,33 @@ def test_beir_export_imports_back_with_the_same_validated_qrels(labelled, tmp_pa
     got = {}
     for q in back.qrels:
         got.setdefault(q.qid, {})[q.doc_id] = q.relevance
-    assert got == validated_qrels(db, sid) and len(got) == 12  # 12 InstructIR-style instances, one dropped; f-robot
-    assert len(back.documents) == 18
+    # one BEIR query per instance: the 12 InstructIR-style instances less the one the study drops, and the FollowIR
+    # query as f-robot-og (its validated = original judgments) and f-robot-changed (its changed judgments)
+    expected = validated_qrels(db, sid)
+    expected["f-robot-og"] = expected.pop("f-robot")
+    expected["f-robot-changed"] = projects.qrels(db, projects.get_project(db, "demo")["id"], "changed")["f-robot"]
+    assert got == expected and len(got) == 11 + 2
+    assert len(back.documents) == 18 and len(back.queries) == 13
+    assert {i.instance_id: i.instruction for i in back.instances}["f-robot-changed"].startswith("A relevant document")
+
+
+def test_beir_and_mteb_exports_of_the_demo_hold_every_judgment(demo, tmp_path):
+    """Without a study: 14 queries (one per instance) and 12 + 6 + 6 judgments, not the changed ones alone."""
+    db, _ = demo
+    for fmt in ("beir", "mteb"):
+        manifest = export_project(db, "demo", fmt, tmp_path / fmt)
+        back = importers.parse(fmt, [tmp_path / fmt])
+        assert (len(back.queries), len(back.qrels), len(back.documents)) == (14, 24, 18), fmt
+        assert manifest["left_out"] == []
+
+
+def test_mteb_export_after_a_study_leaves_out_the_dropped_instance(labelled, tmp_path):
+    db, sid, order = labelled
+    manifest = export_project(db, "demo", "mteb", tmp_path, study_ids=[sid])
+    back = importers.parse("mteb", [tmp_path])
+    ids = {q.query_id for q in back.queries}
+    assert len(ids) == 13 and order[1] not in ids and order[0] in ids
+    assert manifest["left_out"] == [] and manifest["counts"]["instances_dropped"] == 1
 
 
 def test_jsonl_export_carries_provenance_and_label_counts(labelled, tmp_path):
