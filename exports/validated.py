@@ -2,7 +2,9 @@
 instance with its validation provenance, the validated instance set, the report, and a manifest.
 
 Every export writes ``manifest.json``: input file hashes, the studies the validated versions were
-built from (with their completeness), study settings, counts, unresolved judgments, tool version.
+built from (with their completeness), study settings, counts, unresolved judgments, tool version,
+and ``left_out``: what the layout could not hold, with counts and why (:func:`left_out_lines` says
+it in words for the terminal and the Export page).
 """
 from __future__ import annotations
 
@@ -188,7 +190,14 @@ def export_project(
 
 
 def left_out_lines(manifest: dict) -> list[str]:
-    """One sentence per thing the export's layout could not hold (``manifest["left_out"]``)."""
+    """One sentence per thing the export's layout could not hold (``manifest["left_out"]``).
+
+    Examples
+    --------
+    >>> left_out_lines({"format": "mteb", "left_out": [
+    ...     {"what": "bare queries", "count": 2, "judgments": 8, "why": "not a query of MTEB's IFIR tasks"}]})
+    ["mteb export left out 2 bare queries (8 judgments): not a query of MTEB's IFIR tasks"]
+    """
     return [f"{manifest['format']} export left out {e['count']} {e['what']}"
             + (f" ({e['judgments']} judgments)" if e.get("judgments") else "") + f": {e['why']}"
             for e in manifest.get("left_out", [])]

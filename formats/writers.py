@@ -554,12 +554,19 @@ def write_mteb(bundle: Bundle, out_dir: Path, *, og_version: str = "original", c
 
     Any other bundle is written as MTEB's own ``_push_dataset_to_hub`` writes a retrieval task:
     configs ``corpus`` (``id``, ``title``, ``text``), ``queries`` (``id``, ``text`` and an
-    ``instruction`` column, null for a query without instruction, when any query has one),
-    ``instruction`` (when every query has one), ``qrels`` (``score`` int64, qrels ``version``,
-    default ``og_version``) and ``top_ranked``, each in ``<config>/<split>-00000-of-00001.parquet``.
-    Its instances must have the id and group of their query, variant ``og``. A subset is a config
-    prefix: ``fas-corpus``. With several subsets, each subset's corpus holds the documents its qrels
-    and top_ranked name, plus the documents no subset names.
+    ``instruction`` column when any query has one), ``instruction`` (one row per query, likewise),
+    ``qrels`` (``score`` int64, qrels ``version``, default ``og_version``) and ``top_ranked``, each
+    in ``<config>/<split>-00000-of-00001.parquet``. A query without instruction gets ``""`` (MTEB
+    looks every query up and its collator refuses a null). Its instances must have the id and group
+    of their query, variant ``og``. A subset is a config prefix: ``fas-corpus``. With several
+    subsets, each subset's corpus holds the documents its qrels and top_ranked name, plus the
+    documents no subset names.
+
+    An IFIR bundle (:func:`is_ifir_shaped`) is written for MTEB's IFIR tasks, which tell a query's
+    level by ``"v1" in id``: one query per instruction, ``<q>_v<k>`` (``<q>_v0`` for a level-0
+    instruction ``<q>_inst``), text = the query, with its instruction and its judgments; one
+    domain gets unprefixed configs and its name as the card's ``pretty_name``. A bare query
+    ``<q>_0`` is refused (MTEB's IFIR tasks score instructed queries only).
 
     Nothing is written when the bundle cannot be expressed (``ValueError`` says why).
 

@@ -27,8 +27,12 @@ Two shapes, told apart by the query ids of each subset:
   of ``<q>-og`` become version ``original`` and rows of ``<q>-changed`` version ``changed``, both
   keyed by ``<q>``; ``top_ranked`` is keyed by ``<q>``. This is the Bundle the FollowIR hub-v1
   import gives for the same data.
-- **generic**: one query per row; a query with an instruction becomes an instance of the same id
-  (group = query id, variant ``og``); qrels version ``original``.
+- **IFIR** (every query id is ``<q>_v<k>``, k = 0..3, as IFJudge writes an IFIR domain for MTEB's
+  IFIR tasks, which read the level by ``"v1" in id``): query ``<q>``, instances ``<q>_<k>`` (variant
+  ``level<k>``) and ``<q>_inst`` for ``<q>_v0`` (a level-0 instruction, variant ``og``), group
+  ``<q>``, qrels keyed by instance; the subset is the config prefix, else the card's ``pretty_name``.
+- **generic**: one query per row; a query with an instruction (non-blank) becomes an instance of the
+  same id (group = query id, variant ``og``); qrels version ``original``.
 
 Scores are cast as MTEB casts them (to float, then to int); a non-integral score is refused. Each
 subset needs a corpus, a queries and a qrels config (MTEB refuses a task without them). Errors
