@@ -139,6 +139,10 @@ def export_project(
             else:
                 part, omitted = mteb_part(bundle, versions)
                 left_out += omitted
+                domains = sorted({q.subset for q in bundle.queries})
+                if layouts.is_ifir_shaped(bundle) and len(domains) > 1:
+                    notes.append(f"{len(domains)} IFIR domains written as config prefixes ({domains[0]}-corpus, ...); "
+                                 "MTEB's IFIR tasks load one domain per dataset: export one domain per project")
                 written += layouts.write_mteb(part, out, version="original")
         elif fmt == "ifir":
             written += layouts.write_ifir(bundle, out, version=best)
@@ -232,22 +236,18 @@ def _followir_part(db: Database, project: str, bundle: Bundle, versions: list[st
 
 
 def _write_followir_shaped(write, db: Database, project: str, bundle: Bundle, versions: list[str],
-                           best: str, builds: dict, notes: list[str], *, generic=None,
+                           best: str, builds: dict, notes: list[str], *,
                            left_out: list[dict] | None = None) -> list[Path]:
     """Write the project with ``write(bundle, **versions)`` in a FollowIR layout. A project that
     mixes other instances writes only its queries with an original and a changed narrative (and
-    counts the rest in ``left_out``); one with none of them is written by ``generic()`` when given."""
+    counts the rest in ``left_out``); one with none of them is refused (``ValueError``)."""
     part, kw = _followir_part(db, project, bundle, versions, best, builds, notes)
     try:
         return write(part, **kw)
     except ValueError as exc:
         mixed, skipped = followir_bundle(db, project)
         if not mixed.queries:
-            if generic is None:
-                raise
-            notes.append("written as generic MTEB retrieval: one query per instance (id = instance id) with its "
-                         "instruction")
-            return generic()
+            raise
         notes += [f"only the {len(mixed.queries)} query(ies) with an original and a changed narrative were "
                   f"written; the rest of the project does not fit the layout ({exc})", *skipped]
         if left_out is not None:
