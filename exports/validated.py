@@ -313,9 +313,8 @@ def mteb_part(bundle: Bundle, versions: list[str]) -> tuple[Bundle, list[dict]]:
         levels = {layouts._ifir_level(i) for i in part.instances} - {0}
         if levels and levels != {1, 2, 3}:
             omitted.append({"what": "instruction levels", "count": 3 - len(levels), "judgments": 0,
-                            "why": f"levels {', '.join(str(k) for k in sorted({1, 2, 3} - levels))} have no "
-                                   "instruction; MTEB's IFIR tasks average levels 1, 2 and 3 each and fail on an "
-                                   "empty level"})
+                            "why": f"no instruction of level {' or '.join(str(k) for k in sorted({1, 2, 3} - levels))}; "
+                                   "MTEB's IFIR tasks average levels 1, 2 and 3 each and fail on an empty level"})
         return part, omitted
     return per_instance_part(bundle, versions, loader="MTEB's loader")
 

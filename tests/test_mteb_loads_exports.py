@@ -240,3 +240,19 @@ def test_a_followir_project_loads_with_p_mrr(run_cli, db_path, offline):
                         "--run-og", write_run(half["og"], offline / "og.run"),
                         "--run-changed", write_run(half["changed"], offline / "changed.run"))
     assert scores["p-MRR"] == pytest.approx(pmrr["p-MRR"], abs=1e-9)
+
+
+def test_an_ifir_domain_with_an_empty_level_is_warned_about(offline):
+    """MTEB's IFIRFiQA divides each level's sum by its number of queries: without a level-3
+    instruction it fails, so the export says so; a domain without levels (nfcorpus) is not warned."""
+    from exports.validated import mteb_part
+    from formats.readers import parse
+
+    fiqa = parse("ifir", [FIXTURES / "ifir" / "fiqa"])
+    fiqa.instances = [i for i in fiqa.instances if i.variant != "level3"]
+    fiqa.qrels = [q for q in fiqa.qrels if not q.qid.endswith("_3")]
+    _, omitted = mteb_part(fiqa, ["original"])
+    assert [(e["what"], e["count"]) for e in omitted] == [("bare queries", 2), ("instruction levels", 1)]
+    assert omitted[1]["why"].startswith("no instruction of level 3;")
+    _, omitted = mteb_part(parse("ifir", [FIXTURES / "ifir" / "nfcorpus"]), ["original"])
+    assert [(e["what"], e["count"], e["judgments"]) for e in omitted] == [("bare queries", 2, 4)]
