@@ -133,7 +133,7 @@ def export_project(
                     kw[f"{published}_version"] = best
             written += layouts.write_infosearch(part, out, og_version="original", **kw)
         elif fmt == "mteb":  # MTEB v2 parquet configs: a FollowIR project as FollowIR, any other one query per instance
-            if layouts._is_followir_shaped(bundle):
+            if layouts.is_followir_shaped(bundle):
                 part, kw = _followir_part(db, project, bundle, versions, best, builds, notes)
                 written += layouts.write_mteb(part, out, **kw)
             else:
@@ -290,33 +290,32 @@ def mteb_part(bundle: Bundle, versions: list[str]) -> tuple[Bundle, list[dict]]:
     >>> len(part.queries), len(part.documents), omitted
     (14, 18, [])
     """
-    text = {q.query_id: q for q in bundle.queries}
+    if not layouts.is_ifir_shaped(bundle):
+        return per_instance_part(bundle, versions, loader="MTEB's loader")
     rows: dict[tuple[str, str], list[Qrel]] = {}
     for q in bundle.qrels:
         rows.setdefault((q.version, q.qid), []).append(q)
     omitted: list[dict] = []
-    if layouts.is_ifir_shaped(bundle):
-        bare = [i for i in bundle.instances if layouts._ifir_level(i) is None]
-        bare_ids = {i.instance_id for i in bare}
-        if bare:
-            judged = sum(len(rows.get((v, i), [])) for v in versions for i in bare_ids)
-            omitted.append({"what": "bare queries", "count": len(bare), "judgments": judged,
-                            "why": "the bare query '<q>_0' (no instruction) is not a query of MTEB's IFIR tasks, "
-                                   "which score the instructed queries only; the ifir export holds it"})
-        version = _qrels_version_for("og", versions)
-        if version not in PUBLISHED_QRELS_VERSIONS:  # instances a validated build drops are not written
-            bare_ids |= {i.instance_id for i in bundle.instances if (version, i.instance_id) not in rows}
-        part = replace(bundle, instances=[i for i in bundle.instances if i.instance_id not in bare_ids],
-                       qrels=[replace(q, version="original") for q in bundle.qrels
-                              if q.version == version and q.qid not in bare_ids],
-                       narratives=[], runs={})
-        levels = {layouts._ifir_level(i) for i in part.instances} - {0}
-        if levels and levels != {1, 2, 3}:
-            omitted.append({"what": "instruction levels", "count": 3 - len(levels), "judgments": 0,
-                            "why": f"no instruction of level {' or '.join(str(k) for k in sorted({1, 2, 3} - levels))}; "
-                                   "MTEB's IFIR tasks average levels 1, 2 and 3 each and fail on an empty level"})
-        return part, omitted
-    return per_instance_part(bundle, versions, loader="MTEB's loader")
+    version = _qrels_version_for("og", versions)
+    bare = [i for i in bundle.instances if layouts.ifir_level(i) is None]
+    bare_ids = {i.instance_id for i in bare}
+    if bare:
+        judged = sum(len(rows.get((version, i), [])) for i in bare_ids)
+        omitted.append({"what": "bare queries", "count": len(bare), "judgments": judged,
+                        "why": "the bare query '<q>_0' (no instruction) is not a query of MTEB's IFIR tasks, "
+                               "which score the instructed queries only; the ifir export holds it"})
+    if version not in PUBLISHED_QRELS_VERSIONS:  # instances a validated build drops are not written
+        bare_ids |= {i.instance_id for i in bundle.instances if (version, i.instance_id) not in rows}
+    part = replace(bundle, instances=[i for i in bundle.instances if i.instance_id not in bare_ids],
+                   qrels=[replace(q, version="original") for q in bundle.qrels
+                          if q.version == version and q.qid not in bare_ids],
+                   narratives=[], runs={})
+    levels = {layouts.ifir_level(i) for i in part.instances} - {0}
+    if levels and levels != {1, 2, 3}:
+        omitted.append({"what": "instruction levels", "count": 3 - len(levels), "judgments": 0,
+                        "why": f"no instruction of level {' or '.join(str(k) for k in sorted({1, 2, 3} - levels))}; "
+                               "MTEB's IFIR tasks average levels 1, 2 and 3 each and fail on an empty level"})
+    return part, omitted
 
 
 def per_instance_part(bundle: Bundle, versions: list[str], *, loader: str) -> tuple[Bundle, list[dict]]:

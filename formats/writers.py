@@ -461,7 +461,7 @@ def _mteb_subset_ok(name: str) -> bool:
         c.isascii() and (c.isalnum() or c in "_.-") for c in name)
 
 
-def _is_followir_shaped(bundle: Bundle) -> bool:
+def is_followir_shaped(bundle: Bundle) -> bool:
     """True when every instance is ``<q>-og`` / ``<q>-changed`` of query and group ``<q>`` and every
     query has both."""
     if not bundle.instances:
@@ -480,7 +480,7 @@ def _is_followir_shaped(bundle: Bundle) -> bool:
 IFIR_MTEB_LEVEL = re.compile(r"^(?P<query>.+)_v(?P<level>[0-3])$")
 
 
-def _ifir_level(inst: Instance) -> int | None:
+def ifir_level(inst: Instance) -> int | None:
     """The IFIR level of an instruction instance (``<q>_<k>`` of variant ``level<k>``, or ``<q>_inst``
     of variant ``og`` for level 0), None for any other instance."""
     if inst.group_id != inst.query_id:
@@ -495,7 +495,7 @@ def _ifir_level(inst: Instance) -> int | None:
 def is_ifir_shaped(bundle: Bundle) -> bool:
     """True when the bundle has IFIR instructions (levels 1-3 or a level-0 ``<q>_inst``) and every
     other instance is a bare query ``<q>_0`` (empty instruction)."""
-    levels = [_ifir_level(i) for i in bundle.instances]
+    levels = [ifir_level(i) for i in bundle.instances]
     if not any(level is not None for level in levels):
         return False
     return all(level is not None or (i.instance_id == f"{i.query_id}_0" and not i.instruction and i.group_id == i.query_id)
@@ -511,7 +511,7 @@ def _ifir_as_mteb(bundle: Bundle, version: str) -> Bundle:
     new_id: dict[str, str] = {}
     queries, instances = [], []
     for inst in bundle.instances:
-        level = _ifir_level(inst)
+        level = ifir_level(inst)
         if level is None:
             raise ValueError(f"instance {inst.instance_id!r} is the bare query of {inst.query_id!r}; MTEB's IFIR "
                              "tasks hold the instructed queries only (expected the bundle without bare queries)")
@@ -587,7 +587,7 @@ def write_mteb(bundle: Bundle, out_dir: Path, *, og_version: str = "original", c
     from formats.readers.mteb import qrel_diff
 
     out_dir = Path(out_dir)
-    followir = _is_followir_shaped(bundle)
+    followir = is_followir_shaped(bundle)
     version = og_version if version is None else version
     pretty_name = ""
     if not followir and is_ifir_shaped(bundle):
