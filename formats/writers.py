@@ -28,7 +28,6 @@ a ``ValueError`` saying what the layout needs, rather than written lossily.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -473,11 +472,6 @@ def is_followir_shaped(bundle: Bundle) -> bool:
             return False
         have.setdefault(inst.query_id, set()).add(inst.variant)
     return all(have.get(q.query_id) == {"og", "changed"} for q in bundle.queries)
-
-
-#: the level of an IFIR query in MTEB's IFIR tasks (``IFIRFiQA`` ...): they group the query ids by
-#: ``"v1" in id`` / ``"v2"`` / ``"v3"``; IFJudge writes ``<q>_v<k>`` and ``<q>_v0`` for a level-0 instruction
-IFIR_MTEB_LEVEL = re.compile(r"^(?P<query>.+)_v(?P<level>[0-3])$")
 
 
 def ifir_level(inst: Instance) -> int | None:
