@@ -11,7 +11,7 @@ import sys
 
 from annotation.outcomes import ValidationRules
 from annotation.qrels_builds import UNRESOLVED_POLICIES, UnresolvedJudgments, build_versions, describe_studies, store_build
-from exports.validated import FORMATS, export_project
+from exports.validated import FORMATS, export_project, left_out_lines
 from storage.db import connect
 
 
@@ -78,6 +78,8 @@ def run_export(args) -> int:
     except UnresolvedJudgments as exc:
         _print_unresolved(exc)
         raise
+    for line in left_out_lines(manifest):  # on the terminal whatever the output mode; the exit status stays 0
+        print(f"warning: {line}", file=sys.stderr)
     if args.json:
         print(json.dumps(manifest))
         return 0

@@ -2,7 +2,9 @@
 instance with its validation provenance, the validated instance set, the report, and a manifest.
 
 Every export writes ``manifest.json``: input file hashes, the studies the validated versions were
-built from (with their completeness), study settings, counts, unresolved judgments, tool version.
+built from (with their completeness), study settings, counts, unresolved judgments, tool version,
+and ``left_out``: what the layout could not hold, with counts and why (:func:`left_out_lines` says
+it in words for the terminal and the Export page).
 """
 from __future__ import annotations
 
@@ -106,15 +108,19 @@ def export_project(
     best = next((v for v in ("validated", "changed-validated", "changed", "original") if v in versions), "original")
     written: list[Path] = []
     notes: list[str] = []
+    left_out: list[dict] = []  # what the layout could not hold: {"what", "count", "why"}, said on the terminal too
     try:
         if fmt == "trec":
             for v in versions:
                 written.append(layouts.write_trec_qrels(bundle, out / f"qrels.{v}.txt", version=v))
-        elif fmt == "beir":
-            written += layouts.write_beir(_beir_shape(bundle), out, version=best)
+        elif fmt == "beir":  # one query per instance, each judged by its side's qrels (as the generic MTEB layout)
+            part, omitted = per_instance_part(bundle, versions, loader="a BEIR evaluation")
+            left_out += omitted
+            written += layouts.write_beir(part, out, version="original")
         elif fmt == "followir":
             written += _write_followir_shaped(
-                lambda b, **kw: layouts.write_followir(b, out, **kw), db, project, bundle, versions, best, builds, notes)
+                lambda b, **kw: layouts.write_followir(b, out, **kw), db, project, bundle, versions, best, builds, notes,
+                left_out=left_out)
         elif fmt == "infosearch":
             part = bundle
             kw = {}
@@ -126,12 +132,18 @@ def export_project(
                 elif published not in versions:
                     kw[f"{published}_version"] = best
             written += layouts.write_infosearch(part, out, og_version="original", **kw)
-        elif fmt == "mteb":  # MTEB v2 parquet configs: FollowIR-shaped, else generic retrieval (qrels `best`)
-            written += _write_followir_shaped(
-                lambda b, **kw: layouts.write_mteb(b, out, version=best, **kw), db, project, bundle, versions, best,
-                builds, notes,
-                # e.g. InstructIR: one MTEB query per instance, as MTEB's InstructIR task has it
-                generic=lambda: layouts.write_mteb(_beir_shape(bundle), out, version=best))
+        elif fmt == "mteb":  # MTEB v2 parquet configs: a FollowIR project as FollowIR, any other one query per instance
+            if layouts.is_followir_shaped(bundle):
+                part, kw = _followir_part(db, project, bundle, versions, best, builds, notes)
+                written += layouts.write_mteb(part, out, **kw)
+            else:
+                part, omitted = mteb_part(bundle, versions)
+                left_out += omitted
+                domains = sorted({q.subset for q in bundle.queries})
+                if layouts.is_ifir_shaped(bundle) and len(domains) > 1:
+                    notes.append(f"{len(domains)} IFIR domains written as config prefixes ({domains[0]}-corpus, ...); "
+                                 "MTEB's IFIR tasks load one domain per dataset: export one domain per project")
+                written += layouts.write_mteb(part, out, version="original")
         elif fmt == "ifir":
             written += layouts.write_ifir(bundle, out, version=best)
         elif fmt == "jsonl":
@@ -175,9 +187,24 @@ def export_project(
         },
         "files": [{"path": str(p.relative_to(out)), "sha256": _sha256(p)} for p in written],
         "notes": notes,
+        "left_out": left_out,
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return manifest
+
+
+def left_out_lines(manifest: dict) -> list[str]:
+    """One sentence per thing the export's layout could not hold (``manifest["left_out"]``).
+
+    Examples
+    --------
+    >>> left_out_lines({"format": "mteb", "left_out": [
+    ...     {"what": "bare queries", "count": 2, "judgments": 8, "why": "not a query of MTEB's IFIR tasks"}]})
+    ["mteb export left out 2 bare queries (8 judgments): not a query of MTEB's IFIR tasks"]
+    """
+    return [f"{manifest['format']} export left out {e['count']} {e['what']}"
+            + (f" ({e['judgments']} judgments)" if e.get("judgments") else "") + f": {e['why']}"
+            for e in manifest.get("left_out", [])]
 
 
 def _merged_validated(bundle: Bundle, validated: dict[str, dict[str, int]], *, published: str = "changed") -> Bundle:
@@ -210,24 +237,139 @@ def _followir_part(db: Database, project: str, bundle: Bundle, versions: list[st
 
 
 def _write_followir_shaped(write, db: Database, project: str, bundle: Bundle, versions: list[str],
-                           best: str, builds: dict, notes: list[str], *, generic=None) -> list[Path]:
+                           best: str, builds: dict, notes: list[str], *,
+                           left_out: list[dict] | None = None) -> list[Path]:
     """Write the project with ``write(bundle, **versions)`` in a FollowIR layout. A project that
     mixes other instances writes only its queries with an original and a changed narrative (and
-    says so in ``notes``); one with none of them is written by ``generic()`` when given."""
+    counts the rest in ``left_out``); one with none of them is refused (``ValueError``)."""
     part, kw = _followir_part(db, project, bundle, versions, best, builds, notes)
     try:
         return write(part, **kw)
     except ValueError as exc:
         mixed, skipped = followir_bundle(db, project)
         if not mixed.queries:
-            if generic is None:
-                raise
-            notes.append("written as generic MTEB retrieval: one query per instance (id = instance id) with its "
-                         "instruction")
-            return generic()
+            raise
         notes += [f"only the {len(mixed.queries)} query(ies) with an original and a changed narrative were "
                   f"written; the rest of the project does not fit the layout ({exc})", *skipped]
+        if left_out is not None:
+            why = "the FollowIR layout holds queries with an original and a changed instruction only"
+            kept_docs = {d.doc_id for d in mixed.documents}
+            for what, count in (("instances", len(bundle.instances) - len(mixed.instances)),
+                                ("queries", len(bundle.queries) - len(mixed.queries)),
+                                ("documents", sum(d.doc_id not in kept_docs for d in bundle.documents))):
+                if count:
+                    left_out.append({"what": what, "count": count, "judgments": 0, "why": why})
         return write(mixed)
+
+
+def _qrels_version_for(variant: str, versions: list[str]) -> str:
+    """The qrels version an instance of ``variant`` is judged by in a one-version layout: the
+    validated build of its side where there is one, else the published version of its side
+    (``changed`` for a changed instruction, ``reversed`` for a reversed one, else ``original``)."""
+    published = variant if variant in ("changed", "reversed") else "original"
+    derived = "validated" if published == "original" else f"{published}-validated"
+    return derived if derived in versions else published
+
+
+def mteb_part(bundle: Bundle, versions: list[str]) -> tuple[Bundle, list[dict]]:
+    """What MTEB's generic retrieval layout holds of a project that is not wholly FollowIR, and what
+    it leaves out (``[{"what", "count", "why"}]``).
+
+    Every instance becomes one MTEB query (id = instance id, text = its query, its instruction, ""
+    for none) judged by the qrels of its side (:func:`_qrels_version_for`), keyed by the instance or
+    else by its query: so a FollowIR query of a mixed project becomes ``<q>-og`` with the original
+    qrels and ``<q>-changed`` with the changed ones. A query without instances is one MTEB query
+    without instruction. Every document is written. An IFIR project keeps its instances (the writer
+    gives them MTEB's ``<q>_v<k>`` ids) except the bare queries ``<q>_0``: MTEB's IFIR tasks score
+    instructed queries only. Instances without judgments are written but counted, since MTEB's
+    loader drops a query that has no qrels.
+
+    Examples
+    --------
+    >>> from annotation.demo import demo_bundle
+    >>> part, omitted = mteb_part(demo_bundle(), ["original", "changed"])
+    >>> len(part.queries), len(part.documents), omitted
+    (14, 18, [])
+    """
+    if not layouts.is_ifir_shaped(bundle):
+        return per_instance_part(bundle, versions, loader="MTEB's loader")
+    rows: dict[tuple[str, str], list[Qrel]] = {}
+    for q in bundle.qrels:
+        rows.setdefault((q.version, q.qid), []).append(q)
+    omitted: list[dict] = []
+    version = _qrels_version_for("og", versions)
+    bare = [i for i in bundle.instances if layouts.ifir_level(i) is None]
+    bare_ids = {i.instance_id for i in bare}
+    if bare:
+        judged = sum(len(rows.get((version, i), [])) for i in bare_ids)
+        omitted.append({"what": "bare queries", "count": len(bare), "judgments": judged,
+                        "why": "the bare query '<q>_0' (no instruction) is not a query of MTEB's IFIR tasks, "
+                               "which score the instructed queries only; the ifir export holds it"})
+    if version not in PUBLISHED_QRELS_VERSIONS:  # instances a validated build drops are not written
+        bare_ids |= {i.instance_id for i in bundle.instances if (version, i.instance_id) not in rows}
+    part = replace(bundle, instances=[i for i in bundle.instances if i.instance_id not in bare_ids],
+                   qrels=[replace(q, version="original") for q in bundle.qrels
+                          if q.version == version and q.qid not in bare_ids],
+                   narratives=[], runs={})
+    levels = {layouts.ifir_level(i) for i in part.instances} - {0}
+    if levels and levels != {1, 2, 3}:
+        omitted.append({"what": "instruction levels", "count": 3 - len(levels), "judgments": 0,
+                        "why": f"no instruction of level {' or '.join(str(k) for k in sorted({1, 2, 3} - levels))}; "
+                               "MTEB's IFIR tasks average levels 1, 2 and 3 each and fail on an empty level"})
+    return part, omitted
+
+
+def per_instance_part(bundle: Bundle, versions: list[str], *, loader: str) -> tuple[Bundle, list[dict]]:
+    """One query per instance (id = instance id, text = its query, its instruction), judged by the
+    qrels of its side (:func:`_qrels_version_for`) keyed by the instance or else by its query; a
+    query without instances stays one query without instruction; every document. An instance that
+    a validated build drops (no judgment in the derived version) is not written; one without any
+    judgment in a published version is written and counted, since ``loader`` drops it. Returns
+    (bundle, left out)."""
+    text = {q.query_id: q for q in bundle.queries}
+    rows: dict[tuple[str, str], list[Qrel]] = {}
+    for q in bundle.qrels:
+        rows.setdefault((q.version, q.qid), []).append(q)
+    queries, instances, qrels, top = [], [], [], {}
+    with_instances = set()
+    unjudged = []
+    for inst in bundle.instances:
+        with_instances.add(inst.query_id)
+        version = _qrels_version_for(inst.variant, versions)
+        if inst.variant in ("changed", "reversed") and f"{inst.variant}-validated" in versions and \
+                (version, inst.instance_id) not in rows and (version, inst.query_id) not in rows:
+            version = inst.variant  # a query the re-judging did not reach keeps its published judgments
+        own = rows.get((version, inst.instance_id)) or rows.get((version, inst.query_id), [])
+        if not own and version not in PUBLISHED_QRELS_VERSIONS:
+            continue  # dropped by the validation (the manifest counts it)
+        query = text.get(inst.query_id)
+        queries.append(Query(inst.instance_id, query.text if query else "", query.subset if query else ""))
+        instances.append(Instance(inst.instance_id, inst.instance_id, inst.instance_id, inst.instruction, "og"))
+        qrels += [Qrel(inst.instance_id, q.doc_id, q.relevance, "original") for q in own]
+        if not own:
+            unjudged.append(inst.instance_id)
+        cands = bundle.top_ranked.get(inst.instance_id) or bundle.top_ranked.get(inst.query_id)
+        if cands:
+            top[inst.instance_id] = list(cands)
+    version = _qrels_version_for("og", versions)
+    for q in bundle.queries:
+        if q.query_id in with_instances:
+            continue
+        own = rows.get((version, q.query_id), [])
+        if not own and version not in PUBLISHED_QRELS_VERSIONS:
+            continue
+        queries.append(q)
+        qrels += [replace(r, version="original") for r in own]
+        if not own:
+            unjudged.append(q.query_id)
+        if q.query_id in bundle.top_ranked:
+            top[q.query_id] = list(bundle.top_ranked[q.query_id])
+    omitted = []
+    if unjudged:
+        omitted.append({"what": "queries without judgments", "count": len(unjudged), "judgments": 0,
+                        "why": f"written, but {loader} drops a query that has no qrels (e.g. "
+                               + ", ".join(repr(u) for u in unjudged[:3]) + ")"})
+    return Bundle(documents=bundle.documents, queries=queries, instances=instances, qrels=qrels, top_ranked=top), omitted
 
 
 def _version_order(v: str) -> tuple:

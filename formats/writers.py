@@ -31,7 +31,7 @@ import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from formats.bundle import Bundle, Instance, Qrel, RunRow
+from formats.bundle import Bundle, Instance, Qrel, Query, RunRow
 
 BEIR_QRELS_HEADER = "query-id\tcorpus-id\tscore"
 INSTRUCTIR_QRELS_HEADER = "qid\tpid\tscore"
@@ -460,7 +460,7 @@ def _mteb_subset_ok(name: str) -> bool:
         c.isascii() and (c.isalnum() or c in "_.-") for c in name)
 
 
-def _is_followir_shaped(bundle: Bundle) -> bool:
+def is_followir_shaped(bundle: Bundle) -> bool:
     """True when every instance is ``<q>-og`` / ``<q>-changed`` of query and group ``<q>`` and every
     query has both."""
     if not bundle.instances:
@@ -472,6 +472,54 @@ def _is_followir_shaped(bundle: Bundle) -> bool:
             return False
         have.setdefault(inst.query_id, set()).add(inst.variant)
     return all(have.get(q.query_id) == {"og", "changed"} for q in bundle.queries)
+
+
+def ifir_level(inst: Instance) -> int | None:
+    """The IFIR level of an instruction instance (``<q>_<k>`` of variant ``level<k>``, or ``<q>_inst``
+    of variant ``og`` for level 0), None for any other instance."""
+    if inst.group_id != inst.query_id:
+        return None
+    if inst.variant in ("level1", "level2", "level3") and inst.instance_id == f"{inst.query_id}_{inst.variant[-1]}":
+        return int(inst.variant[-1])
+    if inst.variant == "og" and inst.instance_id == f"{inst.query_id}_inst":
+        return 0
+    return None
+
+
+def is_ifir_shaped(bundle: Bundle) -> bool:
+    """True when the bundle has IFIR instructions (levels 1-3 or a level-0 ``<q>_inst``) and every
+    other instance is a bare query ``<q>_0`` (empty instruction)."""
+    levels = [ifir_level(i) for i in bundle.instances]
+    if not any(level is not None for level in levels):
+        return False
+    return all(level is not None or (i.instance_id == f"{i.query_id}_0" and not i.instruction and i.group_id == i.query_id)
+               for i, level in zip(bundle.instances, levels))
+
+
+def _ifir_as_mteb(bundle: Bundle, version: str) -> Bundle:
+    """An IFIR bundle as the generic MTEB bundle MTEB's IFIR tasks read: one query per instruction,
+    id ``<q>_v<k>`` (level k; ``<q>_v0`` for a level-0 instruction), text = the query, its
+    instruction, the instruction's judgments of ``version``. A bare query ``<q>_0`` is refused: MTEB's
+    IFIR tasks score instructed queries only (drop the bare queries first, and say so)."""
+    text = {q.query_id: q for q in bundle.queries}
+    new_id: dict[str, str] = {}
+    queries, instances = [], []
+    for inst in bundle.instances:
+        level = ifir_level(inst)
+        if level is None:
+            raise ValueError(f"instance {inst.instance_id!r} is the bare query of {inst.query_id!r}; MTEB's IFIR "
+                             "tasks hold the instructed queries only (expected the bundle without bare queries)")
+        qid = f"{inst.query_id}_v{level}"
+        new_id[inst.instance_id] = qid
+        query = text[inst.query_id]
+        queries.append(Query(qid, query.text, query.subset))
+        instances.append(Instance(qid, qid, qid, inst.instruction, "og"))
+    return Bundle(
+        documents=bundle.documents, queries=queries, instances=instances,
+        qrels=[Qrel(new_id[q.qid], q.doc_id, q.relevance, q.version) for q in bundle.qrels
+               if q.version == version and q.qid in new_id],
+        top_ranked={new_id[k]: v for k, v in bundle.top_ranked.items() if k in new_id},
+    )
 
 
 def write_mteb(bundle: Bundle, out_dir: Path, *, og_version: str = "original", changed_version: str = "changed",
@@ -500,12 +548,19 @@ def write_mteb(bundle: Bundle, out_dir: Path, *, og_version: str = "original", c
 
     Any other bundle is written as MTEB's own ``_push_dataset_to_hub`` writes a retrieval task:
     configs ``corpus`` (``id``, ``title``, ``text``), ``queries`` (``id``, ``text`` and an
-    ``instruction`` column, null for a query without instruction, when any query has one),
-    ``instruction`` (when every query has one), ``qrels`` (``score`` int64, qrels ``version``,
-    default ``og_version``) and ``top_ranked``, each in ``<config>/<split>-00000-of-00001.parquet``.
-    Its instances must have the id and group of their query, variant ``og``. A subset is a config
-    prefix: ``fas-corpus``. With several subsets, each subset's corpus holds the documents its qrels
-    and top_ranked name, plus the documents no subset names.
+    ``instruction`` column when any query has one), ``instruction`` (one row per query, likewise),
+    ``qrels`` (``score`` int64, qrels ``version``, default ``og_version``) and ``top_ranked``, each
+    in ``<config>/<split>-00000-of-00001.parquet``. A query without instruction gets ``""`` (MTEB
+    looks every query up and its collator refuses a null). Its instances must have the id and group
+    of their query, variant ``og``. A subset is a config prefix: ``fas-corpus``. With several
+    subsets, each subset's corpus holds the documents its qrels and top_ranked name, plus the
+    documents no subset names.
+
+    An IFIR bundle (:func:`is_ifir_shaped`) is written for MTEB's IFIR tasks, which tell a query's
+    level by ``"v1" in id``: one query per instruction, ``<q>_v<k>`` (``<q>_v0`` for a level-0
+    instruction ``<q>_inst``), text = the query, with its instruction and its judgments; one
+    domain gets unprefixed configs and its name as the card's ``pretty_name``. A bare query
+    ``<q>_0`` is refused (MTEB's IFIR tasks score instructed queries only).
 
     Nothing is written when the bundle cannot be expressed (``ValueError`` says why).
 
@@ -526,8 +581,15 @@ def write_mteb(bundle: Bundle, out_dir: Path, *, og_version: str = "original", c
     from formats.readers.mteb import qrel_diff
 
     out_dir = Path(out_dir)
-    followir = _is_followir_shaped(bundle)
+    followir = is_followir_shaped(bundle)
     version = og_version if version is None else version
+    pretty_name = ""
+    if not followir and is_ifir_shaped(bundle):
+        domains = {q.subset for q in bundle.queries}
+        bundle = _ifir_as_mteb(bundle, version)
+        if len(domains) == 1:  # one domain: unprefixed configs, as MTEB's IFIR tasks load them; the card names it
+            pretty_name = domains.pop()
+            bundle.queries = [Query(q.query_id, q.text) for q in bundle.queries]
     if not bundle.documents:
         raise ValueError("the MTEB layout needs a corpus; expected a bundle with documents")
     doc_ids = {d.doc_id for d in bundle.documents}
@@ -626,8 +688,9 @@ def write_mteb(bundle: Bundle, out_dir: Path, *, og_version: str = "original", c
             def cfg(role: str) -> str:
                 return f"{subset}-{role}" if subset else role
             columns = {"id": pa.array([q.query_id for q in queries], s), "text": pa.array([q.text for q in queries], s)}
-            if any(q.query_id in instruction for q in queries):
-                columns["instruction"] = pa.array([instruction.get(q.query_id) for q in queries], s)
+            with_instruction = any(q.query_id in instruction for q in queries)
+            if with_instruction:  # "" for a query without one, as MTEB's datasets have it (its collator refuses null)
+                columns["instruction"] = pa.array([instruction.get(q.query_id, "") for q in queries], s)
             rows = [(q.qid, q.doc_id, q.relevance) for q in bundle.qrels if q.version == version and q.qid in in_subset]
             top = [(qid, docs) for qid, docs in bundle.top_ranked.items() if qid in in_subset]
             tables += [
@@ -637,16 +700,16 @@ def write_mteb(bundle: Bundle, out_dir: Path, *, og_version: str = "original", c
                  pa.table({"query-id": pa.array([r[0] for r in rows], s), "corpus-id": pa.array([r[1] for r in rows], s),
                            "score": pa.array([r[2] for r in rows], pa.int64())})),
             ]
-            if queries and all(q.query_id in instruction for q in queries):
+            if with_instruction:
                 tables.append((cfg("instruction"), cfg("instruction"), split, pa.table({
                     "query-id": pa.array([q.query_id for q in queries], s),
-                    "instruction": pa.array([instruction[q.query_id] for q in queries], s)})))
+                    "instruction": pa.array([instruction.get(q.query_id, "") for q in queries], s)})))
         if top:
             tables.append((cfg("top_ranked"), cfg("top_ranked"), "top_ranked" if followir else split, pa.table({
                 "query-id": pa.array([t[0] for t in top], s), "corpus-ids": pa.array([list(t[1]) for t in top], ids_type)})))
 
     written: list[Path] = []
-    card = ["---", "configs:"]
+    card = ["---"] + ([f"pretty_name: {json.dumps(pretty_name)}"] if pretty_name else []) + ["configs:"]
     for config, folder, split_name, table in tables:
         stem = "default" if folder == "data" else split_name
         path = out_dir / folder / f"{stem}-00000-of-00001.parquet"
@@ -659,6 +722,9 @@ def write_mteb(bundle: Bundle, out_dir: Path, *, og_version: str = "original", c
              "Exported by IFJudge in the MTEB v2 retrieval layout"
              + (" of FollowIR (queries '<q>-og' / '<q>-changed', instruction, default qrels, qrel_diff, top_ranked)."
                 if followir else " (corpus, queries, qrels, instruction, top_ranked)."), ""]
+    if pretty_name:
+        card[-1:] = [f"IFIR domain {pretty_name}: one query per instruction, '<q>_v<level>' as MTEB's IFIR tasks "
+                     "read the level.", ""]
     readme = out_dir / "README.md"
     readme.write_text("\n".join(card), encoding="utf-8", newline="\n")
     written.append(readme)

@@ -19,7 +19,7 @@ import streamlit as st
 from annotation.glossary import label, table
 from annotation.outcomes import ValidationRules
 from annotation.qrels_builds import UNRESOLVED_POLICIES, IncompleteStudy, UnresolvedJudgments, build_versions, store_build
-from exports.validated import FORMATS, export_project, study_choices
+from exports.validated import FORMATS, export_project, left_out_lines, study_choices
 from storage.errors import IFJudgeError
 from ui.markdown import md_escape
 from ui.session import db, pick_project, require_role
@@ -119,6 +119,8 @@ if manifest["studies"]:
                                           for s in manifest["studies"]))
 st.dataframe(pd.DataFrame([{"What": label(k), "Count": v} for k, v in manifest["counts"].items()]),
              hide_index=True, key="exp_counts")
+for line in left_out_lines(manifest):  # what the layout could not hold, with counts
+    st.warning(md_escape(line))
 for note in manifest.get("notes", []):
     st.caption(md_escape(note))
 derived = {v: i for v, i in manifest["qrels_versions"].items() if i["built_from"] != "published"}

@@ -24,6 +24,9 @@ def kind_of(fmt: str, bundle: Bundle) -> str:
     """The project kind an import of ``fmt`` gives. MTEB v2 holds both FollowIR-shaped releases
     (``-og`` / ``-changed`` queries) and generic retrieval, so there the Bundle decides."""
     if fmt == "mteb":
+        if any(i.variant in ("level1", "level2", "level3") or i.instance_id == f"{i.query_id}_inst"
+               for i in bundle.instances):  # an IFIR domain, as IFJudge writes it for MTEB's IFIR tasks
+            return "ifir"
         return "followir" if any(i.variant == "changed" for i in bundle.instances) else "generic"
     return FORMAT_KIND.get(fmt, "generic")
 

@@ -259,3 +259,35 @@ def test_excluded_passages_read_one_version():
 def test_docstring_examples():
     result = doctest.testmod(ifir_module)
     assert result.attempted >= 3 and result.failed == 0
+
+
+def test_a_domain_without_levels_may_number_its_instructed_query_1(tmp_path):
+    """cds, fire and nfcorpus: test_data.json says level 0 while the query and qrels files number
+    the instructed query ``<qid>_1``; it is the level-0 instruction (instance ``<qid>_inst``), with
+    the qrels file's scores."""
+    root = tmp_path / "nfcorpus"
+    shutil.copytree(NFCORPUS, root)
+    items = json.loads((root / "test_data.json").read_text(encoding="utf-8"))
+    rows = []
+    for item in items:
+        rows.append({"_id": item["_id"] + "_0", "text": item["text"]})
+        rows.append({"_id": item["_id"] + "_1", "text": item["text"] + " " + item["instructions"][0]["instruction"]})
+    (root / "nfcorpus-query.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    qrels = (NFCORPUS / "nfcorpus-qrel.tsv").read_text(encoding="utf-8")
+    # PLAIN-1's level-0 gold is MED-10 and MED-11 (rel [0, 1]); PLAIN-2's is MED-14 (MED-13 has no text)
+    qrels += "PLAIN-1_1\tMED-10\t2\nPLAIN-1_1\tMED-11\t1\nPLAIN-2_1\tMED-14\t1\n"
+    (root / "nfcorpus-qrel.tsv").write_text(qrels, encoding="utf-8")
+    b = parse("ifir", [root])
+    published = parse("ifir", [NFCORPUS])
+    assert b.instances == published.instances  # PLAIN-1_inst / PLAIN-2_inst, variant og
+    assert [(q.doc_id, q.relevance) for q in b.qrels if q.qid == "PLAIN-1_inst"] == [("MED-10", 2), ("MED-11", 1)]
+    # a gold row of _1 that test_data.json does not list is refused as for any level
+    (root / "nfcorpus-qrel.tsv").write_text(qrels + "PLAIN-2_1\tMED-12\t1\n", encoding="utf-8")
+    with pytest.raises(ImportFailure, match="'MED-12' is not gold for 'PLAIN-2_1'"):
+        parse("ifir", [root])
+    # _2 names no instruction in a domain without levels
+    rows.append({"_id": "PLAIN-1_2", "text": items[0]["text"] + " " + items[0]["instructions"][0]["instruction"]})
+    (root / "nfcorpus-qrel.tsv").write_text(qrels, encoding="utf-8")
+    (root / "nfcorpus-query.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    with pytest.raises(ImportFailure, match="has no instruction of level 2"):
+        parse("ifir", [root])

@@ -94,3 +94,38 @@ def test_instructir_writer_refuses_foreign_instance_ids(tmp_path):
     b.instances.append(Instance("x-og", "1078446", "1078446", "i"))
     with pytest.raises(ValueError, match="<qid>_<j>"):
         layouts.write_instructir(b, tmp_path)
+
+
+def _without_bare_queries(b: Bundle) -> Bundle:
+    bare = {i.instance_id for i in b.instances if i.instance_id == f"{i.query_id}_0"}
+    return Bundle(documents=b.documents, queries=b.queries, instances=[i for i in b.instances if i.instance_id not in bare],
+                  qrels=[q for q in b.qrels if q.qid not in bare])
+
+
+@pytest.mark.parametrize("domain", ["fiqa", "nfcorpus"])
+def test_an_ifir_domain_round_trips_through_the_mteb_layout(tmp_path, domain):
+    """One IFIR domain in MTEB's layout: unprefixed configs (MTEB's IFIR tasks load those), query ids
+    ``<q>_v<k>`` (``<q>_v0`` for a level-0 instruction), the domain in the card; read back as IFIR."""
+    original = _without_bare_queries(parse("ifir", [Path(__file__).parent / "fixtures" / "published" / "ifir" / domain]))
+    layouts.write_mteb(original, tmp_path / "out")
+    assert sorted(p.name for p in (tmp_path / "out").iterdir() if p.is_dir()) == ["corpus", "instruction", "qrels", "queries"]
+    again = parse("mteb", [tmp_path / "out"])
+    assert content(again) == content(original)
+    assert {q.subset for q in again.queries} == {domain}
+
+
+def test_the_mteb_writer_refuses_an_ifir_bare_query(tmp_path):
+    b = parse("ifir", [Path(__file__).parent / "fixtures" / "published" / "ifir" / "fiqa"])
+    with pytest.raises(ValueError, match="'12_0' is the bare query of '12'; MTEB's IFIR tasks hold the instructed"):
+        layouts.write_mteb(b, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_several_ifir_domains_in_the_mteb_layout_are_config_prefixes(tmp_path):
+    original = _without_bare_queries(parse("ifir", [Path(__file__).parent / "fixtures" / "published" / "ifir"]))
+    layouts.write_mteb(original, tmp_path / "out")
+    assert {p.name for p in (tmp_path / "out").iterdir() if p.is_dir()} >= {"fiqa-corpus", "fiqa-queries", "nfcorpus-qrels"}
+    again = parse("mteb", [tmp_path / "out"])
+    # each domain's corpus holds its judged documents and those no domain judges: the order of the union differs
+    assert sorted(again.documents, key=lambda d: d.doc_id) == sorted(original.documents, key=lambda d: d.doc_id)
+    assert content(again)[1:] == content(original)[1:]

@@ -116,8 +116,33 @@ def test_beir_export_imports_back_with_the_same_validated_qrels(labelled, tmp_pa
     got = {}
     for q in back.qrels:
         got.setdefault(q.qid, {})[q.doc_id] = q.relevance
-    assert got == validated_qrels(db, sid) and len(got) == 12  # 12 InstructIR-style instances, one dropped; f-robot
-    assert len(back.documents) == 18
+    # one BEIR query per instance: the 12 InstructIR-style instances less the one the study drops, and the FollowIR
+    # query as f-robot-og (its validated = original judgments) and f-robot-changed (its changed judgments)
+    expected = validated_qrels(db, sid)
+    expected["f-robot-og"] = expected.pop("f-robot")
+    expected["f-robot-changed"] = projects.qrels(db, projects.get_project(db, "demo")["id"], "changed")["f-robot"]
+    assert got == expected and len(got) == 11 + 2
+    assert len(back.documents) == 18 and len(back.queries) == 13
+    assert {i.instance_id: i.instruction for i in back.instances}["f-robot-changed"].startswith("A relevant document")
+
+
+def test_beir_and_mteb_exports_of_the_demo_hold_every_judgment(demo, tmp_path):
+    """Without a study: 14 queries (one per instance) and 12 + 6 + 6 judgments, not the changed ones alone."""
+    db, _ = demo
+    for fmt in ("beir", "mteb"):
+        manifest = export_project(db, "demo", fmt, tmp_path / fmt)
+        back = importers.parse(fmt, [tmp_path / fmt])
+        assert (len(back.queries), len(back.qrels), len(back.documents)) == (14, 24, 18), fmt
+        assert manifest["left_out"] == []
+
+
+def test_mteb_export_after_a_study_leaves_out_the_dropped_instance(labelled, tmp_path):
+    db, sid, order = labelled
+    manifest = export_project(db, "demo", "mteb", tmp_path, study_ids=[sid])
+    back = importers.parse("mteb", [tmp_path])
+    ids = {q.query_id for q in back.queries}
+    assert len(ids) == 13 and order[1] not in ids and order[0] in ids
+    assert manifest["left_out"] == [] and manifest["counts"]["instances_dropped"] == 1
 
 
 def test_jsonl_export_carries_provenance_and_label_counts(labelled, tmp_path):
@@ -157,17 +182,28 @@ def test_extrapolation_has_wilson_intervals(labelled):
 def test_export_cli(run_cli, labelled, db_path, tmp_path):
     code, out, _ = run_cli("export", "--db", db_path, "--project", "demo", "--format", "trec", "--out", tmp_path, "--study", labelled[1], "--json")
     assert code == 0 and json.loads(out)["format"] == "trec"
-    # the demo mixes InstructIR groups with one FollowIR query: the FollowIR layout holds that query
+    # the demo mixes 4 InstructIR groups (12 instances, one target each) with one FollowIR query (6 original
+    # and 6 changed judgments): MTEB's generic layout holds all of it, one query per instance
     code, out, err = run_cli("export", "--db", db_path, "--project", "demo", "--format", "mteb", "--out", tmp_path / "m", "--json")
     assert code == 0, err
+    assert "warning" not in err
     manifest = json.loads((tmp_path / "m" / "manifest.json").read_text())
-    assert any("only the 1 query(ies)" in n for n in manifest["notes"])
+    assert manifest["left_out"] == []
     from formats.readers import mteb
 
     back = mteb.parse([tmp_path / "m"])
-    assert [q.query_id for q in back.queries] == ["f-robot"]
-    assert {i.variant for i in back.instances} == {"og", "changed"}
-    assert {q.version for q in back.qrels} == {"original", "changed"}
+    assert len(back.queries) == len(back.instances) == 14 and len(back.documents) == 18
+    assert {q.query_id for q in back.queries} >= {"q-endo_1", "f-robot-og", "f-robot-changed"}
+    by_query = Counter(q.qid for q in back.qrels)
+    assert by_query["q-endo_1"] == 1 and by_query["f-robot-og"] == 6 and by_query["f-robot-changed"] == 6
+    assert len(back.qrels) == 12 + 6 + 6
+    # the FollowIR hub layout holds the FollowIR query only, and says on the terminal what it leaves out
+    code, out, err = run_cli("export", "--db", db_path, "--project", "demo", "--format", "followir", "--out", tmp_path / "f")
+    assert code == 0
+    assert "warning: followir export left out 12 instances" in err
+    assert "warning: followir export left out 12 documents" in err
+    left = {e["what"]: e["count"] for e in json.loads((tmp_path / "f" / "manifest.json").read_text())["left_out"]}
+    assert left == {"instances": 12, "queries": 4, "documents": 12}
 
 
 def test_agreement_cli_from_database_equals_file_form(run_cli, labelled, db_path, tmp_path):

@@ -394,6 +394,21 @@ def _instruction_at(item: _Item, level: int) -> _Instruction | None:
     return next((i for i in item.instructions if i.level == level), None)
 
 
+def _without_levels(item: _Item) -> bool:
+    """An item of a domain without levels: its instructions are all of level 0."""
+    return bool(item.instructions) and all(i.level == 0 for i in item.instructions)
+
+
+def _instruction_named(item: _Item, level: int) -> _Instruction | None:
+    """The instruction a release id ``<qid>_<level>`` (level >= 1) names: the instruction of that
+    level, or, in a domain without levels, ``<qid>_1`` names the level-0 instruction (releases of
+    cds, fire and nfcorpus number the instructed query 1 while test_data.json says level 0)."""
+    found = _instruction_at(item, level)
+    if found is None and level == 1 and _without_levels(item):
+        found = _instruction_at(item, 0)
+    return found
+
+
 def _check_queries(path: Path, sources: list[tuple[str, str]], items: dict[str, _Item], test_data: Path) -> None:
     """The query file must say what test_data.json says."""
     seen: dict[str, dict[str, int]] = {}  # release id -> kind ("bare" / "instructed") -> line
@@ -401,7 +416,7 @@ def _check_queries(path: Path, sources: list[tuple[str, str]], items: dict[str, 
         release_id = require_str(record, "_id", path, line)
         text = require_str(record, "text", path, line)
         item, level = _split_release_id(release_id, path, line, "_id", items)
-        instruction = _instruction_at(item, level)
+        instruction = _instruction_named(item, level) if level else _instruction_at(item, 0)
         if level > 0 and instruction is None:
             raise ImportFailure(str(path), line, "_id",
                                 f"{release_id!r}: {item.where(test_data)} has no instruction of level {level}; "
@@ -447,7 +462,7 @@ def _read_qrels(path: Path, sources: list[tuple[str, str]], items: dict[str, _It
                                     f"{doc_id!r} is not a passage of {item.where(test_data)} (field 'corpus'); "
                                     f"expected the bare query {release_id!r} to be judged on its candidate passages")
         else:
-            instruction = _instruction_at(item, level)
+            instruction = _instruction_named(item, level)
             if instruction is None:
                 raise ImportFailure(str(path), line, "query-id",
                                     f"{item.where(test_data)} has no instruction of level {level}; expected the "
@@ -516,8 +531,9 @@ def _parse_subset(subset: _Subset, bundle: Bundle, prefix: str) -> None:
         bundle.queries.append(Query(query_id=query_id, text=item.text, subset=subset.name))
         judged = [(bare_instance_id(query_id), "", "og", item.corpus, f"{item.item_id}_0")]
         for instruction in item.instructions:
-            if instruction.level == 0:
-                judged.append((query_id + LEVEL0_SUFFIX, instruction.text, "og", instruction.gold, None))
+            if instruction.level == 0:  # its scores, where the release lists them, are under <qid>_1
+                judged.append((query_id + LEVEL0_SUFFIX, instruction.text, "og", instruction.gold,
+                               f"{item.item_id}_1"))
             else:
                 judged.append((f"{query_id}_{instruction.level}", instruction.text, f"level{instruction.level}",
                                instruction.gold, f"{item.item_id}_{instruction.level}"))

@@ -27,8 +27,12 @@ Two shapes, told apart by the query ids of each subset:
   of ``<q>-og`` become version ``original`` and rows of ``<q>-changed`` version ``changed``, both
   keyed by ``<q>``; ``top_ranked`` is keyed by ``<q>``. This is the Bundle the FollowIR hub-v1
   import gives for the same data.
-- **generic**: one query per row; a query with an instruction becomes an instance of the same id
-  (group = query id, variant ``og``); qrels version ``original``.
+- **IFIR** (every query id is ``<q>_v<k>``, k = 0..3, as IFJudge writes an IFIR domain for MTEB's
+  IFIR tasks, which read the level by ``"v1" in id``): query ``<q>``, instances ``<q>_<k>`` (variant
+  ``level<k>``) and ``<q>_inst`` for ``<q>_v0`` (a level-0 instruction, variant ``og``), group
+  ``<q>``, qrels keyed by instance; the subset is the config prefix, else the card's ``pretty_name``.
+- **generic**: one query per row; a query with an instruction (non-blank) becomes an instance of the
+  same id (group = query id, variant ``og``); qrels version ``original``.
 
 Scores are cast as MTEB casts them (to float, then to int); a non-integral score is refused. Each
 subset needs a corpus, a queries and a qrels config (MTEB refuses a task without them). Errors
@@ -520,6 +524,59 @@ def _followir(reader: _Reader, name: str, s: _Subset, configs: dict[str, _Config
                            f"query(ies) ({', '.join(differs[:5])}); IFJudge derives the changed documents from the qrels")
 
 
+#: an IFIR query as MTEB's IFIR tasks read its level (``"v1" in id``): ``<q>_v<k>``; ``<q>_v0`` a level-0 instruction
+IFIR_ID = re.compile(r"^(?P<query>.+)_v(?P<level>[0-3])$")
+
+
+def _ifir_shaped(s: _Subset) -> bool:
+    """Every query id is ``<q>_v<k>`` (k = 0..3), as IFJudge writes an IFIR domain for MTEB's IFIR tasks."""
+    return bool(s.queries) and all(IFIR_ID.match(qid) for qid, *_ in s.queries)
+
+
+def _card_name(root: Path) -> str:
+    """The ``pretty_name`` of a dataset card (``README.md``), where IFJudge writes an IFIR domain."""
+    card = root / "README.md"
+    if not card.is_file():
+        return ""
+    for line in card.read_text(encoding="utf-8", errors="replace").splitlines()[1:]:
+        if line.strip() == "---":
+            break
+        if line.startswith("pretty_name:"):
+            value = line.partition(":")[2].strip()
+            return value[1:-1] if len(value) > 1 and value[0] == value[-1] == '"' else value
+    return ""
+
+
+def _ifir(reader: _Reader, name: str, s: _Subset, configs: dict[str, _Config]) -> None:
+    """An IFIR domain in the MTEB layout: ``<q>_v<k>`` is the instance ``<q>_<k>`` (variant
+    ``level<k>``), ``<q>_v0`` the instance ``<q>_inst`` (a level-0 instruction, variant ``og``), all of
+    query and group ``<q>``; qrels keyed by instance, version ``original``."""
+    b = reader.bundle
+    subset = name or _card_name(configs["queries"].root)
+    instance_of: dict[str, str] = {}
+    text: dict[str, str] = {}
+    for qid, value, path, line in s.queries:
+        m = IFIR_ID.match(qid)
+        base, level = m.group("query"), int(m.group("level"))
+        if base not in text:
+            reader.query_ids.add(base, path, line, s.id_col)
+            text[base] = value
+            b.queries.append(Query(query_id=base, text=value, subset=subset))
+        elif value != text[base]:
+            raise ImportFailure(str(path), line, "text",
+                                f"query {qid!r} has another text than {base!r} had before ({_received_text(text[base])}); "
+                                "expected the same query text for every level of an IFIR query")
+        iid = f"{base}_inst" if level == 0 else f"{base}_{level}"
+        instance_of[qid] = iid
+        b.instances.append(Instance(instance_id=iid, query_id=base, group_id=base,
+                                    instruction=s.instruction.get(qid, ""),
+                                    variant="og" if level == 0 else f"level{level}"))
+    b.qrels += [Qrel(qid=instance_of[q], doc_id=d, relevance=r, version="original") for q, d, r, _, _ in s.qrels]
+    for qid, docs, path, line in s.top_ranked:
+        check_known(qid, set(instance_of), path, line, "query-id", "query id", configs["queries"].name)
+        b.top_ranked[instance_of[qid]] = docs
+
+
 def _generic(reader: _Reader, name: str, s: _Subset, configs: dict[str, _Config]) -> None:
     b = reader.bundle
     if s.qrel_diff:
@@ -588,6 +645,8 @@ def parse(paths: list[Path]) -> Bundle:
         s = reader.subset(subset, configs)
         if _followir_shaped(s):
             _followir(reader, subset, s, configs)
+        elif _ifir_shaped(s) and not s.qrel_diff:
+            _ifir(reader, subset, s, configs)
         else:
             _generic(reader, subset, s, configs)
     return reader.bundle
