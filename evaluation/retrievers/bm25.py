@@ -18,8 +18,10 @@ class BM25Retriever:
                   / (tf(t, d) + k1 * (1 - b + b * |d| / avgdl)),
     with Lucene's IDF(t) = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5)) (Robertson & Zaragoza, 2009;
     ``bm25s`` ``method="lucene"``). Text is lower-cased, split on ``\\b\\w\\w+\\b`` and English stop
-    words are removed (``bm25s.tokenize``). Documents sharing no term with the query are not
-    retrieved (score 0 is dropped), as in Lucene.
+    words are removed (``bm25s.tokenize``). Over the whole corpus, documents sharing no term with
+    the query are not retrieved (score 0 is dropped), as in Lucene; over candidate lists
+    (``top_ranked``) every candidate is ranked, those scoring 0 last, ordered by doc id descending
+    (trec_eval's and MTEB's tie rule), as MTEB ranks every candidate.
 
     The template decides the text on both sides (e.g. ``instruction_query`` puts the instruction's
     words into the BM25 query).
@@ -82,7 +84,8 @@ class BM25Retriever:
             scores = index.get_scores(tokens) if tokens else np.zeros(len(doc_ids), dtype=np.float32)
             if candidates is not None:
                 cand = [d for d in candidates.get(qid, []) if d in position]
-                run[qid] = top_k(scores[[position[d] for d in cand]], cand, k, drop_zero=True)
+                # every candidate is ranked, zero scores too (tied at the bottom, by doc id descending)
+                run[qid] = top_k(scores[[position[d] for d in cand]], cand, k)
             else:
                 run[qid] = top_k(scores, doc_ids, k, drop_zero=True)
             if progress and (n % 50 == 0 or n == len(topics)):
