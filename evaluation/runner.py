@@ -425,7 +425,9 @@ class _Retrieval:
         if self.reuse:
             stored = store.find_run(self.db, self.pid, key)
             if stored is not None:
-                if not self.retriever.external:  # records stored before run order was kept (sorted keys)
+                if getattr(self.retriever, "lists_ties_by_docid", False):
+                    # IFJudge's retrievers list equal scores by doc id descending; records stored before
+                    # run order was kept hold a paired run with sorted keys: listed again in that order
                     stored = {q: _in_rank_order(docs) for q, docs in stored.items()}
                 return stored, key, True
         if self.documents is None and (not self.retriever.external or self.retriever.reranker is not None):

@@ -40,6 +40,7 @@ class BM25Retriever:
     name = "bm25"
     external = False
     reranker = None
+    lists_ties_by_docid = True  # top_k's order: a stored run of it is listed in that order
 
     def __init__(self, *, k1: float = 1.5, b: float = 0.75, method: str = "lucene", stopwords: str | None = "en"):
         self.k1, self.b, self.method, self.stopwords = k1, b, method, stopwords
