@@ -226,3 +226,31 @@ def test_a_generic_query_without_instruction_is_evaluated(tmp_path):
     # both queries find their document first: nDCG@10 = 1 each, mean 1 (q2 left out before: 0.5 with missing=zero)
     assert set(r["per_query"]) == {"q1", "q2"} and r["settings"]["evaluation"]["n_queries"] == 2
     assert r["metrics"]["nDCG@10"] == pytest.approx(1.0)
+
+
+def test_an_infosearch_run_with_mteb_ids_or_one_file_per_mode_is_scored(tmp_path, run_cli):
+    db = tmp_path / "is.db"
+    import_bundle(connect(db), "is", Bundle(
+        documents=[Document(d, f"text {d}") for d in ("a", "b", "c")],
+        queries=[Query("1", "topic")],
+        instances=[Instance(f"1-{v}", "1", "1", f"{v} instruction", v) for v in ("og", "changed", "reversed")],
+        # a relevant under both instructions (a positive); b relevant originally, not under the instruction
+        qrels=[Qrel("1", "a", 1), Qrel("1", "b", 1), Qrel("1", "a", 1, "changed"), Qrel("1", "b", 0, "changed"),
+               Qrel("1", "a", 0, "reversed"), Qrel("1", "b", 1, "reversed")],
+    ), fmt="infosearch")
+    runs = {"og": [("b", 3.0), ("a", 2.0), ("c", 1.0)], "changed": [("a", 5.0), ("b", 1.0)],
+            "reversed": [("b", 3.0), ("c", 2.0), ("a", 1.0)]}
+    (tmp_path / "mteb.run").write_text("".join(trec_lines({"1": docs}, f"-{v}") for v, docs in runs.items()))
+    for v, docs in runs.items():
+        (tmp_path / f"{v}.run").write_text(trec_lines({"1": docs}))
+    one = run_cli("eval", "run", "--db", db, "--project", "is", "--model", tmp_path / "mteb.run",
+                  "--measures", "SICR,p-MRR", "--json")
+    per_mode = run_cli("eval", "run", "--db", db, "--project", "is", "--model", tmp_path / "og.run",
+                       "--changed-run", tmp_path / "changed.run", "--reversed-run", tmp_path / "reversed.run",
+                       "--measures", "SICR,p-MRR", "--json")
+    for code, out, err in (one, per_mode):
+        assert code == 0, err
+        metrics = json.loads(out)["metrics"]
+        # positive a: R_ins 1 < R_ori 2 < R_rev 3 and S 5 > 2 > 1 -> SICR 1
+        # b (relevant originally only): rank 1 originally, 2 with the instruction -> p-MRR 1 - 1/2 = 0.5
+        assert metrics["SICR"] == pytest.approx(1.0) and metrics["p-MRR"] == pytest.approx(0.5)
