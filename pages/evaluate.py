@@ -45,7 +45,7 @@ with st.form("ev_form"):
     local = st.text_input("Or a local sentence-transformers model directory", key="ev_local_model")
     templates = st.multiselect("Instruction templates", list(TEMPLATES), default=[default_template(proj["kind"])], key="ev_templates")
     chosen_versions = st.multiselect("Qrels versions", versions, default=versions, key="ev_versions")
-    k = st.number_input("Depth k", 10, 10000, 1000, key="ev_k")
+    k = st.number_input("Depth k", 10, 1000, 1000, key="ev_k")
     ties = st.selectbox("Ties (p-MRR, WISE, SICR)", ["docid", "run-order"], key="ev_ties",
                         help="docid: doc id descending, trec_eval's and MTEB's rule; run-order: the run's own order (FollowIR's code)")
     go = st.form_submit_button("Run", help="queues one evaluation job per model, template and qrels version")
