@@ -25,15 +25,26 @@ def register_eval(eval_sub) -> None:
     p.add_argument("--model", required=True,
                    help="bm25 | minilm (bundled all-MiniLM-L6-v2) | a local sentence-transformers directory | "
                         "a TREC run file | external:NAME (a run stored by an import) | a hub name (needs a hub)")
-    p.add_argument("--template", default="instruction_query", choices=list(TEMPLATES),
-                   help="how instruction and query are combined (default: instruction_query)")
+    p.add_argument("--template", default=None, choices=list(TEMPLATES),
+                   help="how instruction and query are combined (default: query_instruction, MTEB's: the query, "
+                        "a space, the instruction; instructor only when asked)")
     p.add_argument("--qrels-version", default="original",
                    help="published: original | changed | reversed; validated: validated | changed-validated | "
                         "reversed-validated")
     p.add_argument("--ties", default="docid", choices=["docid", "run-order"],
-                   help="tie rule of p-MRR / WISE / SICR: doc id descending (trec_eval, default) or the run's "
-                        "order (FollowIR's and MTEB's code), as in `ifjudge eval pmrr`")
-    p.add_argument("--k", type=int, default=100, help="run depth (default 100)")
+                   help="tie rule of p-MRR / WISE / SICR: doc id descending (default; trec_eval's and MTEB 2.26's "
+                        "rule) or the run's own order (FollowIR's original code), as in `ifjudge eval pmrr`")
+    p.add_argument("--k", type=int, default=1000,
+                   help="run depth of full-corpus retrieval (default 1000, as MTEB); with top_ranked candidate "
+                        "lists every candidate is ranked")
+    p.add_argument("--measures", default=None,
+                   help="comma-separated measure names: trec_eval / ir-measures names (nDCG@20, AP@1000, RR@1, "
+                        "map, P_30, ...) and Robustness@k, p-MRR, WISE, SICR (default: the benchmark's headline "
+                        "measures, see docs/metrics.md)")
+    p.add_argument("--changed-run", default=None, metavar="FILE",
+                   help="with --model a TREC run file of the og instructions: the run file of the changed ones")
+    p.add_argument("--reversed-run", default=None, metavar="FILE",
+                   help="with --model a TREC run file of the og instructions: the run file of the reversed ones")
     p.add_argument("--variant", default=None, help="evaluate only the instances of this variant")
     p.add_argument("--rerank", default=None, help="local CrossEncoder directory re-scoring the top k")
     p.add_argument("--candidates", default="auto", choices=["auto", "corpus", "top_ranked"],
@@ -92,16 +103,21 @@ def run_cmd(args) -> int:
     from storage.db import connect
     from storage.eval_runs import load_eval_run
 
+    from evaluation.measure_registry import parse_all
+
     if args.k < 1:
         raise IFJudgeError(f"--k must be >= 1, got {args.k}")
+    measures = [str(m) for m in parse_all(args.measures)] if args.measures is not None else None
+    if (args.changed_run or args.reversed_run) and args.background:
+        raise IFJudgeError("--changed-run / --reversed-run cannot be queued with --background; run without it")
     db = connect(args.db)
     if args.background:
-        return _submit(db, args)
+        return _submit(db, args, measures)
     bar = _Bar()
     try:
         run_id = run_eval(
             db, args.project, model=_model(args), template=args.template, qrels_version=args.qrels_version,
-            k=args.k, variant=args.variant, rerank=args.rerank, candidates=args.candidates,
+            k=args.k, measures=measures, variant=args.variant, rerank=args.rerank, candidates=args.candidates,
             missing=args.missing, score=args.score, progress=bar, cache_dir=args.cache_dir, reuse=not args.no_reuse,
             ties=args.ties,
         )
@@ -143,7 +159,7 @@ def run_cmd(args) -> int:
     return 0
 
 
-def _submit(db, args) -> int:
+def _submit(db, args, measures) -> int:
     import getpass
 
     from evaluation.jobs import describe, submit_eval
@@ -151,6 +167,7 @@ def _submit(db, args) -> int:
     job, created = submit_eval(
         db, args.project, created_by=f"cli:{getpass.getuser()}", model=args.model, template=args.template,
         qrels_version=args.qrels_version, k=args.k, variant=args.variant, rerank=args.rerank,
+        **({"measures": measures} if measures is not None else {}),
         candidates=args.candidates, missing=args.missing, score=args.score, cache_dir=args.cache_dir,
         reuse=not args.no_reuse, ties=args.ties, encoder=_encoder_options(args),
     )
@@ -182,7 +199,16 @@ def _model(args):
     """``--model`` as run_eval takes it: a DenseRetriever carrying the encoder options for a dense
     model (its run identity is the same as run_eval's own for the same options), the name otherwise."""
     from evaluation.retrievers.dense import DenseRetriever
+    from evaluation.retrievers.external import ExternalRun, looks_like_run_file
 
+    per_mode = {"changed": args.changed_run, "reversed": args.reversed_run}
+    if any(per_mode.values()):
+        if not looks_like_run_file(args.model):
+            raise IFJudgeError(f"--changed-run / --reversed-run need --model to be the og run file; got {args.model!r}")
+        for flag, path in (("--changed-run", args.changed_run), ("--reversed-run", args.reversed_run)):
+            if path and not looks_like_run_file(path):
+                raise IFJudgeError(f"{flag}: no file {path!r}")
+        return ExternalRun.from_files({"og": args.model, **{v: p for v, p in per_mode.items() if p}})
     encoder = _encoder_options(args)
     if encoder is None:
         return args.model

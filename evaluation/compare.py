@@ -82,7 +82,7 @@ def system_of(run: dict) -> tuple[str, tuple]:
     label = f"{_short(run['model'])} [{run['template']}]"
     if s.get("rerank"):
         label += f" >> {_short(s['rerank'])}"
-    if s.get("k") not in (None, 100):
+    if s.get("k") not in (None, 1000):  # the default depth (evaluation.runner.DEFAULT_K) is not named
         label += f" k={s['k']}"
     return label, key
 

@@ -28,10 +28,10 @@ import time
 import uuid
 from pathlib import Path
 
-from evaluation import measures as measures_mod
-from evaluation.runner import CANDIDATE_MODES, DEFAULT_MEASURES, check_evaluable, run_eval
+from evaluation.measure_registry import parse_all
+from evaluation.runner import CANDIDATE_MODES, DEFAULT_K, check_evaluable, run_eval
 from evaluation.pmrr import TIES
-from evaluation.templates import get_template
+from evaluation.templates import default_template, get_template
 from storage import jobs as store
 from storage import projects
 from storage.db import Database, connect, target_of
@@ -61,10 +61,10 @@ class WorkerStopping(Exception):
 def eval_parameters(
     *,
     model: str,
-    template: str = "instruction_query",
+    template: str | None = None,  # the project kind's default (MTEB's query_instruction)
     qrels_version: str = "original",
-    k: int = 100,
-    measures=DEFAULT_MEASURES,
+    k: int = DEFAULT_K,
+    measures=None,  # the project kind's headline measures
     variant: str | None = None,
     rerank: str | None = None,
     candidates: str = "auto",
@@ -103,8 +103,9 @@ def eval_parameters(
         return str(Path(path).resolve()) if path is not None and Path(path).exists() else path
 
     return {
-        "model": absolute(model.strip()), "template": get_template(template).name, "qrels_version": qrels_version,
-        "k": k, "measures": [str(m) for m in measures_mod.parse_measures(list(measures))], "variant": variant,
+        "model": absolute(model.strip()), "template": get_template(template).name if template is not None else None,
+        "qrels_version": qrels_version,
+        "k": k, "measures": [str(m) for m in parse_all(measures)] if measures is not None else None, "variant": variant,
         "rerank": absolute(rerank), "candidates": candidates, "missing": missing, "score": score,
         "cache_dir": str(Path(cache_dir).resolve()) if cache_dir else None, "reuse": bool(reuse), "ties": ties,
         # dense encoder options (device, backend, batch size, fp16); absent when all are defaults
@@ -146,6 +147,8 @@ def submit_eval(db: Database, project: str | dict, *, created_by: str, **params)
     """
     proj = projects.get_project(db, project) if isinstance(project, str) else project
     parameters = eval_parameters(**params)
+    if parameters["template"] is None:  # the kind's default, named in the job
+        parameters["template"] = default_template(proj["kind"])
     versions = projects.qrels_versions(db, proj["id"])
     if parameters["qrels_version"] not in versions:
         raise IFJudgeError(f"project {proj['name']!r} has no qrels version {parameters['qrels_version']!r}; "

@@ -17,8 +17,9 @@ Two kinds of measures share one vocabulary:
 
 :func:`parse` reads any name; :func:`parse_measure` / :func:`parse_measures` only standard ones
 (what :func:`evaluation.measures.evaluate` computes). An unknown name is refused with
-:class:`UnknownMeasure`, whose message lists the known ones. :data:`DEFAULT_MEASURES` is the one
-default list (CLI, runner, pages); :data:`DEFAULT_STANDARD` its standard part.
+:class:`UnknownMeasure`, whose message lists the known ones. :func:`default_measures` gives each
+project kind's default list (:data:`DEFAULT_MEASURES_BY_KIND`: the benchmark's headline measures);
+:data:`DEFAULT_MEASURES` is a generic project's, :data:`DEFAULT_STANDARD` its standard part.
 
 References
 ----------
@@ -37,8 +38,8 @@ from ir_measures.measures.base import SumAgg
 from formats.errors import IFJudgeError
 
 __all__ = [
-    "DEFAULT_MEASURES", "DEFAULT_STANDARD", "IF_MEASURES", "IFMeasure", "IFMeasureSpec", "Measure",
-    "UnknownMeasure", "known_measures", "parse", "parse_all", "parse_measure", "parse_measures",
+    "DEFAULT_MEASURES", "DEFAULT_MEASURES_BY_KIND", "DEFAULT_STANDARD", "IF_MEASURES", "IFMeasure", "IFMeasureSpec", "Measure",
+    "UnknownMeasure", "default_measures", "known_measures", "parse", "parse_all", "parse_measure", "parse_measures",
 ]
 
 
@@ -238,6 +239,33 @@ class IFMeasure:
 DEFAULT_MEASURES: tuple[str, ...] = (
     "nDCG@10", "AP@100", "RR@10", "R@100", "P@5", "Robustness@10", "p-MRR", "WISE", "SICR",
 )
+
+# Each benchmark's headline measures (its paper's tables), nDCG@10 in every list so that runs of
+# different kinds share a measure: FollowIR (Weller et al., 2024, Table 2) MAP@1000 for Robust04 /
+# Core17, nDCG@5 for News21, p-MRR; IFIR nDCG@20 (INSTFOL needs judge scores: `ifjudge eval
+# instfol`); InfoSearch (Zhou et al., 2025) nDCG@10, MRR@1, p-MRR, WISE, SICR; InstructIR (Oh et
+# al., 2024) nDCG@10, Robustness@10. A generic project gets DEFAULT_MEASURES.
+DEFAULT_MEASURES_BY_KIND: dict[str, tuple[str, ...]] = {
+    "followir": ("nDCG@10", "AP@1000", "nDCG@5", "p-MRR"),
+    "ifir": ("nDCG@10", "nDCG@20"),
+    "infosearch": ("nDCG@10", "RR@1", "p-MRR", "WISE", "SICR"),
+    "instructir": ("nDCG@10", "Robustness@10"),
+    "generic": DEFAULT_MEASURES,
+}
+
+
+def default_measures(kind: str | None = None) -> tuple[str, ...]:
+    """The measures an evaluation of a project of ``kind`` computes unless told otherwise.
+
+    Examples
+    --------
+    >>> default_measures("followir")
+    ('nDCG@10', 'AP@1000', 'nDCG@5', 'p-MRR')
+    >>> [str(parse(m)) for m in default_measures("infosearch")][:2]
+    ['nDCG@10', 'RR@1']
+    """
+    return DEFAULT_MEASURES_BY_KIND.get(kind or "generic", DEFAULT_MEASURES)
+
 
 _IF_PATTERN = re.compile(r"^\s*([A-Za-z][A-Za-z_-]*)\s*(?:\((.*)\))?\s*(?:@\s*([^\s@]+))?\s*$")
 _TREC_HINT = "trec_eval names such as map, P_30, ndcg_cut_10, recip_rank, success_10 are accepted too"

@@ -27,9 +27,10 @@ def doc_ranks(
     """1-based rank and score of each target document in one query's run.
 
     The rank is the position when the run's documents are ordered by score descending; equal
-    scores are ordered by document id descending (``ties="docid"``, trec_eval's order) or keep
-    the order in which the run lists them (``ties="run-order"``: a stable sort by score, as in
-    FollowIR's and InfoSearch's code, which sort the run dict with Python's ``sorted``). A
+    scores are ordered by document id descending (``ties="docid"``: trec_eval's order, and MTEB
+    2.26's ``get_rank_from_dict``, which sorts by ``(score, doc id)`` descending) or keep the order
+    in which the run lists them (``ties="run-order"``: a stable sort by score, as in FollowIR's
+    and InfoSearch's original code, which sort the run dict with Python's ``sorted``). A
     document absent from the run gets rank ``len(run) + 1`` and score 0.0 (the reference code's
     value).
 
@@ -148,8 +149,8 @@ def p_mrr(
     run_og, run_changed : dict
         ``run[qid][docid] -> score`` with the original and the changed instruction.
     ties : {"docid", "run-order"}
-        How equal scores are ranked: doc id descending (trec_eval), or the run's own order
-        (reproduces the FollowIR / mteb code).
+        How equal scores are ranked: doc id descending (trec_eval, MTEB 2.26), or the run's own
+        order (reproduces FollowIR's original code).
 
     Returns
     -------

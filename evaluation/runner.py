@@ -16,19 +16,23 @@ from dataclasses import dataclass
 
 from evaluation import measures as measures_mod
 from evaluation.infosearch import infosearch_metrics
+from evaluation.measure_registry import IFMeasure, default_measures, parse_all
 from evaluation.pmrr import TIES, p_mrr
 from evaluation.retrievers import Progress, Retriever
 from evaluation.retrievers.build import build_retriever
 from evaluation.robustness import robustness
-from evaluation.templates import get_template
+from evaluation.templates import default_template, get_template
 from storage import eval_runs as store
 from storage import projects
 from formats.bundle import VALIDATES
 from storage.errors import IFJudgeError, NotFound
 from storage.db import Database
 
-DEFAULT_MEASURES = measures_mod.DEFAULT_STANDARD  # the one default list: evaluation.measure_registry
+DEFAULT_MEASURES = measures_mod.DEFAULT_STANDARD  # a generic project's standard ones: evaluation.measure_registry
+DEFAULT_K = 1000  # MTEB's retrieval depth (max of AbsTaskRetrieval.k_values); full-corpus retrieval only
 ROBUSTNESS_K = 10
+# the instruction-following measures the runner computes from its own runs (INSTFOL needs judge scores)
+PAIRED_MEASURES = ("p-MRR", "WISE", "SICR")
 # kinds whose og / changed instances of one query are paired for p-MRR (a generic project can hold
 # FollowIR-style queries beside others, e.g. the demo)
 PAIRED_KINDS = ("followir", "infosearch", "generic")
@@ -83,7 +87,7 @@ def select_topics(db, project_id: int, qrels_version: str, variant: str | None) 
     evaluated at a time: ``variant`` if given, else the one the qrels version judges
     (original -> og, changed -> changed, reversed -> reversed; a validated version as the version it validates).
     """
-    topics = projects.eval_topics(db, project_id)
+    topics = all_topics(db, project_id)
     variants = sorted({t["variant"] for t in topics})
     if variant is None and len({t["qid"] for t in topics}) < len(topics):
         variant = _variant_for(qrels_version, variants)
@@ -97,6 +101,19 @@ def select_topics(db, project_id: int, qrels_version: str, variant: str | None) 
         dup = sorted({q for q in qids if qids.count(q) > 1})[:5]
         raise IFJudgeError(f"several instances of variant {variant!r} share the qids {', '.join(dup)}; cannot build one run")
     return topics, variant
+
+
+def all_topics(db, project_id: int) -> list[dict]:
+    """Every topic of a project (:func:`storage.projects.eval_topics`); in a generic project a query
+    without instruction is a topic too, with the instruction ``""`` (as MTEB's datasets hold it), so
+    that every query is evaluated, as MTEB averages over every query."""
+    topics = projects.eval_topics(db, project_id)
+    if projects.get_project_by_id(db, project_id)["kind"] != "generic":
+        return topics
+    have = {t["query_id"] for t in topics}
+    extra = [{"instance_id": qid, "query_id": qid, "group_id": qid, "instruction": "", "variant": "og",
+              "query": text, "qid": qid} for qid, text in projects.queries(db, project_id).items() if qid not in have]
+    return topics + extra
 
 
 def rejudged_instructions(db, project_id: int, version: str = "changed-validated") -> dict[str, str]:
@@ -165,10 +182,10 @@ def run_eval(
     project: str | dict,
     *,
     model,
-    template: str = "instruction_query",
+    template: str | None = None,
     qrels_version: str = "original",
-    k: int = 100,
-    measures: Sequence[str] = DEFAULT_MEASURES,
+    k: int = DEFAULT_K,
+    measures: Sequence[str] | None = None,
     variant: str | None = None,
     rerank=None,
     candidates: str = "auto",
@@ -191,20 +208,28 @@ def run_eval(
         directory or a hub name; a TREC run file; ``"external:<name>"`` for a run stored by an
         import (:func:`evaluation.retrievers.build.build_retriever`); or a
         :class:`~evaluation.retrievers.Retriever`.
-    template : str
-        Name from :data:`evaluation.templates.TEMPLATES` (ignored for external runs).
+    template : str, optional
+        Name from :data:`evaluation.templates.TEMPLATES` (ignored for external runs); default
+        :func:`evaluation.templates.default_template` of the project's kind, MTEB's
+        ``query_instruction`` (query, space, instruction).
     qrels_version : str
         A published version (``original``, ``changed``, ``reversed``) or a validated one
         (``validated``, ``changed-validated``, ``reversed-validated``) -- must exist in the project.
     k : int
-        Depth of the run (and of the reranked first stage).
-    measures : list of str
-        Standard measures (:func:`evaluation.measures.evaluate`), trec_eval semantics.
-        ``Robustness@10`` (InstructIR) is added when some group has more than one evaluated
-        instance; ``p-MRR`` (FollowIR eq. 1) for followir / infosearch projects that have both
-        ``og`` and ``changed`` instances and the ``original`` and changed (or validated) qrels;
-        for infosearch projects with ``reversed`` instances too, ``WISE``, ``SICR`` and
-        InfoSearch's ``p-MRR`` (:func:`evaluation.infosearch.infosearch_metrics`).
+        Depth of a full-corpus run (and of its reranked first stage), default 1000 as MTEB.
+        When the project has candidate lists (``top_ranked``), every candidate is ranked and
+        ``k`` is not used, as MTEB ranks every candidate of ``top_ranked``.
+    measures : list of str, optional
+        Any names of :mod:`evaluation.measure_registry` (trec_eval / ir-measures names and
+        ``Robustness@k``, ``p-MRR``, ``WISE``, ``SICR``); default
+        :func:`evaluation.measure_registry.default_measures` of the project's kind (the
+        benchmark's headline measures). Standard ones have trec_eval semantics
+        (:func:`evaluation.measures.evaluate`). ``Robustness@k`` (InstructIR) needs a group with
+        more than one evaluated instance; ``p-MRR`` (FollowIR eq. 1) og and changed instances and
+        the ``original`` and changed (or validated) qrels; ``WISE``, ``SICR`` and InfoSearch's
+        ``p-MRR`` (:func:`evaluation.infosearch.infosearch_metrics`) ``reversed`` instances too.
+        In a default list they are computed when the project has what they need; asked for by
+        name and not computable, they are stored as undefined with the reason.
     variant : str, optional
         Evaluate only the instances of this variant (see :func:`select_topics` for the default).
     rerank : str or Reranker, optional
@@ -227,7 +252,10 @@ def run_eval(
         embedding cache still applies).
     ties : {"docid", "run-order"}
         How equal scores are ranked for p-MRR, WISE and SICR (:func:`evaluation.pmrr.doc_ranks`):
-        doc id descending (trec_eval) or the run's own order (FollowIR's / MTEB's code).
+        doc id descending (``docid``: trec_eval's rule, and MTEB 2.26's ``get_rank_from_dict``)
+        or the run's own order (``run-order``: FollowIR's original code, a stable sort by score).
+        IFJudge's own retrievers list equal scores by doc id descending, and a reused run is read
+        back in its stored order, so ``run-order`` gives one answer whether a run is reused or not.
 
     p-MRR is computed between the og run and the changed run on every changed-side qrels the
     project has: published (``original`` vs ``changed``) and validated (``original`` vs
@@ -251,21 +279,21 @@ def run_eval(
     >>> from storage.db import connect
     >>> from storage.eval_runs import load_eval_run
     >>> db = connect(":memory:"); _ = load_demo(db)
-    >>> first = load_eval_run(db, run_eval(db, "demo", model="bm25", template="query", qrels_version="original"))
-    >>> again = load_eval_run(db, run_eval(db, "demo", model="bm25", template="query", qrels_version="changed"))
+    >>> first = load_eval_run(db, run_eval(db, "demo", model="bm25", qrels_version="original"))
+    >>> again = load_eval_run(db, run_eval(db, "demo", model="bm25", qrels_version="changed"))
     >>> first["model"], first["settings"]["reused_run"], again["settings"]["reused_run"]  # same retrieval: reused
     ('bm25', False, True)
     """
     proj = projects.get_project(db, project) if isinstance(project, str) else project
     pid = proj["id"]
     versions = projects.qrels_versions(db, pid)
-    _check_options(proj, versions, qrels_version=qrels_version, candidates=candidates, ties=ties)
-    measure_names = [str(m) for m in measures_mod.parse_measures(list(measures))]
+    _check_options(proj, versions, qrels_version=qrels_version, candidates=candidates, ties=ties, k=k)
+    asked = _Measures(proj["kind"], measures)
 
     # build the retriever, then check what it needs
     retriever = build_retriever(model, rerank=rerank, score=score, cache_dir=cache_dir,
                                 stored_run=lambda name: store.external_run(db, pid, name))
-    template_name = "external" if retriever.external else get_template(template).name
+    template_name = "external" if retriever.external else get_template(template or default_template(proj["kind"])).name
     topics, chosen_variant, qrels_all = check_evaluable(db, proj, qrels_version=qrels_version, variant=variant,
                                                         external=retriever.external)
     retrieval = _Retrieval(db, proj, retriever, template_name, k=k, reuse=reuse, progress=progress,
@@ -281,20 +309,26 @@ def run_eval(
     started = time.perf_counter()
     run, key, reused = retrieval.run(chosen_variant, topics, instr_key)
     retrieval_seconds = time.perf_counter() - started
+    if retriever.external:
+        _check_external_matches(retriever, run, topics)
 
     # score the measures: standard ones, Robustness@10, and those pairing the runs of several variants
     if progress:
         progress(0, 1, "evaluating")
     qrels_eval = {t["qid"]: qrels_all[t["qid"]] for t in topics if t["qid"] in qrels_all}
-    scores = _score_measures(qrels_eval, run, topics, measure_names, missing=missing)
-    paired = _score_paired(db, proj, versions, scores, retrieval, run, qrels_version=qrels_version,
-                           variant=chosen_variant, instr_key=instr_key, rejudged=rejudged, ties=ties)
+    scores = _score_measures(qrels_eval, run, topics, asked, missing=missing)
+    paired = None
+    if asked.paired:
+        paired = _score_paired(db, proj, versions, scores, retrieval, run, qrels_version=qrels_version,
+                               variant=chosen_variant, instr_key=instr_key, rejudged=rejudged, ties=ties)
+    asked.finish(scores)
 
     # store
     settings = {
-        "k": k, "variant": chosen_variant, "candidates": "top_ranked" if retrieval.candidates is not None else "corpus",
+        "k": retrieval.k_setting, "variant": chosen_variant,
+        "candidates": "top_ranked" if retrieval.candidates is not None else "corpus",
         "rerank": retriever.reranker, "model_identity": retriever.identity(), "retrieval_key": key,
-        "reused_run": reused, "retrieval_seconds": round(retrieval_seconds, 4), "measures": measure_names,
+        "reused_run": reused, "retrieval_seconds": round(retrieval_seconds, 4), "measures": asked.names,
         "ties": ties, "evaluation": scores.evaluation, **({"paired_run": paired} if paired is not None else {}),
     }
     run_id = store.store_eval_run(
@@ -306,7 +340,10 @@ def run_eval(
     return run_id
 
 
-def _check_options(proj: dict, versions: Sequence[str], *, qrels_version: str, candidates: str, ties: str) -> None:
+def _check_options(proj: dict, versions: Sequence[str], *, qrels_version: str, candidates: str, ties: str,
+                   k: int) -> None:
+    if not isinstance(k, int) or k < 1:
+        raise IFJudgeError(f"k must be an integer >= 1, got {k!r}")
     if qrels_version not in versions:
         raise NotFound(f"project {proj['name']!r} has no qrels version {qrels_version!r}; it has: {', '.join(versions) or 'none'}")
     if candidates not in CANDIDATE_MODES:
@@ -337,9 +374,32 @@ def retrieval_key(**parts) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 
+def _check_external_matches(retriever: Retriever, run: dict, topics: list[dict]) -> None:
+    """Refuse an external run that ranks none of the evaluated topics (nothing would be scored but zeros)."""
+    if any(run.get(t["qid"]) for t in topics):
+        return
+    ids = sorted(getattr(retriever, "query_ids", lambda: [])())
+    wanted = sorted({t["qid"] for t in topics})
+    variants = sorted({t["variant"] for t in topics})
+    mteb = ", ".join(f"{wanted[0]}-{v}" for v in variants) if wanted else ""
+    raise IFJudgeError(
+        f"{retriever.name} ranks none of the {len(wanted)} evaluated queries: its query ids are "
+        f"{', '.join(ids[:3]) or 'none'}{', ...' if len(ids) > 3 else ''}; expected the project's ids "
+        f"({', '.join(wanted[:3])}{', ...' if len(wanted) > 3 else ''}) or MTEB's ({mteb}); nothing was scored")
+
+
+def _in_rank_order(docs: dict[str, float]) -> dict[str, float]:
+    """A ranking listed by score descending, equal scores by doc id descending (how IFJudge's
+    retrievers list a run: :func:`evaluation.retrievers.topk.top_k`)."""
+    return dict(sorted(docs.items(), key=lambda x: (x[1], x[0]), reverse=True))
+
+
 class _Retrieval:
     """The runs of one retriever in one evaluation: a variant's run is the stored one with the same
-    retrieval key (when ``reuse``), else retrieved now. Documents are read once, when first needed."""
+    retrieval key (when ``reuse``), else retrieved now. Documents are read once, when first needed.
+
+    With candidate lists every candidate is ranked (``k`` is not used; the depth is the longest
+    list), as MTEB ranks every document of ``top_ranked``."""
 
     def __init__(self, db, proj: dict, retriever: Retriever, template_name: str, *, k: int, reuse: bool,
                  progress: Progress | None, candidates: dict[str, list[str]] | None):
@@ -347,10 +407,18 @@ class _Retrieval:
         # an external run reads no template; its reranker reads the bare query
         self.template = get_template("query" if retriever.external else template_name)
         self.k, self.reuse, self.progress, self.candidates = k, reuse, progress, candidates
+        # the depth stored and keyed: None = every candidate of the top_ranked lists
+        self.k_setting = None if candidates is not None else k
         self.documents = None
 
+    def depth(self, topics: list[dict]) -> int:
+        """How many documents a topic's run holds at most: ``k``, or the longest candidate list."""
+        if self.candidates is None:
+            return self.k
+        return max((len(self.candidates.get(t["qid"], ())) for t in topics), default=0) or 1
+
     def key(self, variant: str | None, instructions: str | None = None) -> str:
-        parts = dict(model=self.retriever.identity(), template=self.template_name, k=self.k, variant=variant,
+        parts = dict(model=self.retriever.identity(), template=self.template_name, k=self.k_setting, variant=variant,
                      candidates=self.candidates is not None, rerank=self.retriever.reranker)
         if instructions is not None:  # instructions other than the imported ones (re-judged narratives)
             parts["instructions"] = instructions
@@ -362,10 +430,14 @@ class _Retrieval:
         if self.reuse:
             stored = store.find_run(self.db, self.pid, key)
             if stored is not None:
+                if getattr(self.retriever, "lists_ties_by_docid", False):
+                    # IFJudge's retrievers list equal scores by doc id descending; records stored before
+                    # run order was kept hold a paired run with sorted keys: listed again in that order
+                    stored = {q: _in_rank_order(docs) for q, docs in stored.items()}
                 return stored, key, True
         if self.documents is None and (not self.retriever.external or self.retriever.reranker is not None):
             self.documents = projects.documents(self.db, self.pid)
-        run = self.retriever.retrieve(topics, self.documents or {}, template=self.template, k=self.k,
+        run = self.retriever.retrieve(topics, self.documents or {}, template=self.template, k=self.depth(topics),
                                       candidates=self.candidates, progress=self.progress)
         return run, key, False
 
@@ -380,11 +452,62 @@ class _Scores:
     evaluation: dict
 
 
-def _score_measures(qrels_eval: dict, run: dict, topics: list[dict], measure_names: list[str], *,
+class _Measures:
+    """The measures of one evaluation, parsed by :func:`evaluation.measure_registry.parse_all`:
+    ``standard`` ones (:func:`evaluation.measures.evaluate`), ``Robustness@k`` cut-offs, the paired
+    ones (p-MRR, WISE, SICR) and those the runner does not compute (INSTFOL). ``explicit`` when the
+    caller named them (then each one is reported, undefined with a reason when not computable);
+    else the kind's default list, whose instruction-following measures appear when computable."""
+
+    def __init__(self, kind: str, measures: Sequence[str] | str | None):
+        self.explicit = measures is not None
+        parsed = parse_all(measures if measures is not None else list(default_measures(kind)))
+        for m in parsed:
+            if isinstance(m, IFMeasure) and m.name in PAIRED_MEASURES and str(m) != m.name:
+                raise IFJudgeError(f"measure {str(m)!r}: {m.name} takes its tie rule from --ties (ties=) and "
+                                   f"its defaults otherwise; write {m.name}")
+        self.names = [str(m) for m in parsed]
+        self.standard = [str(m) for m in parsed if not isinstance(m, IFMeasure)]
+        self.robustness = [m.cutoff for m in parsed if isinstance(m, IFMeasure) and m.name == "Robustness"]
+        self.paired_names = [m.name for m in parsed if isinstance(m, IFMeasure) and m.name in PAIRED_MEASURES]
+        self.elsewhere = [m for m in parsed if isinstance(m, IFMeasure)
+                          and m.name not in PAIRED_MEASURES and m.name != "Robustness"]
+
+    @property
+    def paired(self) -> bool:
+        return bool(self.paired_names)
+
+    def finish(self, scores: "_Scores") -> None:
+        """Drop the paired measures not asked for; report asked ones that could not be computed."""
+        metrics, undefined = scores.metrics, scores.evaluation["undefined"]
+        for name in list(metrics):
+            base = name.split("[", 1)[0]
+            if base in PAIRED_MEASURES and base not in self.paired_names:
+                del metrics[name]
+                undefined.pop(name, None)
+        if not self.explicit:
+            return
+        for base in self.paired_names:
+            if base not in metrics:
+                metrics[base] = None
+                undefined[base] = ("needs og and changed instances of the same queries and the original and changed "
+                                   "qrels (FollowIR, InfoSearch)" if base == "p-MRR" else
+                                   "needs og, changed and reversed instances and the original and changed qrels "
+                                   "(InfoSearch)")
+        for m in self.elsewhere:
+            metrics[str(m)] = None
+            undefined[str(m)] = f"computed from judge scores by `{m.spec.command}` ({m.spec.computed_by})"
+
+
+def _score_measures(qrels_eval: dict, run: dict, topics: list[dict], asked: _Measures, *,
                     missing: str) -> _Scores:
-    """The standard measures, and Robustness@10 when some group has several evaluated instances."""
+    """The standard measures, and Robustness@k when some group has several evaluated instances."""
     ranked_run = {q: docs for q, docs in run.items() if docs and q in qrels_eval}
-    result = measures_mod.evaluate(qrels_eval, ranked_run, measure_names, missing=missing)
+    # with no standard measure asked, NumQ gives the per-query rows and counts, then is dropped
+    result = measures_mod.evaluate(qrels_eval, ranked_run, asked.standard or ["NumQ"], missing=missing)
+    if not asked.standard:
+        result["measures"] = {}
+        result["per_query"] = {q: {} for q in result["per_query"]}
     scores = _Scores(metrics=dict(result["measures"]), per_query=result["per_query"], evaluation={
         "n_queries": result["n_queries"],
         "missing_queries": result["missing_queries"],
@@ -395,9 +518,14 @@ def _score_measures(qrels_eval: dict, run: dict, topics: list[dict], measure_nam
     sizes: dict[str, int] = {}
     for g in groups.values():
         sizes[g] = sizes.get(g, 0) + 1
-    if any(n > 1 for n in sizes.values()):
-        rob = robustness(qrels_eval, ranked_run, k=ROBUSTNESS_K, groups=groups)
-        name = f"Robustness@{ROBUSTNESS_K}"
+    for k in asked.robustness:
+        name = f"Robustness@{k}"
+        if not any(n > 1 for n in sizes.values()):
+            if asked.explicit:
+                scores.metrics[name] = None
+                scores.evaluation["undefined"][name] = "no group has more than one evaluated instance"
+            continue
+        rob = robustness(qrels_eval, ranked_run, k=k, groups=groups)
         scores.metrics[name] = rob[name]
         scores.evaluation["robustness"] = {"n_groups": rob["n_groups"], "empty_groups": rob["empty_groups"]}
         if rob[name] is None:
@@ -432,6 +560,13 @@ def _score_paired(db, proj: dict, versions: Sequence[str], scores: _Scores, retr
         else:
             runs_new[nv] = retrieval.run("changed", validated_topics if wanted else published_topics, wanted)[0]
     qrels_og = projects.qrels(db, pid, "original")
+    if retrieval.retriever.external and run_og == run_new:
+        reason = ("the external run ranks the og and changed instances alike (keyed by query id): give "
+                  "'<qid>-og' / '<qid>-changed' ids (MTEB's) or one run file per mode")
+        for name in ("p-MRR", *(f"p-MRR[{nv}]" for nv in pair_versions)):
+            metrics[name] = None
+            evaluation["undefined"][name] = reason
+        return {"variant": other, "retrieval_key": other_key, "run": other_run, "reused": other_reused}
     by_qrels = {}
     for nv in pair_versions:
         pm = p_mrr(qrels_og, projects.qrels(db, pid, nv), run_og, runs_new[nv], ties=ties)

@@ -14,6 +14,15 @@ name               query side                                           document
                    documents: {instruction} {query}``                   retrieval: {title} {text}``
 ================== ==================================================== ======================================
 
+**Defaults are MTEB's** (:func:`default_template`): MTEB 2.26 joins a query and its instruction as
+``query + " " + instruction`` for every retrieval task with an instruction
+(``mteb/_create_dataloaders.py``, ``_combine_queries_with_instruction_text``: FollowIR's
+``*InstructionRetrieval`` / ``*InstructionReranking``, ``InstructIR``, the ``IFIR*`` tasks and any
+retrieval dataset with an ``instruction`` column), so ``query_instruction`` is the default of every
+project kind; a query without instruction is the query alone (MTEB's datasets hold ``""`` there;
+IFJudge squashes the trailing space, which no tokenizer sees). MTEB has no InfoSearch task: its
+default follows the same rule. INSTRUCTOR prompts are used only when ``instructor`` is asked for.
+
 ``sep`` is InstructIR's main query format (Oh et al., 2024; the benchmark's
 ``analysis_prompt_sensitivity/og_queries.jsonl`` holds ``"<instruction> [SEP] <query>"``), and
 ``query_instruction`` its order-swapped variant (``analysis_order_sensitivity``).
@@ -74,6 +83,23 @@ class Template:
 def _squash(s: str) -> str:
     # An empty instruction or title must not leave doubled or edge spaces.
     return " ".join(s.split())
+
+
+DEFAULT_TEMPLATE = "query_instruction"
+# The template whose figures equal MTEB's, per project kind (all MTEB task families use one rule).
+DEFAULT_TEMPLATES: dict[str, str] = {kind: DEFAULT_TEMPLATE for kind in
+                                     ("followir", "instructir", "ifir", "infosearch", "generic")}
+
+
+def default_template(kind: str | None = None) -> str:
+    """The default template of a project kind: the one MTEB uses (``query_instruction``).
+
+    Examples
+    --------
+    >>> default_template("followir"), default_template("instructir"), default_template()
+    ('query_instruction', 'query_instruction', 'query_instruction')
+    """
+    return DEFAULT_TEMPLATES.get(kind or "generic", DEFAULT_TEMPLATE)
 
 
 TEMPLATES: dict[str, Template] = {

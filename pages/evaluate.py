@@ -14,7 +14,7 @@ import streamlit as st
 from evaluation.compare import compare_project, table_frame
 from evaluation.measure_registry import DEFAULT_MEASURES
 from evaluation import jobs as eval_jobs
-from evaluation.templates import TEMPLATES
+from evaluation.templates import TEMPLATES, default_template
 from formats.trec_io import write_run
 from storage import eval_runs, projects
 from storage import jobs as job_store
@@ -43,11 +43,11 @@ with st.form("ev_form"):
     models = st.multiselect("Models", ["bm25", "minilm"], default=["bm25"], key="ev_models",
                             help="bm25 (bm25s) or the bundled all-MiniLM-L6-v2 bi-encoder")
     local = st.text_input("Or a local sentence-transformers model directory", key="ev_local_model")
-    templates = st.multiselect("Instruction templates", list(TEMPLATES), default=["instruction_query"], key="ev_templates")
+    templates = st.multiselect("Instruction templates", list(TEMPLATES), default=[default_template(proj["kind"])], key="ev_templates")
     chosen_versions = st.multiselect("Qrels versions", versions, default=versions, key="ev_versions")
-    k = st.number_input("Depth k", 10, 1000, 100, key="ev_k")
+    k = st.number_input("Depth k", 10, 1000, 1000, key="ev_k")
     ties = st.selectbox("Ties (p-MRR, WISE, SICR)", ["docid", "run-order"], key="ev_ties",
-                        help="docid: trec_eval's order (doc id descending); run-order: FollowIR's / MTEB's code")
+                        help="docid: doc id descending, trec_eval's and MTEB's rule; run-order: the run's own order (FollowIR's code)")
     go = st.form_submit_button("Run", help="queues one evaluation job per model, template and qrels version")
 if go:
     combos = [(m, t, v) for m in models + ([local.strip()] if local.strip() else []) for t in templates for v in chosen_versions]

@@ -6,6 +6,7 @@ with its settings, aggregate metrics and per-query results (table ``eval_runs``)
 - ``retrieval_key``: identifies the retrieval (model identity, template, k, variant, rerank,
   candidates). Two eval runs with the same key have the same run, whatever their qrels version,
   so :func:`find_run` lets a second evaluation reuse it instead of retrieving again.
+  A run is stored as JSON in its ranking order (key order kept), and read back in that order.
 - ``paired_run``: ``{"variant", "retrieval_key", "run"}``, the second run a paired metric needed
   (p-MRR: the run on the changed instructions beside the run on the original ones); found by
   :func:`find_run` too.
@@ -41,7 +42,7 @@ def store_eval_run(
                 project_id,
                 model,
                 template,
-                json.dumps(settings, sort_keys=True),
+                json.dumps(settings),  # key order kept: a paired run's ranking order is its order
                 qrels_version,
                 json.dumps(metrics),
                 json.dumps(per_query),
@@ -104,12 +105,15 @@ def find_run(db: Database, project_id: int, retrieval_key: str) -> dict | None:
     ).fetchone()
     if row is not None:
         return json.loads(row[0])
+    # the whole settings text is parsed here (json_extract would re-order the run's keys on PostgreSQL)
     row = db.execute(
-        "SELECT json_extract(settings, '$.paired_run.run') FROM eval_runs WHERE project_id = ?"
+        "SELECT settings FROM eval_runs WHERE project_id = ?"
         " AND json_extract(settings, '$.paired_run.retrieval_key') = ? ORDER BY id DESC LIMIT 1",
         [project_id, retrieval_key],
     ).fetchone()
-    return json.loads(row[0]) if row is not None and row[0] is not None else None
+    if row is None:
+        return None
+    return (json.loads(row[0]).get("paired_run") or {}).get("run")
 
 
 def external_run(db: Database, project_id: int, model: str) -> dict:

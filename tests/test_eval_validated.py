@@ -204,5 +204,5 @@ def test_evaluate_page_refuses_a_project_without_documents(tmp_path, monkeypatch
     at.run()
     assert any("has no documents" in e.value for e in at.error)
     at.button[0].click().run()
-    assert any("bm25 / instruction_query / original: project 'nodocs' has no documents" in e.value for e in at.error)
+    assert any("bm25 / query_instruction / original: project 'nodocs' has no documents" in e.value for e in at.error)
     assert not db.execute("SELECT COUNT(*) FROM eval_runs").fetchone()[0] and not at.dataframe

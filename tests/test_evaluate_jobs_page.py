@@ -31,13 +31,13 @@ def test_submit_then_progress_eta_and_cancel_survive_a_new_session(env_db, db_pa
     [job] = jobs.list_jobs(db)
     assert job["state"] == "queued" and job["created_by"] == "lead"
     assert job["parameters"]["model"] == "bm25" and job["parameters"]["qrels_version"] == "original"
-    assert _bars(at) == [(0, f"job {job['id']}: bm25 / instruction_query / original (k=100): queued")]
+    assert _bars(at) == [(0, f"job {job['id']}: bm25 / query_instruction / original (k=1000): queued")]
 
     # a second lead starting the same evaluation gets the same job
     other = _page(db, "lead")
     other.multiselect(key="ev_versions").set_value(["original"])
     other.button[0].click().run()
-    assert [i.value for i in other.info] == [f"bm25 / instruction_query / original: job {job['id']} already runs this evaluation (queued)."]
+    assert [i.value for i in other.info] == [f"bm25 / query_instruction / original: job {job['id']} already runs this evaluation (queued)."]
     assert len(jobs.list_jobs(db)) == 1
 
     # a worker takes it and reports progress; a page opened afresh (reload) shows it
@@ -66,14 +66,14 @@ def test_failed_job_reason_shown_literally_and_finished_job_shows_results(env_db
     at = _page(db)
     assert not at.exception
     texts = [t.value for t in at.text]
-    assert f"job {bad['id']} failed: bm25 / instruction_query / original (k=10)\nmodel <b>x</b> refused: **bold**" in texts
+    assert f"job {bad['id']} failed: bm25 / query_instruction / original (k=10)\nmodel <b>x</b> refused: **bold**" in texts
     assert [c.value for c in at.caption if c.value == "No evaluation yet."]
 
     # a model name with Markdown in it reads literally in its progress label
     odd, _ = eval_jobs.submit_eval(db, "demo", created_by="lead", model="my_**model**")
     at.run()
     [raw] = [p.proto.text for p in at.get("progress")]
-    assert raw.startswith(f"job {odd['id']}: my\\_\\*\\*model\\*\\* / instruction\\_query")
+    assert raw.startswith(f"job {odd['id']}: my\\_\\*\\*model\\*\\* / query\\_instruction")
     eval_jobs.cancel(db, odd["id"], by="lead")
 
     good, _ = eval_jobs.submit_eval(db, "demo", created_by="lead", model="bm25", template="query")

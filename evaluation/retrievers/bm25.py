@@ -18,8 +18,10 @@ class BM25Retriever:
                   / (tf(t, d) + k1 * (1 - b + b * |d| / avgdl)),
     with Lucene's IDF(t) = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5)) (Robertson & Zaragoza, 2009;
     ``bm25s`` ``method="lucene"``). Text is lower-cased, split on ``\\b\\w\\w+\\b`` and English stop
-    words are removed (``bm25s.tokenize``). Documents sharing no term with the query are not
-    retrieved (score 0 is dropped), as in Lucene.
+    words are removed (``bm25s.tokenize``). Over the whole corpus, documents sharing no term with
+    the query are not retrieved (score 0 is dropped), as in Lucene; over candidate lists
+    (``top_ranked``) every candidate is ranked, those scoring 0 last, ordered by doc id descending
+    (trec_eval's and MTEB's tie rule), as MTEB ranks every candidate.
 
     The template decides the text on both sides (e.g. ``instruction_query`` puts the instruction's
     words into the BM25 query).
@@ -38,6 +40,7 @@ class BM25Retriever:
     name = "bm25"
     external = False
     reranker = None
+    lists_ties_by_docid = True  # top_k's order: a stored run of it is listed in that order
 
     def __init__(self, *, k1: float = 1.5, b: float = 0.75, method: str = "lucene", stopwords: str | None = "en"):
         self.k1, self.b, self.method, self.stopwords = k1, b, method, stopwords
@@ -82,7 +85,8 @@ class BM25Retriever:
             scores = index.get_scores(tokens) if tokens else np.zeros(len(doc_ids), dtype=np.float32)
             if candidates is not None:
                 cand = [d for d in candidates.get(qid, []) if d in position]
-                run[qid] = top_k(scores[[position[d] for d in cand]], cand, k, drop_zero=True)
+                # every candidate is ranked, zero scores too (tied at the bottom, by doc id descending)
+                run[qid] = top_k(scores[[position[d] for d in cand]], cand, k)
             else:
                 run[qid] = top_k(scores, doc_ids, k, drop_zero=True)
             if progress and (n % 50 == 0 or n == len(topics)):

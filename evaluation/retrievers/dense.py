@@ -94,6 +94,7 @@ class DenseRetriever:
 
     external = False
     reranker = None
+    lists_ties_by_docid = True  # top_k's order: a stored run of it is listed in that order
 
     def __init__(
         self,

@@ -104,6 +104,8 @@ class Reranked:
     {'q': {'d2': 2.0, 'd1': 0.0}}
     """
 
+    lists_ties_by_docid = True  # the second stage's top_k order
+
     def __init__(self, first: Retriever, reranker: Reranker):
         self.first, self.second = first, reranker
         self.name, self.external, self.reranker = first.name, first.external, reranker.name
