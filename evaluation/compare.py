@@ -26,7 +26,8 @@ from storage import projects
 from storage.errors import IFJudgeError
 
 BASELINE = "original"
-VERSION_ORDER = ("original", "changed", "reversed", "validated", "changed-validated", "reversed-validated")
+VERSION_ORDER = ("original", "changed", "reversed", "validated", "changed-validated", "reversed-validated",
+                 "edited-validated")
 # each validated version against the published version it validates
 VALIDATED_PAIRS = (("original", "validated"), ("changed", "changed-validated"), ("reversed", "reversed-validated"))
 

@@ -39,7 +39,10 @@ PAIRED_KINDS = ("followir", "infosearch", "generic")
 # Which instances a qrels version judges, when qrels are keyed by query id and several variants
 # of a query share that id (FollowIR, InfoSearch); a validated version judges the variant of the
 # published version it validates (formats.bundle.VALIDATES).
-VERSION_VARIANT = {"original": "og", "changed": "changed", "reversed": "reversed"}
+VERSION_VARIANT = {"original": "og", "changed": "changed", "reversed": "reversed", "edited-validated": "changed"}
+# changed-side versions built by re-judging (FollowIR): each is scored with the changed run made with the
+# instruction its annotators judged under (the published changed text, or an expert's edited narrative)
+REJUDGED_VERSIONS = ("changed-validated", "edited-validated")
 CANDIDATE_MODES = ("auto", "corpus", "top_ranked")
 
 
@@ -51,8 +54,8 @@ def _variant_for(qrels_version: str, variants: Sequence[str]) -> str:
 
 def _paired_versions(qrels_version: str, versions: Sequence[str]) -> tuple[list[str], str | None]:
     """The changed-side qrels p-MRR is computed on (published ``changed`` and, when built,
-    ``changed-validated``), and the one reported as ``p-MRR`` for ``qrels_version``."""
-    cands = ["changed", "changed-validated"]
+    ``changed-validated`` and ``edited-validated``), and the one reported as ``p-MRR`` for ``qrels_version``."""
+    cands = ["changed", *REJUDGED_VERSIONS]
     present = [v for v in cands if v in versions]
     if not present:
         return [], None
@@ -300,12 +303,12 @@ def run_eval(
                            candidates=_candidate_lists(db, proj, topics, candidates))
 
     # retrieve (or reuse) the run of the selected topics
-    rejudged = rejudged_instructions(db, pid) if "changed-validated" in versions else {}
+    rejudged = {v: rejudged_instructions(db, pid, v) for v in REJUDGED_VERSIONS if v in versions}
     instr_key = None
-    if qrels_version == "changed-validated" and chosen_variant == "changed":
+    if qrels_version in rejudged and chosen_variant == "changed":
         # the validated changed qrels of a re-judged FollowIR query judge its newest narrative:
         # the changed run they are scored with uses that narrative as the instruction
-        topics, instr_key = _with_instructions(topics, rejudged)
+        topics, instr_key = _with_instructions(topics, rejudged[qrels_version])
     started = time.perf_counter()
     run, key, reused = retrieval.run(chosen_variant, topics, instr_key)
     retrieval_seconds = time.perf_counter() - started
@@ -534,7 +537,7 @@ def _score_measures(qrels_eval: dict, run: dict, topics: list[dict], asked: _Mea
 
 
 def _score_paired(db, proj: dict, versions: Sequence[str], scores: _Scores, retrieval: _Retrieval, run: dict, *,
-                  qrels_version: str, variant: str | None, instr_key: str | None, rejudged: dict[str, str],
+                  qrels_version: str, variant: str | None, instr_key: str | None, rejudged: dict[str, dict[str, str]],
                   ties: str) -> dict | None:
     """p-MRR (FollowIR) and InfoSearch's WISE / SICR / p-MRR, from the runs of the other variants
     (retrieved or reused): added to ``scores``; returns the paired runs' record, or None when the
@@ -552,13 +555,13 @@ def _score_paired(db, proj: dict, versions: Sequence[str], scores: _Scores, retr
     run_og, run_new = (run, other_run) if variant == "og" else (other_run, run)
     runs_new = {}
     published_topics = select_topics(db, pid, "changed", "changed")[0]
-    validated_topics, vkey = _with_instructions(published_topics, rejudged)
+    rejudged_topics = {nv: _with_instructions(published_topics, texts) for nv, texts in rejudged.items()}
     for nv in pair_versions:  # the changed run each changed-side qrels judges
-        wanted = vkey if nv == "changed-validated" else None
+        nv_topics, wanted = rejudged_topics.get(nv, (published_topics, None))
         if (variant == "changed" and wanted == instr_key) or (variant == "og" and wanted is None):
             runs_new[nv] = run_new
         else:
-            runs_new[nv] = retrieval.run("changed", validated_topics if wanted else published_topics, wanted)[0]
+            runs_new[nv] = retrieval.run("changed", nv_topics, wanted)[0]
     qrels_og = projects.qrels(db, pid, "original")
     if retrieval.retriever.external and run_og == run_new:
         reason = ("the external run ranks the og and changed instances alike (keyed by query id): give "
@@ -580,7 +583,7 @@ def _score_paired(db, proj: dict, versions: Sequence[str], scores: _Scores, retr
     evaluation["p-MRR"] = {"qrels": ["original", main_version], "n_queries": main["n_queries"],
                            "missing_queries": main["missing_queries"], "ties": ties,
                            "by_qrels": {nv: {k2: v for k2, v in b.items() if k2 != "per_query"} for nv, b in by_qrels.items()},
-                           "changed_run_instructions": {nv: ("re-judged narratives" if nv == "changed-validated" and vkey
+                           "changed_run_instructions": {nv: ("re-judged narratives" if rejudged_topics.get(nv, (0, None))[1]
                                                              else "imported") for nv in pair_versions},
                            "per_query": {nv: b["per_query"] for nv, b in by_qrels.items()}}
     if main["p-MRR"] is None:

@@ -219,3 +219,45 @@ def test_narratives_page_starts_the_published_rejudging_and_stores_changed_valid
         "Stored qrels 'changed-validated': 6 rows for 1 re-judged queries (0 unresolved); 2 differ from the published "
         "changed label; the published qrels are unchanged."]
     assert projects.qrels(db, pid, "changed-validated") == EXPECTED
+
+
+class EditAware:
+    """A stand-in retriever: f-doc-1 ranks first, unless the instruction carries the expert's
+    addition about knee surgery, which pushes it to the bottom of the six f-docs."""
+
+    name = "edit-aware"
+
+    def settings(self):
+        return {}
+
+    def retrieve(self, topics, documents, *, template, k, candidates, progress):
+        out = {}
+        for t in topics:
+            scores = {f"f-doc-{i}": 1.0 - i / 10 for i in range(1, 7)}
+            if "knee surgery" in (t["instruction"] or ""):
+                scores["f-doc-1"] = 0.0
+            out[t["qid"]] = scores
+        return out
+
+
+def test_eval_run_scores_edited_validated_with_the_edited_narrative(demo):
+    from evaluation.runner import run_eval
+    from storage.eval_runs import load_eval_run
+
+    db, _ = demo
+    newest = narrative_versions.narrative_state(db, "demo", "f-robot")["newest"]["text"]
+    edit = narrative_versions.save_narrative(db, project="demo", query_id="f-robot", author="expert",
+                                             text=newest + ADDED, annotators=ANNOTATORS)
+    for name in ANNOTATORS:
+        judge(db, edit["study_id"], name, {"f-doc-1": "not relevant"})
+    qrels_builds.store_edited_qrels(db, "demo")
+    r = load_eval_run(db, run_eval(db, "demo", model=EditAware(), qrels_version="edited-validated"))
+    # original vs edited-validated: one changed document, f-doc-1 (1 -> 0); og run ranks it 1st, the
+    # changed run made with the EDITED narrative ranks it 6th: 1 - 1/6 (with the imported changed
+    # instruction it would stay 1st: 0)
+    assert r["metrics"]["p-MRR[edited-validated]"] == pytest.approx(5 / 6)
+    assert r["metrics"]["p-MRR"] == pytest.approx(5 / 6)
+    ev = r["settings"]["evaluation"]["p-MRR"]
+    assert ev["qrels"] == ["original", "edited-validated"]
+    assert ev["changed_run_instructions"]["edited-validated"] == "re-judged narratives"
+    assert ev["changed_run_instructions"]["changed"] == "imported"
