@@ -390,7 +390,8 @@ def benchmark_estimates(db: Database, study_id: int, *, match_threshold: int = M
             lo, hi = proportion_confint(k, n, alpha=alpha, method="wilson")
             naive = {"share": k / n, "low": float(lo), "high": float(hi), "k": k, "n": n}
         N_total = None if any(v is None for v in design["strata"].values()) else sum(design["strata"].values())
-        halve = labels_to_halve(res["n_groups"], N_total, labels)
+        halve = (labels_to_halve(res["n_groups"], N_total, labels) if res["share"] is not None
+                 else {"groups_needed": None, "further_groups": None, "further_labels": None})
         estimates.append({"estimand": est.name, "question": est.question, "part": est.part, **res,
                           "yes_items": k, "labels": labels, "naive_independent": naive, "to_halve": halve})
     if judge is not None:
