@@ -17,7 +17,7 @@ from annotation.estimates import (benchmark_estimates, design_estimate, labels_t
 from annotation.studies import StudySettings, create_study
 from storage import studies
 from storage.errors import ImportFailure
-from tests.test_pages import user_row
+from tests.test_pages import env_db, user_row  # noqa: F401  (fixture)
 
 
 def test_two_stage_variance_matches_the_hand_computation():
@@ -175,3 +175,18 @@ def test_bad_judge_file_names_line_and_field(tmp_path, text, line, field):
     with pytest.raises(ImportFailure) as exc:
         read_judge_labels(path)
     assert "judge.csv" in str(exc.value) and f"line {line}" in str(exc.value) and field in str(exc.value)
+
+
+def test_monitor_page_shows_the_estimates_live(env_db):
+    from tests.test_pages import _label_demo, app
+
+    db, r = env_db
+    _label_demo(db, r["study_id"])  # validity: 2 Yes, 1 No on each of the 8 items
+    at = app("pages/monitor.py")
+    at.session_state["user"] = user_row(db, "lead")
+    at.run()
+    assert not at.exception
+    table = next(d.value for d in at.dataframe if "95% CI (design)" in d.value.columns)
+    valid = table[table["Estimate"] == "valid instruction"].iloc[0]
+    assert valid["Share"] == 1.0 and valid["Decided items"] == 8
+    assert any("Benchmark-wide estimates" in s.value for s in at.subheader)
