@@ -32,8 +32,15 @@ def test_two_stage_variance_matches_the_hand_computation():
     assert r["share"] == 0.5
     assert r["se"] == pytest.approx(math.sqrt(12) / 24)
     assert r["df"] == 2  # 4 groups - 2 strata
+    # Korn-Graubard: n* = 1/4 / V * (t_{7} / t_{2})^2 = 12 * 0.5408...; Clopper-Pearson at n*, k = n*/2
+    n_star = 0.25 / (12 / 576) * (stats.t.ppf(0.025, 7) / stats.t.ppf(0.025, 2)) ** 2
+    assert (r["low"], r["high"]) == pytest.approx((stats.beta.ppf(0.025, n_star / 2, n_star / 2 + 1),
+                                                   stats.beta.ppf(0.975, n_star / 2 + 1, n_star / 2)))
+    wald = design_estimate([1, 1, 0, 1, 1, 0, 0, 0], [1] * 8, stratum=list("aaaabbbb"),
+                           cluster=["a1", "a1", "a2", "a2", "b1", "b1", "b2", "b2"], interval="wald",
+                           population_groups={"a": 4, "b": 4}, group_units=dict.fromkeys(["a1", "a2", "b1", "b2"], 3))
     half = stats.t.ppf(0.975, 2) * math.sqrt(12) / 24
-    assert (r["low"], r["high"]) == pytest.approx((max(0, 0.5 - half), min(1, 0.5 + half)))
+    assert (wald["low"], wald["high"]) == pytest.approx((max(0, 0.5 - half), min(1, 0.5 + half)))
     # simple random sample of 8 of the 24 instances: (1 - 8/24) * 1/4 / 7
     assert r["deff"] == pytest.approx((12 / 576) / ((1 - 8 / 24) * 0.25 / 7))
     assert r["n_effective"] == pytest.approx(8 / r["deff"])
@@ -112,8 +119,10 @@ def test_benchmark_share_of_valid_instructions_by_hand(census_study):
     # only q-endo varies within: V = 1 * 9 * (1 - 2/3) * s2(u) / 2 / 14^2 with s2(u) = 1/2
     se = math.sqrt(9 * (1 / 3) * 0.5 / 2) / 14
     assert valid["se"] == pytest.approx(se)
-    assert valid["low"] == pytest.approx(25 / 28 - stats.t.ppf(0.975, 4) * se)
-    assert valid["high"] == 1.0
+    n_star = (25 / 28) * (3 / 28) / se**2 * (stats.t.ppf(0.025, 9) / stats.t.ppf(0.025, 4)) ** 2  # 10 items, df 4
+    k = 25 / 28 * n_star
+    assert (valid["low"], valid["high"]) == pytest.approx((stats.beta.ppf(0.025, k, n_star - k + 1),
+                                                           stats.beta.ppf(0.975, k + 1, n_star - k)))
     assert valid["n_items"] == 10 and valid["n_groups"] == 5 and valid["yes_items"] == 9
     assert valid["naive_independent"]["k"] == 9 and valid["naive_independent"]["n"] == 10
     natural = next(e for e in benchmark_estimates(db, sid)["estimates"] if e["question"] == "naturalness")
