@@ -309,10 +309,19 @@ def study_design(db: Database, study_id: int) -> dict:
     for g, h in group_stratum.items():
         strata[h] += 1
     n_sampled = len({it["instance_id"].split("|")[0] for it in items})
+    sampled_groups: dict[str, int] = defaultdict(int)
+    unit_group = {i["instance_id"]: g for g, m in members.items() for i in m}
+    for g in {unit_group[it["instance_id"]] for it in items if it["instance_id"] in unit_group}:
+        sampled_groups[group_stratum[g]] += 1
+    fraction = s.get("subset_fraction") if stratified else s.get("group_fraction")
+    notes = [f"stratum {h or '(all)'}: {sampled_groups.get(h, 0)} groups sampled where the settings give "
+             f"{max(1, round(fraction * N))} of {N}; the study was restricted to chosen groups, and the "
+             "population is taken to be every group of the project" for h, N in strata.items()
+             if fraction is not None and sampled_groups.get(h, 0) != max(1, round(fraction * N))]
     how = (f"{s.get('subset_fraction')} of the query groups per domain ({len(strata)} strata)" if stratified
            else f"{s.get('group_fraction')} of the query groups")
     return {**out, "kind": "instances", "strata": dict(strata), "group_units": {g: len(m) for g, m in members.items()},
-            "unit_group": {i["instance_id"]: g for g, m in members.items() for i in m}, "group_stratum": group_stratum,
+            "unit_group": unit_group, "group_stratum": group_stratum, "notes": notes,
             "description": (f"{how} sampled at random (seed {out['seed']}), then up to {s.get('per_group')} instances "
                             f"per group ({n_sampled} instances sampled of {len(pool)} in {len(members)} groups); "
                             f"{out['overlap']} annotators per item, majority vote")}
@@ -424,7 +433,7 @@ def benchmark_estimates(db: Database, study_id: int, *, match_threshold: int = M
             e["ppi"] = judge_ppi(rows, judge, est, match_threshold=match_threshold, alpha=alpha,
                                  scale=study["settings"].get("relevance", "binary"))
     return {"study": {"id": study["id"], "name": study["name"], "questions": study["questions"]},
-            "design": {k: v for k, v in design.items() if k in ("kind", "description", "seed", "overlap")}
+            "design": {k: v for k, v in design.items() if k in ("kind", "description", "seed", "overlap", "notes")}
             | {"strata": design["strata"], "population_groups": None if None in design["strata"].values()
                else sum(design["strata"].values())},
             "method": METHOD, "alpha": alpha, "estimates": estimates}

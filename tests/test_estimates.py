@@ -15,7 +15,7 @@ from annotation import workspace
 from annotation.estimates import (benchmark_estimates, design_estimate, labels_to_halve, ppi_estimate,
                                   read_judge_labels, study_design)
 from annotation.studies import StudySettings, create_study
-from storage import studies
+from storage import projects, studies
 from storage.errors import ImportFailure
 from tests.test_pages import env_db, user_row  # noqa: F401  (fixture)
 
@@ -199,3 +199,48 @@ def test_monitor_page_shows_the_estimates_live(env_db):
     valid = table[table["Estimate"] == "valid instruction"].iloc[0]
     assert valid["Share"] == 1.0 and valid["Decided items"] == 8
     assert any("Benchmark-wide estimates" in s.value for s in at.subheader)
+
+
+def test_ifir_strata_and_passage_match_share(db_path):
+    from annotation import auth
+    from storage.db import connect
+    from tests.test_ifir_study import _label as label_ifir, ifir_bundle
+
+    db = connect(db_path)
+    projects.import_bundle(db, "ifir", ifir_bundle(), fmt="ifir")
+    for n in range(3):
+        auth.add_user(db, f"a{n}", "annotator", "pw")
+    sid = create_study(db, project="ifir", questions=["passage_match"], annotators=["a0", "a1", "a2"],
+                       settings=StudySettings(subset_fraction=0.5, per_group=2, seed=3))["study_id"]
+    d = study_design(db, sid)
+    assert d["strata"] == {"fiqa": 20, "aila": 10, "pm": 3}  # groups per domain in the population
+    values = {}
+    for it in studies.items_of_study(db, sid):
+        gold = it["payload"]["kind"] == "gold"
+        v = ("2" if it["instance_id"].startswith("aila") else "5") if gold else "1"
+        values[(it["instance_id"], it["doc_id"], "passage_match")] = [v] * 3
+    label_ifir(db, sid, values)
+    out = {e["estimand"]: e for e in benchmark_estimates(db, sid)["estimates"]}
+    gold = out["passage match >= 4 (gold passages)"]
+    # sampled groups: fiqa 10 of 20 (weight 2), aila 5 of 10 (2), pm round(1.5) = 2 of 3 (1.5);
+    # every group: 3 gold passages (2 for <q>_1, 1 for <q>_2), match in fiqa and pm only
+    assert gold["n_groups"] == 17 and gold["n_strata"] == 3 and gold["n_items"] == 51
+    assert gold["share"] == pytest.approx((2 * 30 + 1.5 * 6) / (2 * 30 + 2 * 15 + 1.5 * 6))
+    assert out["passage match >= 4 (excluded passages)"]["share"] == 0.0
+
+
+def test_condition_shares_per_mode(demo):
+    from tests.test_infosearch_loop import ANSWERS, answer_all, parse, replace, DIMENSIONS, FIXTURE, import_bundle
+
+    db, _ = demo
+    b = parse("infosearch", [FIXTURE])
+    import_bundle(db, "is", replace(b, queries=[replace(q, subset=DIMENSIONS[q.query_id]) for q in b.queries]),
+                  fmt="infosearch")
+    sid = create_study(db, project="is", questions=["condition"], annotators=["ann1", "ann2", "ann3"],
+                       settings=StudySettings(group_fraction=1.0))["study_id"]
+    answer_all(db, sid, ["ann1", "ann2", "ann3"])
+    out = {e["part"]: e for e in benchmark_estimates(db, sid)["estimates"]}
+    for mode in ("changed", "reversed"):
+        yes = sum(v == "Yes" for (m, _, _), v in ANSWERS.items() if m == mode)
+        assert out[mode]["share"] == pytest.approx(yes / 6) and out[mode]["n_items"] == 6
+        assert out[mode]["estimand"] == f"condition satisfied ({mode} instruction)"

@@ -38,6 +38,8 @@ def render_estimates(conn, study_id: int) -> None:
     result = benchmark_estimates(conn, study_id)
     st.subheader("Benchmark-wide estimates (design-aware 95%)")
     st.caption(md_escape(f"Design: {result['design']['description']}."))
+    for note in result["design"].get("notes") or []:
+        st.caption(md_escape(f"Note: {note}."))
     if not result["estimates"]:
         st.caption("No question of this study has a benchmark-wide estimate.")
         return
