@@ -65,7 +65,7 @@ def estimates_table(est: dict) -> list[str]:
     """One study's estimates as Markdown lines (a table plus the design and method)."""
     lines = [f"### Study {est['study']['id']}: {_cell(est['study']['name'])}", "",
              f"Design: {_cell(est['design']['description'])}.", "",
-             *[f"Note: {_cell(n)}." for n in est["design"].get("notes") or []],
+             *[line for n in est["design"].get("notes") or [] for line in (f"Note: {_cell(n)}.", "")],
              f"Method: {est['method']}; {round((1 - est['alpha']) * 100)}% intervals.", "",
              "| estimate | share | 95% CI (design) | naive independent CI (Wilson) | deff | effective n | decided items | "
              "groups | further labels to halve the CI |", "|---|---|---|---|---|---|---|---|---|"]
