@@ -161,15 +161,19 @@ def design_estimate(y, x, *, stratum, cluster, population_groups: dict, group_un
     df = max(len(units_of) - len(groups_in), 1)
     out = {**base, "share": R, "se": se, "df": df, "interval": interval}
     N_items = float((w * x).sum())
-    srs = (max(0.0, 1 - n_items / N_items) if N_items > 0 else 1.0) * R * (1 - R) / max(n_items - 1, 1)
+    finite = all(population_groups.get(h) is not None for h in groups_in)
+    fpc = max(0.0, 1 - n_items / N_items) if finite and N_items > 0 else 1.0
+    srs = fpc * R * (1 - R) / max(n_items - 1, 1)
     if srs > 0 and var > 0:
         out["deff"] = float(var / srs)
         out["n_effective"] = float(n_items / out["deff"])
+    elif R in (0.0, 1.0):
+        notes.append("every decided item agrees (share 0 or 1): design effect undefined (0/0)")
     elif srs > 0:
         out["deff"], out["n_effective"] = 0.0, None
         notes.append("design variance 0 (every sampled group alike): design effect 0, effective size unbounded")
     else:
-        notes.append("every decided item agrees (share 0 or 1): design effect undefined (0/0)")
+        notes.append("every item of the population is decided (a census): design effect undefined (0/0)")
     if interval == "wald":
         q = float(stats.t.ppf(1 - alpha / 2, df))
         out.update(low=max(0.0, R - q * se), high=min(1.0, R + q * se))
@@ -335,6 +339,8 @@ def estimand_rows(db: Database, study_id: int, *, match_threshold: int = MATCH_T
     scale = study["settings"].get("relevance", "binary")
     items = {it["id"]: it for it in studies.items_of_study(db, study_id)}
     changed = projects.qrels(db, study["project_id"], "changed") if "relevance" in study["questions"] else {}
+    query_of = ({i["instance_id"]: i["query_id"] for i in projects.instances(db, study["project_id"])}
+                if changed else {})
     out: dict[Estimand, list[dict]] = {}
     for o in item_outcomes(db, study_id):
         if o.question == "instfol_match":
@@ -348,7 +354,8 @@ def estimand_rows(db: Database, study_id: int, *, match_threshold: int = MATCH_T
         y = None
         if o.value is not None:
             if o.question == "relevance":
-                rel = changed.get(o.instance_id, {}).get(o.doc_id)
+                published = changed.get(o.instance_id) or changed.get(query_of.get(o.instance_id, ""), {})
+                rel = published.get(o.doc_id)
                 y = None if rel is None else int(_yes("relevance", o.value, gold=None, threshold=0, scale=scale)
                                                   == (rel > 0))
             elif o.question == "best_passage" and not o.gold:
@@ -386,7 +393,9 @@ def benchmark_estimates(db: Database, study_id: int, *, match_threshold: int = M
     design = study_design(db, study_id)
     study = studies.get_study(db, study_id)
     estimates = []
-    for est, rows in estimand_rows(db, study_id, match_threshold=match_threshold).items():
+    per_estimand = estimand_rows(db, study_id, match_threshold=match_threshold)
+    sampled = {it["instance_id"] for it in studies.items_of_study(db, study_id)}
+    for est, rows in per_estimand.items():
         units: dict[str, list[float]] = {}
         labels = 0
         for r in rows:
@@ -397,7 +406,6 @@ def benchmark_estimates(db: Database, study_id: int, *, match_threshold: int = M
                 acc[1] += 1
         if design["kind"] == "instances":
             # every sampled instance is a unit (one without an item of this question counts as missing)
-            sampled = {it["instance_id"] for it in studies.items_of_study(db, study_id)}
             for inst in sampled:
                 units.setdefault(inst, [0.0, 0.0])
         groups_of = {u: design["unit_group"].get(u, u) for u in units}
@@ -429,9 +437,11 @@ def benchmark_estimates(db: Database, study_id: int, *, match_threshold: int = M
         estimates.append({"estimand": est.name, "question": est.question, "part": est.part, **res,
                           "yes_items": k, "labels": labels, "naive_independent": naive, "to_halve": halve})
     if judge is not None:
-        for e, (est, rows) in zip(estimates, estimand_rows(db, study_id, match_threshold=match_threshold).items()):
+        variant = {i["instance_id"]: i["variant"] for i in projects.instances(db, study["project_id"])}
+        for e, (est, rows) in zip(estimates, per_estimand.items()):
+            keep = None if est.part not in ("changed", "reversed") else (lambda key, m=est.part: variant.get(key[0]) == m)
             e["ppi"] = judge_ppi(rows, judge, est, match_threshold=match_threshold, alpha=alpha,
-                                 scale=study["settings"].get("relevance", "binary"))
+                                 scale=study["settings"].get("relevance", "binary"), keep=keep)
     return {"study": {"id": study["id"], "name": study["name"], "questions": study["questions"]},
             "design": {k: v for k, v in design.items() if k in ("kind", "description", "seed", "overlap", "notes")}
             | {"strata": design["strata"], "population_groups": None if None in design["strata"].values()
@@ -519,21 +529,25 @@ def read_judge_labels(path: str | Path) -> dict[tuple[str, str, str], str]:
 
 
 def _judge_yes(question: str, value: str, *, threshold: int, scale: str) -> int | None:
-    if question == "best_passage" or value in ("0", "1") and question not in ("passage_match", "instfol_match"):
-        v = value.strip().lower()
-        if v in ("1", "yes"):
-            return 1
-        if v in ("0", "no"):
-            return 0
-        return None
-    try:
-        return int(_yes(question, value, gold=None, threshold=threshold, scale=scale))
-    except ValueError:
-        return None
+    """The judge's answer as 1 / 0 for the estimand of ``question`` (None: not an answer of it).
+    ``best_passage``: Yes/No or 1/0 (is the dataset's target the best passage); otherwise an
+    answer of the question.
+
+    >>> _judge_yes("best_passage", "1", threshold=4, scale="binary"), _judge_yes("naturalness", "2", threshold=4, scale="binary")
+    (1, 0)
+    """
+    v = value.strip()
+    if question == "best_passage":
+        return {"1": 1, "yes": 1, "0": 0, "no": 0}.get(v.lower())
+    if question in ("validity", "condition") or (question == "naturalness" and not v.isdigit()):
+        return {"Yes": 1, "No": 0}.get(v)
+    if question in ("naturalness", "passage_match"):
+        return int(_yes(question, v, gold=None, threshold=threshold, scale=scale)) if v in "12345" and v else None
+    return None
 
 
 def judge_ppi(rows: list[dict], judge: dict, est: Estimand, *, match_threshold: int = MATCH_THRESHOLD,
-              alpha: float = ALPHA, scale: str = "binary") -> dict:
+              alpha: float = ALPHA, scale: str = "binary", keep=None) -> dict:
     """:func:`ppi_estimate` of one estimand: labelled = the study's decided items the judge
     also answered; unlabelled = the judge's other items of the question (the rest of the
     benchmark); with the judge's agreement with the human decisions (share and Cohen kappa)."""
@@ -542,10 +556,12 @@ def judge_ppi(rows: list[dict], judge: dict, est: Estimand, *, match_threshold: 
     if est.question == "relevance":
         return {"undefined": "the judge's re-judgments are not compared with the changed qrels"}
     mine = {r["key"]: r for r in rows}
-    y, yhat, missing, bad = [], [], 0, 0
-    unl = []
+    y, yhat, bad = [], [], 0
+    unl: list[int] = []
+    if est.part is not None and est.question == "passage_match":
+        return {"undefined": "the judge's file does not say which passages are gold or excluded"}
     for key, value in judge.items():
-        if key[1] != est.question:
+        if key[1] != est.question or (keep is not None and not keep(key)):
             continue
         j = _judge_yes(est.question, value, threshold=match_threshold, scale=scale)
         if j is None:
@@ -558,8 +574,6 @@ def judge_ppi(rows: list[dict], judge: dict, est: Estimand, *, match_threshold: 
             y.append(r["y"])
             yhat.append(j)
     missing = sum(1 for k, r in mine.items() if r["y"] is not None and k not in judge)
-    if est.part is not None and est.question == "passage_match":
-        return {"undefined": "the judge's file does not say which passages are gold or excluded"}
     out = ppi_estimate(y, yhat, unl, alpha=alpha)
     agree = {"n": len(y), "agreement": float(np.mean(np.equal(y, yhat))) if y else None, "cohen_kappa": None}
     if len(set(y) | set(yhat)) > 1 and y:

@@ -244,3 +244,21 @@ def test_condition_shares_per_mode(demo):
         yes = sum(v == "Yes" for (m, _, _), v in ANSWERS.items() if m == mode)
         assert out[mode]["share"] == pytest.approx(yes / 6) and out[mode]["n_items"] == 6
         assert out[mode]["estimand"] == f"condition satisfied ({mode} instruction)"
+
+
+def test_narrative_change_confirmed_against_the_changed_qrels(demo):
+    from annotation import narrative_versions
+
+    db, _ = demo
+    sid = narrative_versions.save_narrative(db, project="demo", query_id="f-robot", text="Robots excluded.",
+                                            author="expert", annotators=["ann1", "ann2", "ann3"])["study_id"]
+    for name in ("ann1", "ann2", "ann3"):
+        u = user_row(db, name)
+        while (s := workspace.open_screen(db, sid, u)) is not None:
+            workspace.submit_screen(db, s, u, {"relevance": {"value": "not relevant"}}, started_at=time.time() - 1)
+    (e,) = benchmark_estimates(db, sid)["estimates"]
+    changed = projects.qrels(db, studies.get_study(db, sid)["project_id"], "changed")["f-robot"]
+    judged = [it["doc_id"] for it in studies.items_of_study(db, sid)]
+    # every re-judgment is "not relevant": it agrees where the changed qrels say not relevant
+    assert e["share"] == pytest.approx(sum(changed.get(d, 0) == 0 for d in judged) / len(judged))
+    assert e["undefined"] == "a single sampled group: no interval"  # one edited query
