@@ -64,6 +64,9 @@ from storage.db import Database
 from storage.errors import IFJudgeError, ImportFailure
 
 ALPHA = 0.05
+PPI_DESIGN_METHOD = ("design-aware prediction-powered (difference) estimator: the judge's share over every item plus "
+                     "the design estimate of the human-minus-judge correction, lam tuned on the linearised variance, "
+                     "t interval")
 METHOD = ("stratified two-stage ratio estimator, linearised (Taylor) variance with finite-population "
           "corrections at both stages, Korn-Graubard interval (Clopper-Pearson at the effective sample size, "
           "df = sampled groups - strata)")
@@ -394,6 +397,7 @@ def benchmark_estimates(db: Database, study_id: int, *, match_threshold: int = M
     study = studies.get_study(db, study_id)
     estimates = []
     per_estimand = estimand_rows(db, study_id, match_threshold=match_threshold)
+    variant = None
     sampled = {it["instance_id"] for it in studies.items_of_study(db, study_id)}
     for est, rows in per_estimand.items():
         units: dict[str, list[float]] = {}
@@ -436,17 +440,56 @@ def benchmark_estimates(db: Database, study_id: int, *, match_threshold: int = M
                  else {"groups_needed": None, "further_groups": None, "further_labels": None})
         estimates.append({"estimand": est.name, "question": est.question, "part": est.part, **res,
                           "yes_items": k, "labels": labels, "naive_independent": naive, "to_halve": halve})
-    if judge is not None:
-        variant = {i["instance_id"]: i["variant"] for i in projects.instances(db, study["project_id"])}
-        for e, (est, rows) in zip(estimates, per_estimand.items()):
+        if judge is not None:
+            variant = variant if variant is not None else {
+                i["instance_id"]: i["variant"] for i in projects.instances(db, study["project_id"])}
             keep = None if est.part not in ("changed", "reversed") else (lambda key, m=est.part: variant.get(key[0]) == m)
-            e["ppi"] = judge_ppi(rows, judge, est, match_threshold=match_threshold, alpha=alpha,
-                                 scale=study["settings"].get("relevance", "binary"), keep=keep)
+            scale = study["settings"].get("relevance", "binary")
+            estimates[-1]["ppi"] = judge_ppi(rows, judge, est, match_threshold=match_threshold, alpha=alpha,
+                                             scale=scale, keep=keep)
+            estimates[-1]["ppi_design"] = _design_ppi(rows, judge, est, names, units, groups_of, group_units, design,
+                                                      keep=keep, threshold=match_threshold, scale=scale, alpha=alpha)
     return {"study": {"id": study["id"], "name": study["name"], "questions": study["questions"]},
             "design": {k: v for k, v in design.items() if k in ("kind", "description", "seed", "overlap", "notes")}
             | {"strata": design["strata"], "population_groups": None if None in design["strata"].values()
                else sum(design["strata"].values())},
             "method": METHOD, "alpha": alpha, "estimates": estimates}
+
+
+def _design_ppi(rows, judge, est, names, units, groups_of, group_units, design, *, keep, threshold, scale,
+                alpha) -> dict:
+    """:func:`design_ppi_estimate` of one estimand from the study's units and the judge's file."""
+    if est.question == "relevance" or (est.part is not None and est.question == "passage_match"):
+        return {"undefined": "the judge's items of this estimate cannot be told apart in its file"}
+    answers = {key: _judge_yes(est.question, v, threshold=threshold, scale=scale)
+               for key, v in judge.items() if key[1] == est.question and (keep is None or keep(key))}
+    answers = {k: v for k, v in answers.items() if v is not None}
+    if not answers:
+        return {"undefined": "the judge answered no item of this question"}
+    yhat = dict.fromkeys(units, 0.0)
+    missing = 0
+    for r in rows:
+        if r["y"] is None:
+            continue
+        if r["key"] not in answers:
+            missing += 1
+            continue
+        yhat[r["unit"]] += answers[r["key"]]
+    if missing:
+        return {"undefined": f"{missing} decided item(s) of the sample have no answer of the judge"}
+    out = design_ppi_estimate([units[u][0] for u in names], [yhat[u] for u in names], [units[u][1] for u in names],
+                              float(np.mean(list(answers.values()))),
+                              stratum=[design["group_stratum"].get(groups_of[u], "") for u in names],
+                              cluster=[groups_of[u] for u in names], population_groups=design["strata"],
+                              group_units=group_units, alpha=alpha)
+    if out.get("se") == 0:
+        kg = design_estimate([units[u][0] for u in names], [units[u][1] for u in names],
+                             stratum=[design["group_stratum"].get(groups_of[u], "") for u in names],
+                             cluster=[groups_of[u] for u in names], population_groups=design["strata"],
+                             group_units=group_units, alpha=alpha)
+        out.update(low=kg["low"], high=kg["high"], note="no variability in the sample: the design interval of the "
+                                                        "human labels (Korn-Graubard) is given")
+    return {**out, "n_judged": len(answers)}
 
 
 # --------------------------------------------------------------------------- prediction-powered
@@ -472,10 +515,17 @@ def ppi_estimate(y, yhat, yhat_unlabelled, *, alpha: float = ALPHA) -> dict:
     yu = np.asarray(yhat_unlabelled, dtype=float)
     if len(y) < 2 or len(yu) < 1:
         return {"undefined": f"needs at least 2 labelled and 1 unlabelled items (got {len(y)} and {len(yu)})"}
-    lo, hi = ppi_py.ppi_mean_ci(y, yhat, yu, alpha=alpha)
-    point = float(np.ravel(ppi_py.ppi_mean_pointestimate(y, yhat, yu))[0])
+    note = None
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lo, hi = ppi_py.ppi_mean_ci(y, yhat, yu, alpha=alpha)
+        point = float(np.ravel(ppi_py.ppi_mean_pointestimate(y, yhat, yu))[0])
+    if any(math.isnan(float(np.ravel(v)[0])) for v in (lo, hi, point)):
+        # the judge's answers do not vary: the power-tuning weight is 0/0; lam = 0 (the humans alone)
+        lo, hi = ppi_py.ppi_mean_ci(y, yhat, yu, alpha=alpha, lam=0)
+        point = float(y.mean())
+        note = "the judge's answers do not vary: power tuning is 0/0, lam = 0 (the human labels alone)"
     clo, chi = ppi_py.ppi_mean_ci(y, yhat, yu, alpha=alpha, lam=0)
-    ppi = {"share": point, "low": float(lo[0]), "high": float(hi[0])}
+    ppi = {"share": point, "low": float(np.ravel(lo)[0]), "high": float(np.ravel(hi)[0]), "note": note}
     human = {"share": float(y.mean()), "low": float(clo[0]), "high": float(chi[0])}
     narrower = (ppi["high"] - ppi["low"]) <= (human["high"] - human["low"])
     return {"ppi": ppi, "human_only": human, "n_labelled": int(len(y)), "n_unlabelled": int(len(yu)),
@@ -483,6 +533,45 @@ def ppi_estimate(y, yhat, yhat_unlabelled, *, alpha: float = ALPHA) -> dict:
             "reported_method": "prediction-powered (PPI++)" if narrower
             else "human-only (narrower than PPI on this sample)",
             "undefined": None}
+
+
+def design_ppi_estimate(y, yhat, x, judge_share: float, *, stratum, cluster, population_groups: dict,
+                        group_units: dict, alpha: float = ALPHA) -> dict:
+    """Prediction-powered share that respects the sampling design: the judge's share over every
+    item of the benchmark (known exactly: the judge labelled them all) plus the design estimate
+    of the human-minus-judge correction (a *difference estimator*; Särndal et al., 1992, §6.3,
+    which PPI becomes when the unlabelled data are the whole finite population)::
+
+        theta = lam * judge_share + R(y - lam * yhat),    Var = V_design(R(y - lam * yhat))
+
+    ``R`` and ``V_design`` are those of :func:`design_estimate` (per sampled unit: ``y`` items
+    the humans decided Yes, ``yhat`` those the judge says Yes, ``x`` decided items). The
+    linearised variance is a quadratic in ``lam``; ``lam`` minimises it over [0, 1], so the
+    interval (``theta +- t(df) se``) is never wider than the human-only design one with the same
+    t form (``lam = 0``).
+
+    >>> r = design_ppi_estimate([1, 1, 0, 0], [1, 1, 0, 1], [1, 1, 1, 1], 0.6, stratum=[""] * 4,
+    ...     cluster=["a", "b", "c", "d"], population_groups={"": 100}, group_units=dict.fromkeys("abcd", 1))
+    >>> 0 <= r["lam"] <= 1 and r["se"] <= r["human_only_se"]
+    True
+    """
+    y, yhat = np.asarray(y, dtype=float), np.asarray(yhat, dtype=float)
+    design = {"stratum": stratum, "cluster": cluster, "population_groups": population_groups,
+              "group_units": group_units, "alpha": alpha, "interval": "wald"}
+    a = design_estimate(y, x, **design)
+    if a["share"] is None or a["undefined"]:
+        return {"undefined": a["undefined"] or "no interval"}
+    vb = design_estimate(yhat, x, **design)["se"] ** 2
+    vab = design_estimate(y + yhat, x, **design)["se"] ** 2
+    va = a["se"] ** 2
+    cov = (vab - va - vb) / 2
+    lam = 0.0 if vb <= 0 else float(np.clip(cov / vb, 0.0, 1.0))
+    d = design_estimate(y - lam * yhat, x, **design)
+    theta = lam * judge_share + d["share"]
+    q = float(stats.t.ppf(1 - alpha / 2, d["df"]))
+    return {"share": theta, "low": max(0.0, theta - q * d["se"]), "high": min(1.0, theta + q * d["se"]),
+            "se": d["se"], "lam": lam, "df": d["df"], "human_only_se": a["se"],
+            "human_only": {"share": a["share"], "low": a["low"], "high": a["high"]}, "undefined": None}
 
 
 def read_judge_labels(path: str | Path) -> dict[tuple[str, str, str], str]:

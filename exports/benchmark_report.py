@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from annotation.estimates import benchmark_estimates, require_study
+from annotation.estimates import PPI_DESIGN_METHOD, benchmark_estimates, require_study
 from evaluation.leaderboard import MIN_QUERIES, MIN_SYSTEMS, leaderboard_change
 from storage import projects, studies
 from storage.db import Database
@@ -18,7 +18,8 @@ from storage.db import Database
 LEADERBOARD_METHOD = (f"percentile bootstrap over queries (the same draw for every system and both qrels versions); "
                       f"undefined below {MIN_QUERIES} queries, Kendall tau also below {MIN_SYSTEMS} systems")
 PPI_METHOD = ("prediction-powered inference, power-tuned (PPI++, ppi_py.ppi_mean_ci); items treated as independent; "
-              "when its interval is wider than the human-only one on this sample, the human-only one is reported")
+              "when its interval is wider than the human-only one on this sample, the human-only one is reported; "
+              "beside it the " + PPI_DESIGN_METHOD)
 
 
 def benchmark_report(db: Database, study_ids: list[int], *, judge: dict | None = None, measure: str = "nDCG@10",
@@ -79,16 +80,20 @@ def estimates_table(est: dict) -> list[str]:
     if ppi:
         lines += ["", "Prediction-powered (the judge labelled every item; the humans' sample corrects its bias):", "",
                   "| estimate | PPI share | PPI CI | human-only CI (same items) | reported | judge agreement | Cohen kappa | "
-                  "labelled / unlabelled |", "|---|---|---|---|---|---|---|---|"]
+                  "labelled / unlabelled | design-aware PPI share | design-aware PPI CI | lam |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
         for e in ppi:
             p = e["ppi"]
             if p.get("undefined"):
-                lines.append(f"| {_cell(e['estimand'])} | undefined: {_cell(p['undefined'])} | | | | | | |")
+                lines.append(f"| {_cell(e['estimand'])} | undefined: {_cell(p['undefined'])} | | | | | | | | | |")
                 continue
             a = p["judge_agreement"]
+            d = e.get("ppi_design") or {}
+            design_cells = (f"undefined: {_cell(d.get('undefined'))} | | " if d.get("undefined") or not d
+                            else f"{_cell(d['share'])} | {_ci(d)} | {_cell(d['lam'])}")
             lines.append(f"| {_cell(e['estimand'])} | {_cell(p['ppi']['share'])} | {_ci(p['ppi'])} | {_ci(p['human_only'])} | "
                          f"{_cell(p['reported_method'])} | {_cell(a['agreement'])} | {_cell(a['cohen_kappa'])} | "
-                         f"{p['n_labelled']} / {p['n_unlabelled']} |")
+                         f"{p['n_labelled']} / {p['n_unlabelled']} | {design_cells} |")
     return lines
 
 

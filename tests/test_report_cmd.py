@@ -47,3 +47,17 @@ def test_report_refuses_bad_input(demo, db_path, run_cli, tmp_path):
     assert "judge.csv" in err and "line 1" in err and "value" in err
     code, out, err = run_cli("report", "--db", db_path, "--study", 99, "--json")
     assert code == 2 and "no study with id 99" in err
+
+
+def test_report_with_a_judge(demo, db_path, run_cli, tmp_path):
+    db, r = demo
+    _label_demo(db, r["study_id"])
+    judge = tmp_path / "judge.csv"
+    every = ["f-robot-changed", "f-robot-og"] + [f"q-{g}_{k}" for g in ("endo", "kohl", "run", "sol") for k in (1, 2, 3)]
+    judge.write_text("instance_id,question,value\n" + "".join(f"{i},validity,Yes\n" for i in every))
+    code, md, err = run_cli("report", "--db", db_path, "--study", r["study_id"], "--judge", judge, "--md")
+    assert code == 0, err
+    assert "prediction-powered inference, power-tuned" in md and "design-aware PPI" in md
+    row = next(line for line in md.splitlines() if line.startswith("| valid instruction | ") and "/ 6 |" in line)
+    # the judge agrees with all 8 human decisions (Cohen kappa 0/0: every answer Yes); 6 items only it labelled
+    assert "| 1.000 | — | 8 / 6 |" in row
