@@ -208,7 +208,8 @@ def korn_graubard(share: float, var: float, n: float, df: int, *, alpha: float =
     return low, high
 
 
-def labels_to_halve(n_groups: int, population_groups: int | None, labels_so_far: int) -> dict:
+def labels_to_halve(n_groups: int, population_groups: int | None, labels_so_far: int, *,
+                    all_agree: bool = False) -> dict:
     """Further groups and labels that would halve the interval's width, if the new groups are
     like the sampled ones: the variance scales as ``1/n - 1/N`` in the n sampled groups of N, so a
     quarter of it needs ``n' = 4 / (1/n + 3/N)`` groups (``4 n`` without a finite population).
@@ -217,10 +218,17 @@ def labels_to_halve(n_groups: int, population_groups: int | None, labels_so_far:
     {'groups_needed': 31, 'further_groups': 21, 'further_labels': 126}
     >>> labels_to_halve(10, 10, 60)["further_groups"]  # a census: the interval is already 0 wide
     0
+    >>> labels_to_halve(10, 100, 60, all_agree=True)["groups_needed"]  # exact interval: width ~ 1/n
+    20
+
+    When every decided item agrees (``all_agree``), the interval is the exact one, whose width
+    shrinks like 1/n rather than 1/sqrt(n): twice the groups halve it.
     """
     if n_groups <= 0:
         return {"groups_needed": None, "further_groups": None, "further_labels": None}
-    if population_groups is None:
+    if all_agree:
+        needed = 2 * n_groups if population_groups is None else min(population_groups, 2 * n_groups)
+    elif population_groups is None:
         needed = 4 * n_groups
     else:
         needed = 4 / (1 / n_groups + 3 / population_groups)
@@ -436,7 +444,8 @@ def benchmark_estimates(db: Database, study_id: int, *, match_threshold: int = M
             lo, hi = proportion_confint(k, n, alpha=alpha, method="wilson")
             naive = {"share": k / n, "low": float(lo), "high": float(hi), "k": k, "n": n}
         N_total = None if any(v is None for v in design["strata"].values()) else sum(design["strata"].values())
-        halve = (labels_to_halve(res["n_groups"], N_total, labels) if res["share"] is not None
+        halve = (labels_to_halve(res["n_groups"], N_total, labels, all_agree=res["share"] in (0.0, 1.0))
+                 if res["share"] is not None
                  else {"groups_needed": None, "further_groups": None, "further_labels": None})
         estimates.append({"estimand": est.name, "question": est.question, "part": est.part, **res,
                           "yes_items": k, "labels": labels, "naive_independent": naive, "to_halve": halve})
