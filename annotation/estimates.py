@@ -357,6 +357,8 @@ def estimand_rows(db: Database, study_id: int, *, match_threshold: int = MATCH_T
         if o.question == "instfol_match":
             continue
         it = items[o.item_id]
+        if it["payload"].get("control"):  # a re-judging control document, not a document the change is about
+            continue
         part = it["payload"].get("kind") or it["payload"].get("mode")
         name = NAMES.get(o.question, o.question).format(k=match_threshold)
         if part:
