@@ -93,3 +93,6 @@ else:
     text = st.text_input("Filter reasons containing", key="mon_reason_filter")
     shown = rs[rs["reason"].str.contains(text, case=False, regex=False)] if text else rs
     st.dataframe(shown, hide_index=True, key="mon_reasons")
+
+from ui.estimates_view import render_estimates  # noqa: E402  (benchmark-wide estimates, live)
+render_estimates(conn, sid)

@@ -152,7 +152,7 @@ def test_monitor_shows_table7_charts_and_reasons(env_db):
     assert list(t7["statistic"])[:2] == ["kappa coefficient (Randolph, 2005)", "Proportion of Yes response"]
     assert t7.iloc[1]["value"] == 1.0  # every validity majority is Yes
     assert len(at.get("vega_lite_chart")) == 2  # the kappa heatmap and the label distribution
-    reasons = at.dataframe[-1].value  # the reasons list comes last
+    reasons = next(d.value for d in at.dataframe if "reason" in d.value.columns)  # the reasons list
     assert set(reasons["reason"]) == {"<b>not</b> a *user*"}
 
 

@@ -1,0 +1,141 @@
+"""The report a lead pastes into a paper: do the benchmark's conclusions survive?
+
+Composed of named public pieces: :func:`annotation.estimates.benchmark_estimates` (each study's
+benchmark-wide shares with design-aware intervals and, with a judge's file, prediction-powered
+ones) and :func:`evaluation.leaderboard.leaderboard_change` (each project's leaderboard on the
+published vs the validated qrels). :func:`benchmark_report` returns one JSON-ready dict;
+:func:`to_markdown` writes it as Markdown tables with the design, the methods and the counts.
+"""
+from __future__ import annotations
+
+import math
+
+from annotation.estimates import PPI_DESIGN_METHOD, benchmark_estimates, require_study
+from evaluation.leaderboard import MIN_QUERIES, MIN_SYSTEMS, leaderboard_change
+from storage import projects, studies
+from storage.db import Database
+
+LEADERBOARD_METHOD = (f"percentile bootstrap over queries (the same draw for every system and both qrels versions); "
+                      f"undefined below {MIN_QUERIES} queries, Kendall tau also below {MIN_SYSTEMS} systems")
+PPI_METHOD = ("prediction-powered inference, power-tuned (PPI++, ppi_py.ppi_mean_ci); items treated as independent; "
+              "when its interval is wider than the human-only one on this sample, the human-only one is reported; "
+              "beside it the " + PPI_DESIGN_METHOD)
+
+
+def benchmark_report(db: Database, study_ids: list[int], *, judge: dict | None = None, measure: str = "nDCG@10",
+                     n_boot: int = 2000, seed: int = 0, alpha: float = 0.05) -> dict:
+    """``{"studies": [benchmark_estimates...], "leaderboards": [leaderboard_change per project],
+    "methods": {...}}`` for the studies named (their projects' leaderboards, each once)."""
+    for sid in study_ids:
+        require_study(db, sid)
+    out_studies = [benchmark_estimates(db, sid, judge=judge, alpha=alpha) for sid in study_ids]
+    project_ids = list(dict.fromkeys(studies.get_study(db, sid)["project_id"] for sid in study_ids))
+    boards = [leaderboard_change(db, projects.get_project_by_id(db, pid), measure=measure, n_boot=n_boot, seed=seed, alpha=alpha)
+              for pid in project_ids]
+    return {"studies": out_studies, "leaderboards": boards,
+            "methods": {"estimates": out_studies[0]["method"] if out_studies else None,
+                        "prediction_powered": PPI_METHOD if judge is not None else None,
+                        "leaderboard": LEADERBOARD_METHOD, "confidence": 1 - alpha,
+                        "bootstrap_replicates": n_boot, "seed": seed}}
+
+
+def _cell(value) -> str:
+    """A Markdown table cell: numbers to 3 decimals, None as an em dash, text with ``|`` and line
+    breaks escaped (names and labels are data, shown literally).
+
+    >>> _cell(0.12345), _cell(None), _cell("a|b\\nc")
+    ('0.123', '—', 'a\\\\|b c')
+    """
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    text = " ".join(str(value).splitlines())
+    for ch in "\\|*_`[]<>#":
+        text = text.replace(ch, "\\" + ch)
+    return text
+
+
+def _ci(d: dict | None) -> str:
+    if not d or d.get("low") is None:
+        return "—" if not d or not d.get("undefined") else f"undefined: {d['undefined']}"
+    return f"[{_cell(d['low'])}, {_cell(d['high'])}]"
+
+
+def estimates_table(est: dict) -> list[str]:
+    """One study's estimates as Markdown lines (a table plus the design and method)."""
+    lines = [f"### Study {est['study']['id']}: {_cell(est['study']['name'])}", "",
+             f"Design: {_cell(est['design']['description'])}.", "",
+             *[line for n in est["design"].get("notes") or [] for line in (f"Note: {_cell(n)}.", "")],
+             f"Method: {est['method']}; {round((1 - est['alpha']) * 100)}% intervals.", "",
+             "| estimate | share | 95% CI (design) | naive independent CI (Wilson) | deff | effective n | decided items | "
+             "groups | further labels to halve the CI |", "|---|---|---|---|---|---|---|---|---|"]
+    for e in est["estimates"]:
+        naive = e.get("naive_independent")
+        ci = _ci(e) if e.get("undefined") is None else f"undefined: {_cell(e['undefined'])}"
+        lines.append(f"| {_cell(e['estimand'])} | {_cell(e['share'])} | {ci} | {_ci(naive)} | {_cell(e['deff'])} | "
+                     f"{_cell(e['n_effective'])} | {e['n_items']} | {e['n_groups']} | "
+                     f"{_cell(e['to_halve']['further_labels'])} |")
+    ppi = [e for e in est["estimates"] if "ppi" in e]
+    if ppi:
+        lines += ["", "Prediction-powered (the judge labelled every item; the humans' sample corrects its bias):", "",
+                  "| estimate | PPI share | PPI CI | human-only CI (same items) | reported | judge agreement | Cohen kappa | "
+                  "labelled / unlabelled | design-aware PPI share | design-aware PPI CI | lam |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for e in ppi:
+            p = e["ppi"]
+            if p.get("undefined"):
+                lines.append(f"| {_cell(e['estimand'])} | undefined: {_cell(p['undefined'])} | | | | | | | | | |")
+                continue
+            a = p["judge_agreement"]
+            d = e.get("ppi_design") or {}
+            design_cells = (f"undefined: {_cell(d.get('undefined'))} | | " if d.get("undefined") or not d
+                            else f"{_cell(d['share'])} | {_ci(d)} | {_cell(d['lam'])}")
+            lines.append(f"| {_cell(e['estimand'])} | {_cell(p['ppi']['share'])} | {_ci(p['ppi'])} | {_ci(p['human_only'])} | "
+                         f"{_cell(p['reported_method'])} | {_cell(a['agreement'])} | {_cell(a['cohen_kappa'])} | "
+                         f"{p['n_labelled']} / {p['n_unlabelled']} | {design_cells} |")
+    return lines
+
+
+def leaderboard_tables(board: dict) -> list[str]:
+    """One project's leaderboard comparison as Markdown lines."""
+    lines = [f"### Leaderboard of {_cell(board['project'])} ({_cell(board['measure'])})", ""]
+    if board.get("undefined"):
+        return lines + [f"Undefined: {_cell(board['undefined'])}.", ""]
+    for c in board["comparisons"]:
+        lines += [f"{_cell(c['published'])} ({c['n_queries_published']} queries) vs {_cell(c['validated'])} "
+                  f"({c['n_queries_validated']} queries), {c['n_systems']} systems, {c['n_boot']} bootstrap replicates "
+                  f"(seed {c['seed']}).", "",
+                  "| system | published | 95% CI | rank | validated | 95% CI | rank |", "|---|---|---|---|---|---|---|"]
+        for r in c["systems"]:
+            lines.append(f"| {_cell(r['system'])} | {_cell(r['published']['value'])} | {_ci(r['published'])} | "
+                         f"{r['rank_published']} | {_cell(r['validated']['value'])} | {_ci(r['validated'])} | "
+                         f"{r['rank_validated']} |")
+        lines += ["", "| a | b | a - b published | 95% CI | a - b validated | 95% CI | P(swap) published | "
+                  "P(swap) validated | P(order differs) |", "|---|---|---|---|---|---|---|---|---|"]
+        for p in c["pairs"]:
+            lines.append(f"| {_cell(p['a'])} | {_cell(p['b'])} | {_cell(p['difference_published']['value'])} | "
+                         f"{_ci(p['difference_published'])} | {_cell(p['difference_validated']['value'])} | "
+                         f"{_ci(p['difference_validated'])} | {_cell(p['p_swap_published'])} | "
+                         f"{_cell(p['p_swap_validated'])} | {_cell(p['p_order_differs'])} |")
+        t = c["kendall_tau"]
+        lines += ["", "Kendall tau (published vs validated): " + (
+            f"undefined ({_cell(t['undefined'])})" if t["undefined"] else f"{_cell(t['value'])} {_ci(t)}"), ""]
+    return lines
+
+
+def to_markdown(report: dict) -> str:
+    """The report as Markdown (design, methods and counts stated)."""
+    m = report["methods"]
+    lines = ["# Do the benchmark's conclusions survive?", "", "## Methods", "",
+             f"- Benchmark-wide shares: {m['estimates'] or '—'}.",
+             f"- Leaderboards: {m['leaderboard']}; {m['bootstrap_replicates']} replicates, seed {m['seed']}."]
+    if m.get("prediction_powered"):
+        lines.append(f"- With the automatic judge: {m['prediction_powered']}.")
+    lines += ["", "## Benchmark-wide estimates", ""]
+    for est in report["studies"]:
+        lines += estimates_table(est) + [""]
+    lines += ["## Does the leaderboard change?", ""]
+    for board in report["leaderboards"]:
+        lines += leaderboard_tables(board)
+    return "\n".join(lines).rstrip() + "\n"

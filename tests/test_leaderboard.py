@@ -1,0 +1,99 @@
+"""Does the leaderboard change? Bootstrap intervals over queries against a reference computation,
+swap probabilities, Kendall tau and its refusal below 10 queries or 3 systems, from stored runs."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from evaluation.leaderboard import leaderboard_change, leaderboard_stability
+from storage import eval_runs, projects
+
+
+def _scores(n_queries, means, seed=0):
+    rng = np.random.default_rng(seed)
+    qs = [f"q{i:02d}" for i in range(n_queries)]
+    return {s: {q: float(np.clip(m + rng.normal(0, 0.2), 0, 1)) for q in qs} for s, m in means.items()}
+
+
+def test_two_systems_refuse_a_tau_but_keep_their_difference():
+    pub = _scores(30, {"A": 0.6, "B": 0.3})
+    r = leaderboard_stability(pub, pub, n_boot=200)
+    assert r["kendall_tau"]["value"] is None
+    assert r["kendall_tau"]["undefined"] == ("undefined with 30 queries and 2 systems: needs at least 10 queries "
+                                             "and 3 systems")
+    (pair,) = r["pairs"]
+    assert pair["difference_published"]["low"] > 0 and pair["p_swap_published"] == 0.0
+
+
+def test_fewer_than_ten_queries_gives_no_interval():
+    pub = _scores(9, {"A": 0.6, "B": 0.5, "C": 0.4})
+    r = leaderboard_stability(pub, pub, n_boot=50)
+    row = r["systems"][0]
+    assert row["published"]["low"] is None and "needs at least 10" in row["published"]["undefined"]
+    assert row["published"]["value"] == pytest.approx(np.mean(list(pub["A"].values())))
+    assert r["pairs"][0]["p_swap_published"] is None
+    assert r["kendall_tau"]["value"] is None
+
+
+def test_intervals_match_a_reference_bootstrap():
+    pub = _scores(20, {"A": 0.6, "B": 0.5, "C": 0.3}, seed=1)
+    val = {s: {q: v for q, v in d.items() if q not in ("q00", "q01")} for s, d in pub.items()}  # 2 queries dropped
+    r = leaderboard_stability(pub, val, n_boot=300, seed=5)
+    # reference: the same multinomial draw over the 20 queries; validated weights only its 18 queries
+    qs = sorted(pub["A"])
+    counts = np.random.default_rng(5).multinomial(20, np.full(20, 1 / 20), size=300)
+    keep = np.array([q not in ("q00", "q01") for q in qs])
+    a = np.array([pub["A"][q] for q in qs])
+    b = np.array([pub["B"][q] for q in qs])
+    boot_a_val = (counts * keep) @ a / (counts * keep).sum(1)
+    boot_d_pub = counts @ (a - b) / counts.sum(1)
+    row_a = next(x for x in r["systems"] if x["system"] == "A")
+    assert row_a["validated"]["value"] == pytest.approx(a[keep].mean())
+    assert (row_a["validated"]["low"], row_a["validated"]["high"]) == pytest.approx(tuple(np.quantile(boot_a_val, [0.025, 0.975])))
+    ab = next(p for p in r["pairs"] if (p["a"], p["b"]) == ("A", "B"))
+    assert (ab["difference_published"]["low"], ab["difference_published"]["high"]) == pytest.approx(
+        tuple(np.quantile(boot_d_pub, [0.025, 0.975])))
+    assert ab["p_swap_published"] == pytest.approx(np.mean(np.sign(boot_d_pub) != np.sign((a - b).mean())))
+    means_pub = [np.mean(list(pub[s].values())) for s in "ABC"]
+    means_val = [np.mean(list(val[s].values())) for s in "ABC"]
+    assert r["kendall_tau"]["value"] == pytest.approx(stats.kendalltau(means_pub, means_val).statistic)
+    assert r["kendall_tau"]["low"] <= r["kendall_tau"]["value"] <= r["kendall_tau"]["high"]
+
+
+def test_close_systems_swap_often():
+    rng = np.random.default_rng(2)
+    qs = [f"q{i}" for i in range(40)]
+    base = {q: float(rng.random()) for q in qs}
+    pub = {"A": base, "B": {q: v + rng.normal(0, 0.1) for q, v in base.items()},
+           "C": {q: v - 0.5 for q, v in base.items()}}
+    r = leaderboard_stability(pub, pub, n_boot=500)
+    ab = next(p for p in r["pairs"] if (p["a"], p["b"]) == ("A", "B"))
+    ac = next(p for p in r["pairs"] if (p["a"], p["b"]) == ("A", "C"))
+    assert 0.05 < ab["p_swap_published"] < 0.95 and ac["p_swap_published"] == 0.0
+    assert ab["p_order_differs"] == 0.0  # the same qrels on both sides: the same order in every replicate
+
+
+def test_from_stored_eval_runs(demo):
+    db, _ = demo
+    pid = projects.get_project(db, "demo")["id"]
+    scores = _scores(12, {"bm25": 0.5, "dense": 0.4, "tiny": 0.2}, seed=4)
+    for version in ("original", "validated"):
+        for model, per in scores.items():
+            pq = {q: {"nDCG@10": v} for q, v in per.items() if version == "original" or q != "q00"}
+            eval_runs.store_eval_run(db, pid, model=model, template="query", settings={"k": 100},
+                                     qrels_version=version, metrics={"nDCG@10": float(np.mean([x["nDCG@10"] for x in pq.values()]))},
+                                     per_query=pq, run={})
+    out = leaderboard_change(db, "demo", measure="ndcg@10", n_boot=100)
+    assert out["measure"] == "nDCG@10" and out["undefined"] is None
+    (c,) = out["comparisons"]
+    assert (c["published"], c["validated"], c["n_queries_published"], c["n_queries_validated"]) == (
+        "original", "validated", 12, 11)
+    assert {r["system"] for r in c["systems"]} == {"bm25 [query]", "dense [query]", "tiny [query]"}
+    assert c["kendall_tau"]["undefined"] is None
+
+
+def test_no_validated_runs_is_named(demo):
+    db, _ = demo
+    out = leaderboard_change(db, "demo")
+    assert out["comparisons"] == [] and "no stored evaluation" in out["undefined"]

@@ -1,0 +1,48 @@
+"""The monitor's "Benchmark-wide estimates" section: each question's share over the whole
+benchmark with its design-aware 95% interval, the design effect, the effective sample size and the
+labels that would halve the interval (:func:`annotation.estimates.benchmark_estimates`), beside the
+naive independent (Wilson) interval. Self-contained: the monitor page calls :func:`render_estimates`."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from annotation.estimates import benchmark_estimates
+from ui.markdown import md_escape
+
+
+def estimate_rows(result: dict) -> list[dict]:
+    """The table the section shows, one row per estimate (plain values; None for undefined).
+
+    >>> estimate_rows({"estimates": [{"estimand": "valid instruction", "share": 0.5, "low": 0.2, "high": 0.8,
+    ...     "undefined": None, "naive_independent": {"low": 0.3, "high": 0.7}, "deff": 2.0, "n_effective": 5.0,
+    ...     "n_items": 10, "n_groups": 5, "to_halve": {"further_labels": 45}}]})[0]["95% CI (design)"]
+    '[0.200, 0.800]'
+    """
+    rows = []
+    for e in result["estimates"]:
+        naive = e.get("naive_independent") or {}
+        rows.append({
+            "Estimate": e["estimand"], "Share": e["share"],
+            "95% CI (design)": (f"[{e['low']:.3f}, {e['high']:.3f}]" if e.get("low") is not None
+                                else f"undefined: {e.get('undefined') or 'no interval'}"),
+            "Naive CI (independent, Wilson)": (f"[{naive['low']:.3f}, {naive['high']:.3f}]" if naive else "—"),
+            "Design effect": e["deff"], "Effective n": e["n_effective"], "Decided items": e["n_items"],
+            "Groups": e["n_groups"], "Further labels to halve the CI": e["to_halve"]["further_labels"],
+        })
+    return rows
+
+
+def render_estimates(conn, study_id: int) -> None:
+    """Show the section for one study (read live from the database on every run)."""
+    result = benchmark_estimates(conn, study_id)
+    st.subheader("Benchmark-wide estimates (design-aware 95%)")
+    st.caption(md_escape(f"Design: {result['design']['description']}."))
+    for note in result["design"].get("notes") or []:
+        st.caption(md_escape(f"Note: {note}."))
+    if not result["estimates"]:
+        st.caption("No question of this study has a benchmark-wide estimate.")
+        return
+    st.dataframe(pd.DataFrame(estimate_rows(result)), hide_index=True, key="mon_estimates")
+    st.caption(md_escape(f"Method: {result['method']}. The naive interval treats sampled instances as independent "
+                         "(too narrow when instances of a query group are alike)."))
