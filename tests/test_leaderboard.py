@@ -81,7 +81,7 @@ def test_from_stored_eval_runs(demo):
     for version in ("original", "validated"):
         for model, per in scores.items():
             pq = {q: {"nDCG@10": v} for q, v in per.items() if version == "original" or q != "q00"}
-            eval_runs.store_eval_run(db, pid, model=model, template="query", settings={"k": 100},
+            eval_runs.store_eval_run(db, pid, model=model, template="query", settings={"k": 1000},
                                      qrels_version=version, metrics={"nDCG@10": float(np.mean([x["nDCG@10"] for x in pq.values()]))},
                                      per_query=pq, run={})
     out = leaderboard_change(db, "demo", measure="ndcg@10", n_boot=100)
