@@ -549,3 +549,45 @@ def sample_overlap(db: Database, *, project: str, questions: list[str], settings
     return SampleOverlap(unit, len(sample), len(hit),
                          [{"id": s, "name": names.get(s, "?"), "covered": n} for s, n in sorted(by_study.items())],
                          remaining, best, best_n if best is not None else 0)
+
+
+@dataclass
+class KindQuestions:
+    """The questions the Set up page offers for a project of one kind, those it preselects, the
+    naturalness scale the benchmark uses, and a note for the lead ("" when none)."""
+
+    offered: list[str]
+    preselected: list[str]
+    naturalness: str = "yesno"
+    note: str = ""
+
+
+def questions_for_kind(kind: str, *, has_documents: bool = True) -> KindQuestions:
+    """What a study of a project of ``kind`` asks, following its benchmark's protocol: InstructIR
+    (Appendix B) validity, naturalness and the most natural passage (only with documents to show);
+    IFIR (§3.4) passage match and 1-5 naturalness; InfoSearch (§2) the condition; FollowIR (§3)
+    re-judging, which starts from a modified narrative on the Narratives page (no question here);
+    a generic project is offered every question, InstructIR's preselected.
+
+    >>> questions_for_kind("ifir").preselected, questions_for_kind("ifir").naturalness
+    (['passage_match', 'naturalness'], 'likert')
+    >>> questions_for_kind("instructir", has_documents=False).offered
+    ['validity', 'naturalness']
+    >>> questions_for_kind("followir").offered, "Narratives" in questions_for_kind("followir").note
+    ([], True)
+    """
+    passage = ["best_passage"] if has_documents else []
+    no_docs = ("" if has_documents else "The project has no documents: the most natural passage "
+               "(best passage) cannot be asked. Import the corpus to ask it.")
+    if kind == "instructir":
+        return KindQuestions(["validity", "naturalness", *passage], ["validity", "naturalness", *passage], note=no_docs)
+    if kind == "ifir":
+        return KindQuestions(["passage_match", "naturalness"], ["passage_match", "naturalness"], "likert")
+    if kind == "infosearch":
+        return KindQuestions(["condition"], ["condition"])
+    if kind == "followir":
+        return KindQuestions([], [], note="FollowIR re-judging starts on the Narratives page: an expert saves a "
+                             "modified narrative of a query, and the documents relevant under the original narrative "
+                             "are queued for re-judging there (choose the annotators on that page).")
+    offered = [q for q in INSTANCE_QUESTIONS if has_documents or q not in ("best_passage", "passage_match")]
+    return KindQuestions([*offered, "condition"], ["validity", "naturalness", *passage], note=no_docs)

@@ -306,6 +306,7 @@ def test_study_setup_page_creates_a_study_with_edited_guidelines_and_reports_err
     at.multiselect(key="study_annotators").set_value(["ann1", "ann2", "ann3"])
     at.number_input(key="study_fraction").set_value(1.0)
     at.text_area(key="study_guideline_validity").input("Say No when the instruction contradicts the query.")
+    at.checkbox(key="study_remaining").check()  # the demo study asks 8 of the instances already
     at.button(key="FormSubmitter:study_form-Create study").click().run()
     assert not at.exception and not at.error and not at.json
     # the success names the study and says what it holds, in words (the name shown literally)
@@ -320,7 +321,9 @@ def test_study_setup_page_creates_a_study_with_edited_guidelines_and_reports_err
     assert len(studies.list_studies(db)) == 2
 
     s = studies.get_study(db, 2)
-    assert s["name"] == "pilot <b>2</b>" and s["settings"]["group_fraction"] == 1.0
+    assert s["name"] == "pilot <b>2</b>" and s["settings"]["group_fraction"] == 1.0 and s["settings"]["skip_covered"]
+    first = {it["instance_id"] for it in studies.items_of_study(db, 1)}
+    assert first and not first & {it["instance_id"] for it in studies.items_of_study(db, 2)}  # nothing asked twice
     assert s["settings"]["guidelines"]["validity"] == "Say No when the instruction contradicts the query."
     assert sorted(s["annotators"]) == ["ann1", "ann2", "ann3"]
 
@@ -334,6 +337,8 @@ def test_study_setup_warns_when_a_question_got_no_item(env_db):
     at.multiselect(key="study_annotators").set_value(["ann1", "ann2", "ann3"])
     at.number_input(key="study_passages").set_value(10)  # more than any group holds: no best-passage item
     at.button(key="FormSubmitter:study_form-Create study").click().run()
+    assert [w.value for w in at.warning][0].startswith("This sample would ask again about")  # the demo study's
+    at.button(key="study_create_anyway").click().run()
     assert not at.exception and not at.error
     assert not at.success  # a warning, not a green success
     said = [w.value.replace("\\", "") for w in at.warning]
