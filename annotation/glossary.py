@@ -121,7 +121,14 @@ STATISTICS = {
     "top1_accuracy_excluding_ties": "Top-1 accuracy (ties left out)",
 }
 
-GLOSSARY = {**QUESTIONS, **SCALES, **PROVENANCE, **COLUMNS, **EXPORT, **STATISTICS}
+# the Monitor's extrapolation estimates (annotation.monitor.extrapolation)
+ESTIMATES = {
+    "invalid": "Invalid instructions",
+    "unnatural": "Unnatural instructions",
+    "majority_differs_from_target": "Majority differs from the dataset's target",
+}
+
+GLOSSARY = {**ESTIMATES, **QUESTIONS, **SCALES, **PROVENANCE, **COLUMNS, **EXPORT, **STATISTICS}
 
 UNDEFINED = "—"
 

@@ -6,11 +6,14 @@ import pandas as pd
 import streamlit as st
 
 from annotation import monitor
-from annotation.glossary import label
+from annotation import monitor_view as view
+from annotation.glossary import STATISTIC_HELP, label, table
 from annotation.scale_summary import scale_summary
 from annotation.qrels_builds import study_completeness
 from ui.markdown import md_escape
+from storage import projects
 from ui.session import db, pick_study, require_role
+from ui.text import literal
 
 require_role("lead")
 conn = db()
@@ -21,27 +24,42 @@ n_boot = st.select_slider("Bootstrap replicates for the intervals", [0, 200, 100
 if st.button("Refresh", key="mon_refresh"):
     st.rerun()
 
+kind = projects.get_project_by_id(conn, study["project_id"])["kind"]
 done = study_completeness(conn, sid)
 st.caption(f"Completeness: {done['labelled']} of {done['planned']} planned labels"
            + ("" if done["complete"] else " (unfinished: missing labels count as unresolved in exports)"))
-st.subheader("Human verification (InstructIR Table 7)" if "relevance" not in study["questions"]
-             else "Re-judging agreement (Randolph, Fleiss, percent agreement)")
-t7 = pd.DataFrame(monitor.table7(conn, sid, n_boot=n_boot, seed=study["settings"].get("seed", 0)))
-st.dataframe(t7, hide_index=True, key="mon_table7")
+st.subheader(view.heading(kind, study["questions"]))
+t7 = view.table7_rows(monitor.table7(conn, sid, n_boot=n_boot, seed=study["settings"].get("seed", 0)))
+if t7:
+    meanings = "\n".join(f"- **{r['Statistic']}**: {r['What it means']}" for r in
+                         {r["Statistic"]: r for r in t7 if r["What it means"]}.values())
+    st.dataframe(pd.DataFrame(t7).drop(columns=["What it means"]), hide_index=True, key="mon_table7",
+                 column_config={
+                     "Question": st.column_config.TextColumn(width="medium"),
+                     "Statistic": st.column_config.TextColumn(width="medium", help=meanings or None),
+                     "Value": st.column_config.TextColumn(width="small", help=meanings or None),
+                     "95% interval": st.column_config.TextColumn(help="bootstrap percentile interval, items resampled"),
+                     "Band": st.column_config.TextColumn(help="Landis & Koch (1977) band of a kappa"),
+                 })
+else:
+    st.caption("These questions have no agreement table; see the tables below.")
 
 extra = monitor.extrapolation(conn, sid)
 if extra:
     st.subheader("Extrapolation to the whole benchmark (Wilson 95%)")
-    st.dataframe(pd.DataFrame([{"estimate": k.replace("_", " "), **v} for k, v in extra.items()]), hide_index=True,
-                 key="mon_extra")
+    st.dataframe(pd.DataFrame([{
+        "Estimate": label(k), "Share": "—" if v["share"] is None else f"{v['share']:.1%}",
+        "95% interval": "—" if v["low"] is None else f"{v['low']:.1%} to {v['high']:.1%}",
+        "Instances": f"{v['k']} of {v['n']}"} for k, v in extra.items()]), hide_index=True, key="mon_extra")
 
 scales = scale_summary(conn, sid, n_boot=n_boot)
 if not scales.empty:
     st.subheader("Mean scores (IFIR Table 2)")
-    st.dataframe(scales, hide_index=True, key="mon_scales")
+    st.dataframe(pd.DataFrame(table(scales.to_dict("records"))), hide_index=True, key="mon_scales")
 
 st.subheader("Annotators")
-st.dataframe(pd.DataFrame(monitor.annotator_table(conn, sid)), hide_index=True, key="mon_annotators")
+st.dataframe(pd.DataFrame(view.annotator_rows(monitor.annotator_table(conn, sid))), hide_index=True,
+             key="mon_annotators")
 
 question = st.selectbox("Question", study["questions"], key="mon_question", format_func=label)
 rep = monitor.question_report(conn, sid, question)
@@ -75,21 +93,41 @@ else:
                 f"{rep['n_annotators']} annotators)")
     st.dataframe(pd.DataFrame(monitor.report_rows(rep)), hide_index=True, key="mon_report")
     for note in rep.get("notes", []):
-        st.caption(md_escape(note))
+        st.caption(md_escape(view.readable_note(note)))
 
 st.subheader("Disagreements")
-dis = pd.DataFrame(monitor.disagreements(conn, sid))
-if dis.empty:
+dis = view.disagreement_rows(conn, sid)
+if not dis:
     st.caption("No disagreement so far.")
 else:
-    qf = st.multiselect("Filter by question", sorted(dis["question"].unique()), key="mon_dis_filter")
-    st.dataframe(dis[dis["question"].isin(qf)] if qf else dis, hide_index=True, key="mon_disagreements")
+    qf = st.multiselect("Filter by question", sorted({r["Question"] for r in dis}), key="mon_dis_filter")
+    shown = [r for r in dis if not qf or r["Question"] in qf]
+    st.dataframe(pd.DataFrame([{k: v for k, v in r.items() if k not in ("item", "full")} for r in shown]),
+                 hide_index=True, key="mon_disagreements",
+                 column_config={
+                     "Instruction": st.column_config.TextColumn(width="medium"),
+                     "Passage": st.column_config.TextColumn(width="medium"),
+                     "Votes": st.column_config.TextColumn(help="each answer and how many annotators gave it"),
+                     "Disagreement": st.column_config.NumberColumn(format="%.2f", help=STATISTIC_HELP["disagreement"]),
+                 })
+    pick = st.selectbox("Read an item in full", list(range(len(shown))), key="mon_dis_item",
+                        format_func=lambda i: f"{shown[i]['Question']}: {shown[i]['Instruction'][:60]}")
+    if pick is not None:
+        full = shown[pick]["full"]
+        literal("Instruction", full["instruction"] or "—")
+        literal("Query", full["query"] or "—")
+        if full["passage"]:
+            literal(f"Passage ({full['document']})", full["passage"])
+        for doc_id, text in full["voted"]:
+            literal(f"Voted passage {doc_id}", text or "— not in the corpus")
+        st.caption(md_escape(f"Instance {full['instance']}; votes: {shown[pick]['Votes']}"))
 
 st.subheader("Reasons")
-rs = pd.DataFrame(monitor.reasons(conn, sid))
-if rs.empty:
+rs = view.reason_rows(conn, sid)
+if not rs:
     st.caption("No reason given so far.")
 else:
     text = st.text_input("Filter reasons containing", key="mon_reason_filter")
-    shown = rs[rs["reason"].str.contains(text, case=False, regex=False)] if text else rs
-    st.dataframe(shown, hide_index=True, key="mon_reasons")
+    shown_r = [r for r in rs if not text or text.lower() in r["Reason"].lower()]
+    st.dataframe(pd.DataFrame(shown_r), hide_index=True, key="mon_reasons",
+                 column_config={"Reason": st.column_config.TextColumn(width="large")})

@@ -149,11 +149,11 @@ def test_monitor_shows_table7_charts_and_reasons(env_db):
     at.run()
     assert not at.exception
     t7 = at.dataframe[0].value  # the Table 7 view comes first
-    assert list(t7["statistic"])[:2] == ["kappa coefficient (Randolph, 2005)", "Proportion of Yes response"]
-    assert t7.iloc[1]["value"] == 1.0  # every validity majority is Yes
+    assert list(t7["Statistic"])[:2] == ["kappa coefficient (Randolph, 2005)", "Proportion of Yes response"]
+    assert t7.iloc[1]["Value"] == "1.000"  # every validity majority is Yes
     assert len(at.get("vega_lite_chart")) == 2  # the kappa heatmap and the label distribution
     reasons = at.dataframe[-1].value  # the reasons list comes last
-    assert set(reasons["reason"]) == {"<b>not</b> a *user*"}
+    assert set(reasons["Reason"]) == {"<b>not</b> a *user*"}
 
 
 def test_adjudicate_records_a_decision_and_moves_on(env_db):
