@@ -219,13 +219,16 @@ def test_evaluate_page_runs_bm25_on_two_qrels_versions_and_compares(env_db, db_p
     assert work(db_path, once=True) == 4
     at.run(timeout=120)
     assert not at.exception and not at.error and not at.get("progress")
-    table = at.dataframe[0].value
-    assert len(table) == 2 and "validated nDCG@10" in table.columns and "validated Δ nDCG@10" in table.columns
-    tau = next(d.value for d in at.dataframe if {"tau", "n_common_queries"} <= set(d.value.columns))
-    assert list(tau["tau"]) and tau.iloc[0]["tau"] is not None
+    table = at.dataframe[0].value  # one row per (system, qrels version), one column per measure
+    assert len(table) == 4 and set(table["Qrels version"]) == {"original", "validated"} and "nDCG@10" in table.columns
+    delta = at.dataframe[1].value
+    assert len(delta) == 2 and "Δ nDCG@10" in delta.columns and (delta["Compared queries"] > 0).all()
+    # Kendall tau of 2 systems is not shown: the page says why, with n
+    assert not [d for d in at.dataframe if "Kendall tau" in d.value.columns]
+    assert any("Kendall tau needs at least 3 systems" in c.value and "2 system(s)" in c.value for c in at.caption)
     # published original vs validated, on the queries both judge
-    pv = next(d.value for d in at.dataframe if "left_out_published" in d.value.columns)
-    assert len(pv) == 2 and (pv["n_common_queries"] > 0).all()
+    pv = next(d.value for d in at.dataframe if "nDCG@10, validated qrels" in d.value.columns)
+    assert len(pv) == 2 and (pv["Compared queries"] > 0).all()
     assert any("built" in c.value and "72/72 labels" in c.value for c in at.caption)
     assert len(at.get("vega_lite_chart")) == 2
 
