@@ -79,7 +79,10 @@ def test_lead_lands_on_an_overview_of_studies_with_progress(env_db):
     row = at.dataframe[0].value.iloc[0]  # the overview comes first
     assert row["Study"] == "1: demo: InstructIR validation" and row["Project"] == "demo"
     assert row["Questions"] == "Valid instruction, Natural instruction, Most natural passage"
-    assert (row["Answers given"], row["Answers needed"], row["Done"]) == (72, 72, 100.0)
+    assert (row["Answers"], row["Done"]) == ("72 of 72", 100.0)
+    # progress comes right after the study's name: in view on a 1280 px screen
+    assert list(at.dataframe[0].value.columns)[:4] == ["Study", "Done", "Answers", "Unresolved items"]
+    assert any(c.value.startswith("Next step for a finished study") for c in at.caption)
     from annotation.outcomes import item_outcomes
 
     # each picks the first passage *shown to them* (orders differ): some best_passage items tie
