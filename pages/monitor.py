@@ -76,19 +76,25 @@ else:
                      alt.Tooltip("text:N", title="Cohen kappa"), alt.Tooltip("items:Q", title="Shared items"),
                      alt.Tooltip("why:N", title="Why undefined")],
         )
-        defined = base.transform_filter("isValid(datum.kappa)").mark_rect().encode(
+        defined = base.transform_filter("isValid(datum.kappa)").mark_rect(aria=False).encode(
             color=alt.Color("kappa:Q", scale=alt.Scale(domain=[-1, 1], scheme="redblue"), title="Cohen kappa"))
-        missing = base.transform_filter("!isValid(datum.kappa)").mark_rect(color="#e6e6e6")
-        numbers = base.mark_text(fontSize=14).encode(
+        # the cells' marks are not read one by one (aria=False): the chart's description says them all
+        missing = base.transform_filter("!isValid(datum.kappa)").mark_rect(color="#e6e6e6", aria=False)
+        numbers = base.mark_text(fontSize=14, aria=False).encode(
             text="text:N",
             color=alt.condition("isValid(datum.kappa) && abs(datum.kappa) > 0.6", alt.value("white"), alt.value("black")),
         )
-        heat = (missing + defined + numbers).properties(title="Pairwise Cohen kappa", height=alt.Step(36))
+        heat = (missing + defined + numbers).properties(
+            title="Pairwise Cohen kappa", height=alt.Step(36),
+            description="Heatmap of Cohen kappa per pair of annotators: " + "; ".join(
+                f"{c['a']} and {c['b']}: {c['text']}" for c in cells.to_dict("records") if c["a"] < c["b"]))
         left.altair_chart(heat, key="mon_heatmap")
     dist = pd.DataFrame([{"label": k, "share": v} for k, v in rep["label_shares"].items()])
     right.altair_chart(alt.Chart(dist).mark_bar().encode(x=alt.X("label:N", title="Answer"),
                                                          y=alt.Y("share:Q", title="Share of labels"))
-                       .properties(title="Label distribution"), key="mon_distribution")
+                       .properties(title="Label distribution", description="Bar chart of the share of each answer: "
+                                   + "; ".join(f"{r['label']}: {r['share']:.0%}" for r in dist.to_dict("records"))),
+                       key="mon_distribution")
     st.markdown(f"**Agreement on this question** ({rep['n_items']} items, {rep['n_labels']} labels, "
                 f"{rep['n_annotators']} annotators)")
     st.dataframe(pd.DataFrame(monitor.report_rows(rep)), hide_index=True, key="mon_report")
