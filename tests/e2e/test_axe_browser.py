@@ -20,6 +20,7 @@ pytestmark = pytest.mark.e2e
 
 AXE = ROOT / ".cache" / "axe" / "node_modules" / "axe-core" / "axe.min.js"
 BLOCKING = ("serious", "critical")
+OWNED_ELSEWHERE = {("Annotate, saved", "aria-dialog-name")}
 
 
 def _user(db, name):
@@ -63,7 +64,10 @@ def _axe(page) -> list[dict]:
 
 def _open(page, link: str, heading: str) -> None:
     page.get_by_role("link", name=link, exact=True).click()
-    expect(page.get_by_role("heading", name=heading, exact=True, level=1)).to_be_visible(timeout=30_000)
+    if heading == "Adjudicate":  # a compact page without a title: its queue's first item
+        expect(page.get_by_text("Record and next", exact=False).first).to_be_visible(timeout=30_000)
+    else:
+        expect(page.get_by_role("heading", name=heading, exact=True, level=1)).to_be_visible(timeout=30_000)
     settle(page)
     page.wait_for_timeout(1500)  # charts and tables draw after the script ends
 
@@ -75,14 +79,31 @@ def test_no_serious_or_critical_axe_violation_on_the_main_pages(page, busy_serve
     expect(page.get_by_text("0 of 8", exact=True)).to_be_visible(timeout=30_000)
     settle(page)
     found["Annotate"] = _axe(page)
+    # after a save: the "Saved" toast is on screen
+    page.get_by_role("button", name="I have read the guidelines").click()
+    settle(page)
+    for key in ("1", "3", "5"):
+        page.evaluate("document.activeElement && document.activeElement.blur()")
+        page.keyboard.press(key)
+        expect(page.locator('[data-testid="stBaseButton-primary"]:has(kbd[aria-label="Shortcut %s"])' % key)
+               ).to_be_visible(timeout=10_000)
+        settle(page)
+    page.keyboard.press("Control+Enter")
+    expect(page.get_by_text("1 of 8", exact=True)).to_be_visible(timeout=20_000)
+    expect(page.locator("[data-testid='stToast']")).to_be_visible(timeout=10_000)
+    found["Annotate, saved"] = _axe(page)
     sign_in(page, busy_server.url, "lead", "lead-demo")
     expect(page.get_by_role("heading", name="Projects", exact=True, level=1)).to_be_visible(timeout=30_000)
     settle(page)
     found["Home"] = _axe(page)
-    for link, heading in (("Set up a study", "Set up a study"), ("Monitor", "Monitor"), ("Evaluate", "Evaluate")):
+    for link, heading in (("Set up a study", "Set up a study"), ("Monitor", "Monitor"), ("Adjudicate", "Adjudicate"),
+                          ("Evaluate", "Evaluate")):
         _open(page, link, heading)
         found[heading] = _axe(page)
     (artifacts / "axe-violations.json").write_text(json.dumps(found, indent=1), encoding="utf-8")
-    assert sorted(found) == ["Annotate", "Evaluate", "Home", "Monitor", "Set up a study"]
-    bad = {k: v for k, v in found.items() if v}
-    assert not bad, json.dumps(bad, indent=1)
+    assert sorted(found) == ["Adjudicate", "Annotate", "Annotate, saved", "Evaluate", "Home", "Monitor", "Set up a study"]
+    bad = {(k, v["id"]) for k, vs in found.items() for v in vs}
+    # Streamlit draws st.toast as a dialog without a name; the toast is pages/annotate.py's (its
+    # "Saved" message): listed here until that page names it, so that this test fails on any other
+    # violation, and also once the toast is fixed (then drop the entry)
+    assert bad == OWNED_ELSEWHERE, json.dumps(found, indent=1)
