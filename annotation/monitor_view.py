@@ -75,12 +75,13 @@ def table7_rows(rows: list[dict]) -> list[dict]:
     '—'
     """
     keys = {lab: key for spec in monitor.TABLE7_ROWS.values() for lab, key in spec}
+    short = {prompt: label(q) for q, prompt in monitor.PROMPTS.items()}  # the full wording is the column's help
     out = []
     for r in rows:
         value = _num(r["value"])
         low, high = _num(r.get("low")), _num(r.get("high"))
         out.append({
-            "Question": r["question"], "Statistic": r["statistic"], "Value": value or UNDEFINED,
+            "Question": short.get(r["question"], r["question"]), "Statistic": r["statistic"], "Value": value or UNDEFINED,
             "95% interval": f"{low} to {high}" if low is not None and high is not None else UNDEFINED,
             "Band": r.get("band") or "",
             "Why undefined": "" if value is not None else (r.get("undefined_reason") or "undefined"),

@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 from annotation import workspace
 from annotation.demo import load_demo
 from storage.db import connect
-from tests.e2e.conftest import ROOT, Server, settle, sign_in
+from tests.e2e.conftest import ROOT, SHOTS, Server, settle, sign_in
 
 pytestmark = pytest.mark.e2e
 
@@ -96,10 +96,13 @@ def test_no_serious_or_critical_axe_violation_on_the_main_pages(page, busy_serve
     expect(page.get_by_role("heading", name="Projects", exact=True, level=1)).to_be_visible(timeout=30_000)
     settle(page)
     found["Home"] = _axe(page)
+    page.screenshot(path=str(SHOTS / "projects-1280x720.png"))
     for link, heading in (("Set up a study", "Set up a study"), ("Monitor", "Monitor"), ("Adjudicate", "Adjudicate"),
                           ("Evaluate", "Evaluate")):
         _open(page, link, heading)
         found[heading] = _axe(page)
+        if heading != "Adjudicate":  # its screenshots come from tests/e2e/test_adjudicate_browser.py
+            page.screenshot(path=str(SHOTS / f"{heading.lower().replace(' ', '-')}-1280x720.png"))
     (artifacts / "axe-violations.json").write_text(json.dumps(found, indent=1), encoding="utf-8")
     assert sorted(found) == ["Adjudicate", "Annotate", "Annotate, saved", "Evaluate", "Home", "Monitor", "Set up a study"]
     bad = {(k, v["id"]) for k, vs in found.items() for v in vs}
