@@ -37,10 +37,10 @@ if t7:
                  column_config={
                      "Question": st.column_config.TextColumn(help="\n".join(
                          f"- **{label(q)}**: {monitor.PROMPTS.get(q, q)}" for q in study["questions"])),
-                     "Statistic": st.column_config.TextColumn(width="medium", help=meanings or None),
+                     "Statistic": st.column_config.TextColumn(width="large", help=meanings or None),
                      "Value": st.column_config.TextColumn(width="small", help=meanings or None),
                      "95% interval": st.column_config.TextColumn(help="bootstrap percentile interval, items resampled"),
-                     "Band": st.column_config.TextColumn(width="medium", help="Landis & Koch (1977) band of a kappa"),
+                     "Band": st.column_config.TextColumn(help="Landis & Koch (1977) band of a kappa"),
                  })
 else:
     st.caption("These questions have no agreement table; see the tables below.")
