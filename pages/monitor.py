@@ -7,7 +7,7 @@ import streamlit as st
 
 from annotation import monitor
 from annotation import monitor_view as view
-from annotation.glossary import STATISTIC_HELP, label, table
+from annotation.glossary import STATISTIC_HELP, label
 from annotation.scale_summary import scale_summary
 from annotation.qrels_builds import study_completeness
 from ui.markdown import md_escape
@@ -56,7 +56,14 @@ if extra:
 scales = scale_summary(conn, sid, n_boot=n_boot)
 if not scales.empty:
     st.subheader("Mean scores (IFIR Table 2)")
-    st.dataframe(pd.DataFrame(table(scales.to_dict("records"))), hide_index=True, key="mon_scales")
+    st.dataframe(pd.DataFrame([{
+        "Question": label(r["question"]), "Statistic": r["statistic"], "Passages": r["kind"] or "—",
+        "By": r["by"], "Group": r["group"], "Items": r["items"], "Labels": r["labels"],
+        "Mean": "—" if pd.isna(r["mean"]) else f"{r['mean']:.2f}",
+        "95% interval": "—" if pd.isna(r["ci_low"]) else f"{r['ci_low']:.2f} to {r['ci_high']:.2f}",
+    } for r in scales.to_dict("records")]), hide_index=True, key="mon_scales",
+        column_config={"Statistic": st.column_config.TextColumn(width="medium"),
+                       "95% interval": st.column_config.TextColumn(help="bootstrap percentile interval, items resampled")})
 
 st.subheader("Annotators")
 st.dataframe(pd.DataFrame(view.annotator_rows(monitor.annotator_table(conn, sid))), hide_index=True,
@@ -98,7 +105,13 @@ else:
                        key="mon_distribution")
     st.markdown(f"**Agreement on this question** ({rep['n_items']} items, {rep['n_labels']} labels, "
                 f"{rep['n_annotators']} annotators)")
-    st.dataframe(pd.DataFrame(monitor.report_rows(rep)), hide_index=True, key="mon_report")
+    rows = monitor.report_rows(rep)
+    keys = {label(k): k for k in STATISTIC_HELP}
+    meanings = "\n".join(f"- **{r['Statistic']}**: {STATISTIC_HELP[keys[r['Statistic']]]}"
+                         for r in rows if r["Statistic"] in keys)
+    st.dataframe(pd.DataFrame(rows), hide_index=True, key="mon_report",
+                 column_config={"Statistic": st.column_config.TextColumn(width="large", help=meanings or None),
+                                "Why undefined": st.column_config.TextColumn(width="large")})
     for note in rep.get("notes", []):
         st.caption(md_escape(view.readable_note(note)))
 
