@@ -7,6 +7,10 @@ Streamlit here.
 'a long inst…'
 >>> heading("ifir", ["passage_match", "naturalness"])
 'Agreement (IFIR Table 2 questions)'
+>>> heading("infosearch", ["condition"]), heading("followir", ["relevance"])
+('Condition judgments (InfoSearch §2): agreement', 'Re-judging agreement (FollowIR §3)')
+>>> heading("generic", ["validity", "naturalness", "best_passage"])
+'Human verification (InstructIR Table 7)'
 """
 from __future__ import annotations
 

@@ -214,7 +214,7 @@ for pair in comp["published_vs_validated"]:
         st.caption(f"Kendall tau not shown: n = {len(rows)} system(s) evaluated on both, it needs at least "
                    f"{MIN_TAU_SYSTEMS}.")
 if comp["p_mrr_published_vs_validated"]:
-    st.subheader("p-MRR: changed vs changed-validated qrels")
+    st.subheader("p-MRR: published vs validated qrels")
     for r in comp["p_mrr_published_vs_validated"]:
         fmt = lambda v: "— (no query with a changed document)" if v is None else f"{v:+.4f}"  # noqa: E731
         st.text(f"{r['system']}: on the {r['n_common_queries']} queries both judge, p-MRR {fmt(r['published_on_common'])} "
