@@ -133,15 +133,15 @@ def disagreement_rows(db: Database, study_id: int) -> list[dict]:
         passage = _text(doc)
         decision = r.get("decision")
         why = UNRESOLVED_WHY.get(decide(r["labels"]).reason or "", "undecided")
-        out.append({
+        out.append({  # what to decide first (in view at 1280 px), then the texts
             "item": r["item"],
             "Question": label(r["question"]),
-            "Instruction": shorten(inst.get("instruction")) or f"{UNDEFINED} no instruction",
-            "Query": shorten(inst.get("query")) or f"{UNDEFINED} no query text",
-            "Passage": shorten(passage) if doc else f"{UNDEFINED} no single passage in this question",
             "Votes": votes(r["labels"]),
             "Disagreement": round(float(r["disagreement"]), 2),
             "Decision": decision if decision is not None else f"{UNDEFINED} {why}",
+            "Instruction": shorten(inst.get("instruction")) or f"{UNDEFINED} no instruction",
+            "Query": shorten(inst.get("query")) or f"{UNDEFINED} no query text",
+            "Passage": shorten(passage) if doc else f"{UNDEFINED} none (not a passage question)",
             "How decided": PROVENANCE.get(r["provenance"], label(r["provenance"])),
             "full": {"instance": r["instance"], "instruction": inst.get("instruction") or "",
                      "query": inst.get("query") or "", "document": r.get("doc_id") or "", "passage": passage,
@@ -159,6 +159,6 @@ def reason_rows(db: Database, study_id: int) -> list[dict]:
         inst = cache.get(r["instance"])
         if inst is None:
             inst = cache[r["instance"]] = projects.get_instance(db, pid, r["instance"]) or {}
-        out.append({"Question": label(r["question"]), "Instruction": shorten(inst.get("instruction")),
-                    "Annotator": r["annotator"], "Answer": r["value"], "Reason": r["reason"]})
+        out.append({"Question": label(r["question"]), "Annotator": r["annotator"], "Answer": r["value"],
+                    "Reason": r["reason"], "Instruction": shorten(inst.get("instruction"))})
     return out

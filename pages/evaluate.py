@@ -139,9 +139,17 @@ MIN_TAU_SYSTEMS = 3  # Kendall tau of 2 systems is only +1 or -1
 MIN_TEST_QUERIES = 10  # a paired test on fewer queries says little
 
 
+NOT_COMPUTED = "—"  # a measure this qrels version cannot give (no groups, no changed qrels...): said in a caption
+
+
+def num(value, fmt: str = ".4f") -> str:
+    """A figure as the tables show it: 4 decimals, or "—" when it was not computed (never None)."""
+    return NOT_COMPUTED if value is None or (isinstance(value, float) and value != value) else format(value, fmt)
+
+
 def measure_columns(names) -> dict:
     """column_config for measure columns: the definition, range and sign meaning on hover."""
-    return {m: st.column_config.NumberColumn(m, format="%.4f", help=measure_help(m) or None) for m in names}
+    return {m: st.column_config.TextColumn(m, help=measure_help(m) or None) for m in names}
 
 
 def id_list(ids: list[str]) -> str:
@@ -156,8 +164,11 @@ st.subheader("Scores per system and qrels version")
 st.caption("Each score is the mean over all the queries that qrels version judges (their number in 'Queries'); "
            "hover a measure's header for its definition.")
 st.dataframe(pd.DataFrame([{"System": r["system"], "Qrels version": r["qrels_version"], "Queries": r["n_queries"],
-                            **{m: r["metrics"].get(m) for m in measures}} for r in comp["table"]]),
+                            **{m: num(r["metrics"].get(m)) for m in measures}} for r in comp["table"]]),
              hide_index=True, key="ev_table", column_config=measure_columns(measures))
+if any(r["metrics"].get(m) is None for r in comp["table"] for m in measures):
+    st.caption("— : not computed for that qrels version (Robustness needs instruction groups, p-MRR the changed "
+               "qrels, WISE and SICR the reversed ones).")
 changed = [r for r in comp["table"] if r["qrels_version"] != "original"]
 if changed:
     st.subheader("Change against the original qrels")
@@ -166,10 +177,10 @@ if changed:
     st.dataframe(pd.DataFrame([{
         "System": r["system"], "Qrels version": r["qrels_version"],
         "Compared queries": (r["common_with_original"] or {}).get("n_common", 0),
-        **{f"Δ {m}": r["delta_vs_original"].get(m) for m in measures}} for r in changed]),
+        **{f"Δ {m}": num(r["delta_vs_original"].get(m), "+.4f") for m in measures}} for r in changed]),
         hide_index=True, key="ev_common",
-        column_config={f"Δ {m}": st.column_config.NumberColumn(
-            f"Δ {m}", format="%+.4f", help=(measure_help(m) + " Δ > 0: higher on this version than on original.")
+        column_config={f"Δ {m}": st.column_config.TextColumn(
+            f"Δ {m}", help=(measure_help(m) + " Δ > 0: higher on this version than on original.")
             if measure_help(m) else None) for m in measures})
     with st.expander("Compared queries (ids)"):
         for r in changed:
@@ -194,11 +205,12 @@ for pair in comp["published_vs_validated"]:
                "the compared queries only, so they can differ from the table above (all judged queries).")
     st.dataframe(pd.DataFrame([{
         "System": r["system"], "Compared queries": r["n_common_queries"],
-        f"{measure}, {pub} qrels": r["published"], f"{measure}, {val} qrels": r["validated"], "Change": r["delta"],
+        f"{measure}, {pub} qrels": num(r["published"]), f"{measure}, {val} qrels": num(r["validated"]),
+        "Change": num(r["delta"], "+.4f"),
         "Queries whose score changed": r["queries_changed"]} for r in rows]),
         hide_index=True, key=f"ev_pv_{val}",
         column_config={**measure_columns([f"{measure}, {pub} qrels", f"{measure}, {val} qrels"]),
-                       "Change": st.column_config.NumberColumn(format="%+.4f", help=f"{val} minus {pub}")})
+                       "Change": st.column_config.TextColumn(help=f"{val} minus {pub}")})
     with st.expander(f"Compared queries and per-query changes ({val})"):
         for r in rows:
             st.text(f"{r['system']}: {r['n_common_queries']} compared queries: {id_list([q['qid'] for q in r['per_query']])}"
@@ -228,7 +240,8 @@ for r in runs:
     for v, b in info.get("by_qrels", {}).items():
         for dim, row in [*b["by_dimension"].items(), ("overall", b["overall"])]:
             info_rows.append({"Eval run": r["id"], "Model": r["model"], "Qrels": f"original vs {v}", "Dimension": dim,
-                              "WISE": row["WISE"], "SICR": row["SICR"], "p-MRR": row["p-MRR"], "Queries": row["n_queries"]})
+                              "WISE": num(row["WISE"]), "SICR": num(row["SICR"]), "p-MRR": num(row["p-MRR"]),
+                              "Queries": row["n_queries"]})
 if info_rows:
     st.subheader("InfoSearch per dimension (WISE, SICR, p-MRR)")
     st.dataframe(pd.DataFrame(info_rows), hide_index=True, key="ev_infosearch",
@@ -281,9 +294,10 @@ with st.expander("Paired tests between systems (Holm-corrected)"):
             st.caption(f"Qrels version {version}")
             st.dataframe(pd.DataFrame([{
                 "System A": t["a"], "System B": t["b"], "Compared queries": t["n_queries"],
-                f"Mean difference ({measure}, A - B)": t["mean_diff"], "t": t["t"],
-                "p (t-test, Holm)": t["t_p_holm"], "p (permutation, Holm)": t["permutation_p_holm"],
-                "Significant at 0.05": cell(t["significant"])} for t in ok]), hide_index=True)
+                f"Mean difference ({measure}, A - B)": num(t["mean_diff"], "+.4f"), "t": num(t["t"], ".3f"),
+                "p (t-test, Holm)": num(t["t_p_holm"]), "p (permutation, Holm)": num(t["permutation_p_holm"]),
+                "Significant at 0.05": cell(t["significant"]), "Why undefined": t["undefined"] or ""} for t in ok]),
+                hide_index=True)
         for t in few:
             st.caption(f"{version}: {t['a']} vs {t['b']}: not tested, n = {t['n_queries']} compared queries "
                        f"(a paired test needs at least {MIN_TEST_QUERIES}).")

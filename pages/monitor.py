@@ -150,4 +150,5 @@ else:
     text = st.text_input("Filter reasons containing", key="mon_reason_filter")
     shown_r = [r for r in rs if not text or text.lower() in r["Reason"].lower()]
     st.dataframe(pd.DataFrame(shown_r), hide_index=True, key="mon_reasons",
-                 column_config={"Reason": st.column_config.TextColumn(width="large")})
+                 column_config={"Reason": st.column_config.TextColumn(width="medium"),
+                                "Instruction": st.column_config.TextColumn(width="large")})

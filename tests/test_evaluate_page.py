@@ -56,6 +56,10 @@ def test_measures_have_their_meaning_on_hover_and_compared_queries_are_listed(en
     assert "Range 0 to 1" in config["nDCG@10"]["help"]
     assert "p-MRR[changed]" not in scores.value.columns  # the same value as p-MRR: one column
     assert not [c for c in scores.value.columns if "_" in c]  # headers are words
+    # changed judges one query, without instruction groups: Robustness is "—", said why; never None
+    changed = scores.value[scores.value["Qrels version"] == "changed"]
+    assert set(changed["Robustness@10"]) == {"—"} and any("— : not computed" in c.value for c in at.caption)
+    assert not {"None", "nan"} & {str(v) for d in at.dataframe for v in d.value.astype(str).to_numpy().ravel()}
     # the changed qrels judge 1 query of the 13: its comparison names it, and the left-out ids
     ids = "\n".join(t.value for t in at.text)
     assert "bm25 [query] / changed vs original: 1 compared queries: f-robot" in ids

@@ -69,7 +69,7 @@ def test_disagreements_read_as_words_with_the_texts(env_db):
     _label_demo(db, r["study_id"])  # validity: ann1, ann2 Yes; ann3 No
     at = _monitor(db)
     dis = _frame(at, "Votes").value
-    assert list(dis.columns) == ["Question", "Instruction", "Query", "Passage", "Votes", "Disagreement", "Decision",
+    assert list(dis.columns) == ["Question", "Votes", "Disagreement", "Decision", "Instruction", "Query", "Passage",
                                  "How decided"]
     valid = dis[dis["Question"] == "Valid instruction"]
     assert set(valid["Votes"]) == {"Yes 2 · No 1"} and set(valid["Decision"]) == {"Yes"}
