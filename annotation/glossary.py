@@ -121,7 +121,14 @@ STATISTICS = {
     "top1_accuracy_excluding_ties": "Top-1 accuracy (ties left out)",
 }
 
-GLOSSARY = {**QUESTIONS, **SCALES, **PROVENANCE, **COLUMNS, **EXPORT, **STATISTICS}
+# the Monitor's extrapolation estimates (annotation.monitor.extrapolation)
+ESTIMATES = {
+    "invalid": "Invalid instructions",
+    "unnatural": "Unnatural instructions",
+    "majority_differs_from_target": "Majority differs from the dataset's target",
+}
+
+GLOSSARY = {**ESTIMATES, **QUESTIONS, **SCALES, **PROVENANCE, **COLUMNS, **EXPORT, **STATISTICS}
 
 UNDEFINED = "—"
 
@@ -185,3 +192,75 @@ def votes(counts: dict[str, int]) -> str:
     'No 2 · Yes 1'
     """
     return " · ".join(f"{v} {n}" for v, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+# What a figure means, one hover away (docs/metrics.md, docs/statistics.md): the definition, the
+# range and what its sign or size says. Keys are canonical measure names without parameters.
+MEASURES = {
+    "nDCG": "Normalised discounted cumulative gain of the top k (trec_eval): the ranking's gain, relevance "
+            "discounted by log2 of the rank, divided by the ideal ranking's. Range 0 to 1; higher is better.",
+    "AP": "Average precision (trec_eval map_cut): the mean of the precision at each relevant document retrieved "
+          "in the top k, divided by the number of relevant documents. Range 0 to 1; higher is better.",
+    "RR": "Reciprocal rank: 1 / the rank of the first relevant document in the top k (0 when none). "
+          "Range 0 to 1; higher is better.",
+    "R": "Recall: the share of the relevant documents retrieved in the top k. Range 0 to 1; higher is better.",
+    "P": "Precision: the share of the top k that is relevant. Range 0 to 1; higher is better.",
+    "Robustness": "Robustness@k (InstructIR): per query group, the lowest nDCG@k over its instructions; the mean over "
+                  "groups. Range 0 to 1; higher means the retriever does well on every instruction of a query, "
+                  "not only on average.",
+    "p-MRR": "p-MRR (FollowIR): for each document whose relevance the changed instruction changed, the change of its "
+             "rank: R_new/R_og - 1 when it moved up, 1 - R_og/R_new when it moved down; mean per query, then over "
+             "queries. Range -1 to +1; positive: the model follows the changed instruction (it demotes documents "
+             "made irrelevant), 0: it ignores the instruction, negative: it moves them the wrong way.",
+    "WISE": "WISE (InfoSearch): per positive document, a reward when the instruction ranks it higher than the "
+            "original query and the reversed instruction lower (up to 1 at rank 1), else a penalty (down to -1 "
+            "when the order is fully reversed); mean per query, then over queries. Range -1 to 1; positive: the "
+            "model follows the instruction, 0: it ignores it, negative: it goes against it.",
+    "SICR": "SICR (InfoSearch): the share of positive documents ranked and scored in the strict order "
+            "instructed > original > reversed; mean per query, then over queries. Range 0 to 1; higher: the model "
+            "follows the instruction more often (0: never in that order).",
+    "INSTFOL": "INSTFOL (IFIR): how much adding the instruction raised the judged match of the top k, relative to "
+               "the room left: (i - q) / (max - q) with q the bare query's mean score and i the instructed one's. "
+               "At most 1; positive: the instruction helped, 0: no change, negative: it hurt.",
+    "Kendall tau": "Kendall rank correlation of two leaderboards: (concordant - discordant pairs of systems) / all "
+                   "pairs. Range -1 to 1; 1: the same order, 0: unrelated, -1: the order reversed. Needs at least "
+                   "3 systems to say much (with 2 it is only +1 or -1).",
+}
+
+
+def measure_help(name: str) -> str:
+    """The definition, range and sign meaning of a measure named as the pages name it
+    (``nDCG@10``, ``Robustness@10``, ``p-MRR[changed]``, ``WISE(K=30)``); "" for one not described.
+
+    >>> measure_help("p-MRR[changed-validated]").startswith("p-MRR (FollowIR)")
+    True
+    >>> "Range -1 to 1" in measure_help("WISE(K=30)"), measure_help("Judged@10")
+    (True, '')
+    """
+    base = str(name).split("@")[0].split("[")[0].split("(")[0].strip()
+    return MEASURES.get(base, "")
+
+
+# agreement statistics: what the number says (docs/statistics.md)
+STATISTIC_HELP = {
+    "randolph_kappa": "Randolph's free-marginal kappa: agreement beyond chance, chance = 1 / number of answers. "
+                      "Range -1 to 1; 1 perfect agreement, 0 chance level, below 0 worse than chance.",
+    "fleiss_kappa": "Fleiss' kappa: agreement beyond the chance expected from how often each answer is used. "
+                    "Range -1 to 1; 1 perfect, 0 chance level, below 0 worse than chance.",
+    "cohen_kappa_majority_vs_gold_excluding_ties": "Cohen's kappa between the annotators' majority passage and the "
+                                                   "dataset's target, on items with a majority. Range -1 to 1; 1: "
+                                                   "the humans always pick the target, 0: chance level.",
+    "top1_accuracy_ties_count_as_wrong": "Share of items whose majority passage is the dataset's target; an item "
+                                         "without a majority counts as wrong. Range 0 to 1; higher is better.",
+    "top1_accuracy_excluding_ties": "Share of items with a majority whose majority passage is the dataset's "
+                                    "target. Range 0 to 1; higher is better.",
+    "yes_share": "Share of items whose majority answer is Yes. Range 0 to 1.",
+    "mean_score": "Mean of the scores given (1-5, or 0-3 for INSTFOL judging); higher: a better match.",
+    "krippendorff_alpha_ordinal": "Krippendorff's alpha with ordinal distances: agreement beyond chance that "
+                                  "counts near scores as near. Range -1 to 1; 1 perfect, 0 chance level.",
+    "percent_agreement_pairwise": "Share of agreeing pairs of labels on an item, averaged over items with two "
+                                  "labels or more. Range 0 to 1.",
+    "n_majority_ties": "Items whose labels have no strict plurality (a tie): no majority passage.",
+    "disagreement": "1 - the share of the item's most common answer: 0 when everyone agrees, 0.33 when three "
+                    "labels split 2 to 1, 0.67 when three labels all differ. Highest first.",
+}

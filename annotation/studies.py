@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from annotation.glossary import label
 from annotation.questions import GUIDELINES, INSTANCE_QUESTIONS, NATURALNESS_LIKERT_NOTE, question
@@ -33,6 +33,9 @@ class StudySettings:
     # this many per instance (seeded sample; None: all of them; 0: none)
     max_excluded: int | None = None
     seed: int = 0
+    # sample only instances (condition: queries) that no other study of the project already asks
+    # the same questions about (see :func:`sample_overlap`)
+    skip_covered: bool = False
     claim_timeout_s: float = 1800.0
     guidelines: dict[str, str] = field(default_factory=dict)
     # the project goal shown to annotators before their first item (empty: the default of the
@@ -254,20 +257,12 @@ def create_study(
     people = users.users_by_name(db, annotators)
     if len({p["id"] for p in people}) != len(people):
         raise IFJudgeError("an annotator is listed twice")
-    pool = projects.instances(db, proj["id"])
-    if groups is not None:
-        unknown_groups = sorted(set(groups) - {i["group_id"] for i in pool})
-        if unknown_groups:
-            raise IFJudgeError(f"project {project!r} has no group(s) {', '.join(unknown_groups)}")
-        pool = [i for i in pool if i["group_id"] in set(groups)]
-    if any(i["instruction"].strip() for i in pool):  # a bare-query instance (IFIR <qid>_0) is not judged
-        pool = [i for i in pool if i["instruction"].strip()]
-    sample = sample_instances(
-        pool,
-        group_fraction=settings.group_fraction, per_group=settings.per_group, seed=settings.seed,
-        subsets=projects.query_subsets(db, proj["id"]), subset_fraction=settings.subset_fraction,
-    )
+    pool = _instance_pool(db, proj, questions, settings, groups)
+    sample = _sample(db, proj, pool, settings, settings.seed)
     if not sample:
+        if settings.skip_covered:
+            raise IFJudgeError(f"every instance of project {project!r} is already asked these questions by another "
+                               "study: nothing remains to sample")
         raise IFJudgeError(f"project {project!r} has no instances to sample")
     items, notes = build_instance_items(db, proj["id"], sample, questions, settings)
     if not items:
@@ -329,17 +324,11 @@ def create_condition_study(
     if len({p["id"] for p in people}) != len(people):
         raise IFJudgeError("an annotator is listed twice")
     original = projects.qrels(db, proj["id"], "original")
-    by_query: dict[str, dict[str, dict]] = {}
-    for inst in projects.instances(db, proj["id"]):
-        if inst["variant"] in modes:
-            by_query.setdefault(inst["query_id"], {})[inst["variant"]] = inst
-    pool = sorted(q for q in by_query if queries is None or q in set(queries))
-    if queries is not None and set(queries) - set(by_query):
-        raise IFJudgeError(f"project {project!r} has no {'/'.join(modes)} instance for: "
-                           f"{', '.join(sorted(set(queries) - set(by_query))[:5])}")
-    rng = random.Random(settings.seed)
-    n = max(1, round(settings.group_fraction * len(pool))) if pool else 0
-    chosen = sorted(rng.sample(pool, n)) if pool else []
+    by_query, pool = _condition_pool(db, proj, settings, modes, queries)
+    chosen = _sample_queries(pool, settings.group_fraction, settings.seed)
+    if not chosen and settings.skip_covered:
+        raise IFJudgeError(f"every query of project {project!r} is already judged by another condition study: "
+                           "nothing remains to sample")
     items, notes, position = [], [], 0
     for q in chosen:
         key = next((k for k in (q, f"{q}-og") if k in original), q)
@@ -412,3 +401,193 @@ def creation_summary(db: Database, result: dict) -> CreationSummary:
     warnings = [f"{label(q)} got 0 items: its annotators will not be asked it. Check the notes below (e.g. too few "
                 f"passages or documents in the project)." for q in study["questions"] if not by_question.get(q, 0)]
     return CreationSummary(text, warnings, list(result.get("notes") or []))
+
+
+def _instance_pool(db: Database, proj: dict, questions: list[str], settings: StudySettings,
+                   groups: list[str] | None) -> list[dict]:
+    """The instances a study of ``questions`` samples from: the project's (or those of ``groups``),
+    without bare-query instances, and without those already covered when ``settings.skip_covered``."""
+    pool = projects.instances(db, proj["id"])
+    if groups is not None:
+        unknown_groups = sorted(set(groups) - {i["group_id"] for i in pool})
+        if unknown_groups:
+            raise IFJudgeError(f"project {proj['name']!r} has no group(s) {', '.join(unknown_groups)}")
+        pool = [i for i in pool if i["group_id"] in set(groups)]
+    if any(i["instruction"].strip() for i in pool):  # a bare-query instance (IFIR <qid>_0) is not judged
+        pool = [i for i in pool if i["instruction"].strip()]
+    if settings.skip_covered:
+        covered = covered_instances(db, proj["id"], questions)
+        pool = [i for i in pool if i["instance_id"] not in covered]
+    return pool
+
+
+def _sample(db: Database, proj: dict, pool: list[dict], settings: StudySettings, seed: int) -> list[dict]:
+    return sample_instances(
+        pool, group_fraction=settings.group_fraction, per_group=settings.per_group, seed=seed,
+        subsets=projects.query_subsets(db, proj["id"]), subset_fraction=settings.subset_fraction,
+    )
+
+
+def _condition_pool(db: Database, proj: dict, settings: StudySettings, modes, queries) -> tuple[dict, list[str]]:
+    """({query: {mode: instance}}, the queries a condition study samples from)."""
+    by_query: dict[str, dict[str, dict]] = {}
+    for inst in projects.instances(db, proj["id"]):
+        if inst["variant"] in modes:
+            by_query.setdefault(inst["query_id"], {})[inst["variant"]] = inst
+    pool = sorted(q for q in by_query if queries is None or q in set(queries))
+    if queries is not None and set(queries) - set(by_query):
+        raise IFJudgeError(f"project {proj['name']!r} has no {'/'.join(modes)} instance for: "
+                           f"{', '.join(sorted(set(queries) - set(by_query))[:5])}")
+    if settings.skip_covered:
+        covered = covered_instances(db, proj["id"], ["condition"])
+        pool = [q for q in pool if not any(i["instance_id"] in covered for i in by_query[q].values())]
+    return by_query, pool
+
+
+def _sample_queries(pool: list[str], fraction: float, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    n = max(1, round(fraction * len(pool))) if pool else 0
+    return sorted(rng.sample(pool, n)) if pool else []
+
+
+def covered_instances(db: Database, project_id: int, questions: list[str]) -> dict[str, set[int]]:
+    """Instance id -> the ids of the studies of the project that already ask one of ``questions``
+    about it (an item of that question on that instance)."""
+    out: dict[str, set[int]] = {}
+    for s in studies.list_studies(db, project_id):
+        for q in set(s["questions"]) & set(questions):
+            for it in studies.items_of_study(db, s["id"], q):
+                out.setdefault(it["instance_id"], set()).add(s["id"])
+    return out
+
+
+@dataclass
+class SampleOverlap:
+    """What a new study would re-ask: of the ``sampled`` units (instances; queries for a condition
+    study) its settings draw, ``covered`` are already asked the same questions by ``studies``
+    (``[{"id", "name", "covered"}]``); ``remaining`` units of the pool no study covers;
+    ``new_seed`` a seed whose sample re-asks the fewest (``new_seed_covered``; None when no other
+    seed was tried). ``text`` says it in a sentence for the page and the CLI ("" without overlap)."""
+
+    unit: str
+    sampled: int
+    covered: int
+    studies: list[dict]
+    remaining: int
+    new_seed: int | None
+    new_seed_covered: int
+
+    @property
+    def text(self) -> str:
+        if not self.covered:
+            return ""
+        who = "; ".join(f"study {s['id']} “{s['name']}” ({s['covered']})" for s in self.studies)
+        seed = ("" if self.new_seed is None else
+                f" Seed {self.new_seed} draws a sample with {self.new_seed_covered} of them already asked.")
+        return (f"This sample would ask again about {self.covered} of its {self.sampled} {self.unit} that another "
+                f"study of the project already asks the same questions about: {who}. Each annotator of both "
+                f"studies would judge them twice.{seed} Or sample only the {self.remaining} {self.unit} "
+                "no study asks yet.")
+
+
+SEEDS_TRIED = 200
+
+
+def sample_overlap(db: Database, *, project: str, questions: list[str], settings: StudySettings | None = None,
+                   groups: list[str] | None = None) -> SampleOverlap:
+    """How much of the sample :func:`create_study` would draw with these arguments is already asked
+    the same questions by other studies of the project (same seed, same sample: a second study with
+    the default seed re-asks the first one's items), the remaining pool, and the seed among the
+    next :data:`SEEDS_TRIED` whose sample overlaps least. ``skip_covered`` is ignored here.
+
+    >>> from storage.db import connect
+    >>> from annotation.demo import load_demo
+    >>> db = connect(":memory:"); _ = load_demo(db)
+    >>> from annotation.demo import demo_data
+    >>> groups = sorted({i["query"] for i in demo_data()["instances"]})
+    >>> same = StudySettings(group_fraction=1.0, per_group=2, seed=0)  # the demo study's sample settings
+    >>> o = sample_overlap(db, project="demo", questions=["validity"], settings=same, groups=groups)
+    >>> o.sampled, o.covered, [s["id"] for s in o.studies], o.remaining  # 12 instances, 8 of them asked
+    (8, 8, [1], 4)
+    >>> create_study(db, project="demo", questions=["validity"], annotators=["ann1", "ann2", "ann3"],
+    ...              settings=replace(same, skip_covered=True), groups=groups)["instances"]  # the remaining ones
+    4
+    >>> sample_overlap(db, project="demo", questions=["passage_match"], settings=same, groups=groups).covered  # not asked yet
+    0
+    """
+    settings = replace(settings or StudySettings(), skip_covered=False)
+    proj = projects.get_project(db, project)
+    questions = list(questions)
+    covered = covered_instances(db, proj["id"], questions)
+    if questions == ["condition"]:
+        by_query, pool = _condition_pool(db, proj, settings, CONDITION_MODES, groups)
+        units = {q: {i["instance_id"] for i in by_query[q].values()} for q in pool}
+        draw = lambda seed: _sample_queries(pool, settings.group_fraction, seed)  # noqa: E731
+        unit = "queries"
+    else:
+        pool_i = _instance_pool(db, proj, questions, settings, groups)
+        units = {i["instance_id"]: {i["instance_id"]} for i in pool_i}
+        draw = lambda seed: [i["instance_id"] for i in _sample(db, proj, pool_i, settings, seed)]  # noqa: E731
+        unit = "instances"
+
+    def hits(sample):
+        return [u for u in sample if any(i in covered for i in units[u])]
+
+    sample = draw(settings.seed)
+    hit = hits(sample)
+    by_study: Counter = Counter(s for u in hit for i in units[u] for s in covered.get(i, ()))
+    names = {s["id"]: s["name"] for s in studies.list_studies(db, proj["id"])}
+    remaining = sum(1 for u in units if not any(i in covered for i in units[u]))
+    best, best_n = None, len(hit)
+    if hit:
+        for seed in range(settings.seed + 1, settings.seed + 1 + SEEDS_TRIED):
+            n = len(hits(draw(seed)))
+            if best is None or n < best_n:
+                best, best_n = seed, n
+            if n == 0:
+                break
+    return SampleOverlap(unit, len(sample), len(hit),
+                         [{"id": s, "name": names.get(s, "?"), "covered": n} for s, n in sorted(by_study.items())],
+                         remaining, best, best_n if best is not None else 0)
+
+
+@dataclass
+class KindQuestions:
+    """The questions the Set up page offers for a project of one kind, those it preselects, the
+    naturalness scale the benchmark uses, and a note for the lead ("" when none)."""
+
+    offered: list[str]
+    preselected: list[str]
+    naturalness: str = "yesno"
+    note: str = ""
+
+
+def questions_for_kind(kind: str, *, has_documents: bool = True) -> KindQuestions:
+    """What a study of a project of ``kind`` asks, following its benchmark's protocol: InstructIR
+    (Appendix B) validity, naturalness and the most natural passage (only with documents to show);
+    IFIR (§3.4) passage match and 1-5 naturalness; InfoSearch (§2) the condition; FollowIR (§3)
+    re-judging, which starts from a modified narrative on the Narratives page (no question here);
+    a generic project is offered every question, InstructIR's preselected.
+
+    >>> questions_for_kind("ifir").preselected, questions_for_kind("ifir").naturalness
+    (['passage_match', 'naturalness'], 'likert')
+    >>> questions_for_kind("instructir", has_documents=False).offered
+    ['validity', 'naturalness']
+    >>> questions_for_kind("followir").offered, "Narratives" in questions_for_kind("followir").note
+    ([], True)
+    """
+    passage = ["best_passage"] if has_documents else []
+    no_docs = ("" if has_documents else "The project has no documents: the most natural passage "
+               "(best passage) cannot be asked. Import the corpus to ask it.")
+    if kind == "instructir":
+        return KindQuestions(["validity", "naturalness", *passage], ["validity", "naturalness", *passage], note=no_docs)
+    if kind == "ifir":
+        return KindQuestions(["passage_match", "naturalness"], ["passage_match", "naturalness"], "likert")
+    if kind == "infosearch":
+        return KindQuestions(["condition"], ["condition"])
+    if kind == "followir":
+        return KindQuestions([], [], note="FollowIR re-judging starts on the Narratives page: an expert saves a "
+                             "modified narrative of a query, and the documents relevant under the original narrative "
+                             "are queued for re-judging there (choose the annotators on that page).")
+    offered = [q for q in INSTANCE_QUESTIONS if has_documents or q not in ("best_passage", "passage_match")]
+    return KindQuestions([*offered, "condition"], ["validity", "naturalness", *passage], note=no_docs)

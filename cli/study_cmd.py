@@ -5,7 +5,7 @@ import json
 import sys
 
 from annotation.instfol_study import create_instfol_study
-from annotation.studies import StudySettings, create_study
+from annotation.studies import StudySettings, create_study, sample_overlap
 from formats import trec_io
 from annotation.workspace import labels_csv
 from storage import eval_runs, projects, studies
@@ -43,6 +43,8 @@ def register(sub) -> None:
     c.add_argument("--max-excluded", type=int, default=d.max_excluded, metavar="N",
                    help="passage_match: at most N excluded passages per instance (seeded sample; default all)")
     c.add_argument("--seed", type=int, default=d.seed)
+    c.add_argument("--remaining", action="store_true",
+                   help="sample only instances (condition: queries) no other study of the project asks these questions about")
     runs = c.add_argument_group("INSTFOL with human judges (--questions instfol_match)")
     runs.add_argument("--bare-run", metavar="FILE", help="TREC run of the bare queries")
     runs.add_argument("--instructed-run", metavar="FILE", help="TREC run of the queries with their instructions")
@@ -66,7 +68,7 @@ def run_create(args) -> int:
     settings = StudySettings(
         group_fraction=args.group_fraction, per_group=args.per_group, overlap=args.overlap,
         passages=args.passages, naturalness=args.naturalness, seed=args.seed,
-        subset_fraction=args.subset_fraction, max_excluded=args.max_excluded,
+        subset_fraction=args.subset_fraction, max_excluded=args.max_excluded, skip_covered=args.remaining,
     )
     db = connect(args.db)
     if "instfol_match" in args.questions:
@@ -83,6 +85,11 @@ def run_create(args) -> int:
     else:
         if any(v is not None for v in (args.bare_run, args.instructed_run, args.bare_run_id, args.instructed_run_id)):
             raise IFJudgeError("--bare-run/--instructed-run go with --questions instfol_match")
+        if not args.remaining:  # the same seed draws the same sample: say so before re-asking
+            overlap = sample_overlap(db, project=args.project, questions=args.questions, settings=settings,
+                                     groups=args.groups)
+            if overlap.covered:
+                print(f"warning: {overlap.text} (--seed N or --remaining)", file=sys.stderr)
         result = create_study(
             db, project=args.project, questions=args.questions, annotators=args.annotators,
             name=args.name, settings=settings, groups=args.groups,

@@ -11,7 +11,8 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from evaluation.compare import compare_project, table_frame
+from annotation.glossary import cell, measure_help
+from evaluation.compare import common_queries, compare_project
 from evaluation.measure_registry import DEFAULT_MEASURES
 from evaluation import jobs as eval_jobs
 from evaluation.templates import TEMPLATES, default_template
@@ -39,12 +40,21 @@ for build in {b["version"]: b for b in reversed(projects.qrels_builds(conn, proj
                + "; ".join(f"study {s['id']} ({s['name']}): {s['labelled']}/{s['planned']} labels" for s in build["studies"])
                + f"; unresolved: {build['counts'].get('unresolved', 0)} ({build['settings'].get('unresolved') or 'none'})")
 
+# every version is preselected; one built since the page was last drawn (a *-validated build) is
+# added to the choice, while the lead's other choices stay
+seen = st.session_state.get("ev_versions_seen")
+if seen is None or seen[0] != proj["id"] or "ev_versions" not in st.session_state:
+    st.session_state["ev_versions"] = list(versions)
+else:
+    kept = [v for v in st.session_state["ev_versions"] if v in versions]
+    st.session_state["ev_versions"] = kept + [v for v in versions if v not in seen[1] and v not in kept]
+st.session_state["ev_versions_seen"] = (proj["id"], list(versions))
 with st.form("ev_form"):
     models = st.multiselect("Models", ["bm25", "minilm"], default=["bm25"], key="ev_models",
                             help="bm25 (bm25s) or the bundled all-MiniLM-L6-v2 bi-encoder")
     local = st.text_input("Or a local sentence-transformers model directory", key="ev_local_model")
     templates = st.multiselect("Instruction templates", list(TEMPLATES), default=[default_template(proj["kind"])], key="ev_templates")
-    chosen_versions = st.multiselect("Qrels versions", versions, default=versions, key="ev_versions")
+    chosen_versions = st.multiselect("Qrels versions", versions, key="ev_versions")
     k = st.number_input("Depth k", 10, 1000, 1000, key="ev_k")
     ties = st.selectbox("Ties (p-MRR, WISE, SICR)", ["docid", "run-order"], key="ev_ties",
                         help="docid: doc id descending, trec_eval's and MTEB's rule; run-order: the run's own order (FollowIR's code)")
@@ -125,76 +135,195 @@ try:
 except IFJudgeError as exc:
     st.error(str(exc))
     st.stop()
-st.subheader("Models x qrels versions")
-st.dataframe(table_frame(comp), hide_index=True, key="ev_table")
-st.caption("Δ columns compare each version with original on the queries both judge:")
-st.dataframe(pd.DataFrame([
-    {"system": r["system"], "qrels version": r["qrels_version"], "queries": r["n_queries"],
-     "common with original": (r["common_with_original"] or {}).get("n_common"),
-     "left out (original only)": ", ".join((r["common_with_original"] or {}).get("left_out_original", [])[:20]),
-     "left out (this version only)": ", ".join((r["common_with_original"] or {}).get("left_out_version", [])[:20])}
-    for r in comp["table"] if r["qrels_version"] != "original"]), hide_index=True, key="ev_common")
+MIN_TAU_SYSTEMS = 3  # Kendall tau of 2 systems is only +1 or -1
+MIN_TEST_QUERIES = 10  # a paired test on fewer queries says little
+
+
+NOT_COMPUTED = "—"  # a measure this qrels version cannot give (no groups, no changed qrels...): said in a caption
+
+
+def num(value, fmt: str = ".4f") -> str:
+    """A figure as the tables show it: 4 decimals, or "—" when it was not computed (never None)."""
+    return NOT_COMPUTED if value is None or (isinstance(value, float) and value != value) else format(value, fmt)
+
+
+def measure_columns(names) -> dict:
+    """column_config for measure columns: the definition, range and sign meaning on hover."""
+    return {m: st.column_config.TextColumn(m, help=measure_help(m) or None) for m in names}
+
+
+def id_list(ids: list[str]) -> str:
+    return ", ".join(ids) if ids else "none"
+
+
+measures = list(dict.fromkeys(m for r in comp["table"] for m in r["metrics"]))
+# p-MRR[changed] is p-MRR itself (original vs changed qrels): one column, not two equal ones
+measures = [m for m in measures if not ("[" in m and m.split("[")[0] in measures and all(
+    r["metrics"].get(m) == r["metrics"].get(m.split("[")[0]) for r in comp["table"]))]
+st.subheader("Scores per system and qrels version")
+st.caption("Each score is the mean over all the queries that qrels version judges (their number in 'Queries'); "
+           "hover a measure's header for its definition.")
+st.dataframe(pd.DataFrame([{"System": r["system"], "Qrels version": r["qrels_version"], "Queries": r["n_queries"],
+                            **{m: num(r["metrics"].get(m)) for m in measures}} for r in comp["table"]]),
+             hide_index=True, key="ev_table", column_config=measure_columns(measures))
+if any(r["metrics"].get(m) is None for r in comp["table"] for m in measures):
+    st.caption("— : not computed for that qrels version (Robustness needs instruction groups, p-MRR the changed "
+               "qrels, WISE and SICR the reversed ones).")
+changed = [r for r in comp["table"] if r["qrels_version"] != "original"]
+if changed:
+    st.subheader("Change against the original qrels")
+    st.caption("Each Δ is this version's mean minus original's, on the queries both versions judge (their number in "
+               "'Compared queries'; the ids below).")
+    st.dataframe(pd.DataFrame([{
+        "System": r["system"], "Qrels version": r["qrels_version"],
+        "Compared queries": (r["common_with_original"] or {}).get("n_common", 0),
+        **{f"Δ {m}": num(r["delta_vs_original"].get(m), "+.4f") for m in measures}} for r in changed]),
+        hide_index=True, key="ev_common",
+        column_config={f"Δ {m}": st.column_config.TextColumn(
+            f"Δ {m}", help=(measure_help(m) + " Δ > 0: higher on this version than on original.")
+            if measure_help(m) else None) for m in measures})
+    with st.expander("Compared queries (ids)"):
+        for r in changed:
+            runs_by_id = {x["id"]: x for x in runs}
+            base = next((x for x in comp["table"] if x["system"] == r["system"] and x["qrels_version"] == "original"), None)
+            if base is None:
+                st.text(f"{r['system']} / {r['qrels_version']}: no original run to compare with")
+                continue
+            pq_v = eval_runs.load_eval_run(conn, r["eval_run_id"])["per_query"]
+            pq_o = eval_runs.load_eval_run(conn, base["eval_run_id"])["per_query"]
+            common, only_o, only_v = common_queries(pq_o, pq_v, measure)
+            st.text(f"{r['system']} / {r['qrels_version']} vs original: {len(common)} compared queries: "
+                    f"{id_list(common)}\nleft out, judged only by original: {id_list(only_o)}\n"
+                    f"left out, judged only by {r['qrels_version']}: {id_list(only_v)}")
 for pair in comp["published_vs_validated"]:
-    st.subheader(f"{pair['published']} (published) vs {pair['validated']}: {measure}")
+    pub, val = pair["published"], pair["validated"]
+    rows = pair["systems"]
+    n_common = sorted({r["n_common_queries"] for r in rows})
+    n_text = str(n_common[0]) if len(n_common) == 1 else "/".join(map(str, n_common))
+    st.subheader(f"{pub} (published) vs {val}: {measure} on the {n_text} queries both judge")
+    st.caption(f"{pair['judgment_flips']} judgments flipped between the two qrels on these queries. These means are on "
+               "the compared queries only, so they can differ from the table above (all judged queries).")
+    st.dataframe(pd.DataFrame([{
+        "System": r["system"], "Compared queries": r["n_common_queries"],
+        f"{measure}, {pub} qrels": num(r["published"]), f"{measure}, {val} qrels": num(r["validated"]),
+        "Change": num(r["delta"], "+.4f"),
+        "Queries whose score changed": r["queries_changed"]} for r in rows]),
+        hide_index=True, key=f"ev_pv_{val}",
+        column_config={**measure_columns([f"{measure}, {pub} qrels", f"{measure}, {val} qrels"]),
+                       "Change": st.column_config.TextColumn(help=f"{val} minus {pub}")})
+    with st.expander(f"Compared queries and per-query changes ({val})"):
+        for r in rows:
+            st.text(f"{r['system']}: {r['n_common_queries']} compared queries: {id_list([q['qid'] for q in r['per_query']])}"
+                    f"\nleft out, judged only by {pub}: {id_list(r['left_out_published'])}"
+                    f"\nleft out, judged only by {val}: {id_list(r['left_out_validated'])}")
+        st.dataframe(pd.DataFrame([{"System": r["system"], "Query": q["qid"], f"{pub}": q["published"], f"{val}": q["validated"],
+                                    "Change": q["delta"]} for r in rows for q in r["per_query"]]), hide_index=True)
     tau = pair["kendall_tau"]
-    st.caption(f"published / validated / delta: on the queries both judge; checked_*: on the "
-               f"{pair['n_checked_queries'] if pair['n_checked_queries'] is not None else 'unknown (no build)'} queries "
-               f"the study judged; full_*: on every query each version judges (n_* = queries); "
-               f"{pair['judgment_flips']} judgments flipped between the two qrels; "
-               f"Kendall tau of the leaderboards: {tau['reason'] if tau['tau'] is None else round(tau['tau'], 3)}")
-    st.dataframe(pd.DataFrame([{k: (", ".join(v) if isinstance(v, list) and k.startswith("left") else v)
-                                for k, v in r.items() if k != "per_query"} for r in pair["systems"]]),
-                 hide_index=True, key=f"ev_pv_{pair['validated']}")
-    with st.expander(f"Per-query deltas ({pair['validated']})"):
-        st.dataframe(pd.DataFrame([{"system": r["system"], **q} for r in pair["systems"] for q in r["per_query"]]),
-                     hide_index=True)
+    checked_n = pair["n_checked_queries"]
+    st.caption(f"The same {measure} on the instances the study checked "
+               f"({'unknown: the validated qrels were stored without a build' if checked_n is None else checked_n} "
+               "queries; published over all of them, validated over those it keeps) and on the full set (every "
+               "query each version judges). On InstructIR the compared queries above keep their published "
+               "judgments, so their change is 0 by construction: these two views are the ones that can move.")
+    st.dataframe(pd.DataFrame([{
+        "System": r["system"],
+        "Checked: queries (published / validated)": f"{r['checked_n_published'] if r['checked_n_published'] is not None else '—'}"
+                                                    f" / {r['checked_n_validated'] if r['checked_n_validated'] is not None else '—'}",
+        f"Checked: {pub}": num(r["checked_published"]), f"Checked: {val}": num(r["checked_validated"]),
+        "Checked: change": num(r["checked_delta"], "+.4f"),
+        "Full set: queries (published / validated)": f"{r['full_n_published']} / {r['full_n_validated']}",
+        f"Full set: {pub}": num(r["full_published"]), f"Full set: {val}": num(r["full_validated"]),
+        "Full set: change": num(r["full_delta"], "+.4f")} for r in rows]),
+        hide_index=True, key=f"ev_pv_views_{val}")
+    if len(rows) >= MIN_TAU_SYSTEMS and tau["tau"] is not None:
+        st.caption(f"Kendall tau of the two leaderboards: {tau['tau']:.3f} over {len(rows)} systems "
+                   "(1: same order, -1: reversed).")
+    else:
+        st.caption(f"Kendall tau not shown: n = {len(rows)} system(s) evaluated on both, it needs at least "
+                   f"{MIN_TAU_SYSTEMS}.")
 if comp["p_mrr_published_vs_validated"]:
     st.subheader("p-MRR: published vs validated qrels")
     for r in comp["p_mrr_published_vs_validated"]:
-        fmt = lambda v: "undefined" if v is None else f"{v:.4f}"  # noqa: E731
-        st.text(f"{r['system']}: p-MRR published {fmt(r['published'])} ({r['n_published']} queries), "
-                f"validated {fmt(r['validated'])} ({r['n_validated']} queries); on the {r['n_common_queries']} "
-                f"common queries {fmt(r['published_on_common'])} vs {fmt(r['validated_on_common'])}")
-    st.dataframe(pd.DataFrame([{k: (", ".join(v) if isinstance(v, list) else v) for k, v in r.items()}
-                               for r in comp["p_mrr_published_vs_validated"]]), hide_index=True, key="ev_pmrr_pv")
+        fmt = lambda v: "— (no query with a changed document)" if v is None else f"{v:+.4f}"  # noqa: E731
+        st.text(f"{r['system']}: on the {r['n_common_queries']} queries both judge, p-MRR {fmt(r['published_on_common'])} "
+                f"with the changed qrels vs {fmt(r['validated_on_common'])} with the validated ones "
+                f"(over all their queries: {fmt(r['published'])} on {r['n_published']}, "
+                f"{fmt(r['validated'])} on {r['n_validated']})")
+    st.caption(measure_help("p-MRR"))
 info_rows = []
 for r in runs:
     info = r["settings"].get("evaluation", {}).get("infosearch") or {}
     for v, b in info.get("by_qrels", {}).items():
         for dim, row in [*b["by_dimension"].items(), ("overall", b["overall"])]:
-            info_rows.append({"eval run": r["id"], "model": r["model"], "qrels": f"original vs {v}", "dimension": dim,
-                              "WISE": row["WISE"], "SICR": row["SICR"], "p-MRR": row["p-MRR"], "queries": row["n_queries"]})
+            info_rows.append({"Eval run": r["id"], "Model": r["model"], "Qrels": f"original vs {v}", "Dimension": dim,
+                              "WISE": num(row["WISE"]), "SICR": num(row["SICR"]), "p-MRR": num(row["p-MRR"]),
+                              "Queries": row["n_queries"]})
 if info_rows:
     st.subheader("InfoSearch per dimension (WISE, SICR, p-MRR)")
-    st.dataframe(pd.DataFrame(info_rows), hide_index=True, key="ev_infosearch")
+    st.dataframe(pd.DataFrame(info_rows), hide_index=True, key="ev_infosearch",
+                 column_config=measure_columns(["WISE", "SICR", "p-MRR"]))
 long = pd.DataFrame([
     {"system": r["system"], "qrels version": r["qrels_version"], measure: r["metrics"].get(measure)}
     for r in comp["table"] if r["metrics"].get(measure) is not None
 ])
 if not long.empty:
-    st.altair_chart(
-        alt.Chart(long).mark_bar().encode(x=alt.X("system:N"), xOffset="qrels version:N", y=f"{measure}:Q",
-                                          color="qrels version:N", tooltip=list(long.columns)),
-        key="ev_chart",
-    )
+    bars = (alt.Chart(long).mark_bar().encode(x=alt.X("system:N", title="System"), xOffset="qrels version:N",
+                                             y=alt.Y(f"{measure}:Q", title=measure),
+                                             color=alt.Color("qrels version:N", title="Qrels version"),
+                                             tooltip=list(long.columns))
+            .properties(title=f"{measure} per system and qrels version",
+                        description=f"Bar chart of {measure} per system and qrels version: " + "; ".join(
+                            f"{x['system']} on {x['qrels version']}: {x[measure]:.3f}" for x in long.to_dict("records"))))
+    st.altair_chart(bars, key="ev_chart")
     ranks = long.copy()
     ranks["rank"] = ranks.groupby("qrels version")[measure].rank(ascending=False, method="min")
     st.altair_chart(
-        alt.Chart(ranks).mark_line(point=True).encode(x="qrels version:N", y=alt.Y("rank:Q", scale=alt.Scale(reverse=True)),
-                                                      color="system:N", tooltip=list(ranks.columns)),
+        alt.Chart(ranks).mark_line(point=True).encode(
+            x=alt.X("qrels version:N", title="Qrels version"),
+            y=alt.Y("rank:Q", scale=alt.Scale(reverse=True), title="Rank"),
+            color=alt.Color("system:N", title="System"), tooltip=list(ranks.columns))
+        .properties(title=f"Rank of each system by {measure}",
+                    description=f"Line chart of each system's rank by {measure} per qrels version: " + "; ".join(
+                        f"{x['system']} ranks {int(x['rank'])} on {x['qrels version']}" for x in ranks.to_dict("records"))),
         key="ev_rank_chart",
     )
 st.subheader("Did the ranking of models change? (Kendall tau)")
-st.dataframe(pd.DataFrame(comp["kendall_tau"]), hide_index=True, key="ev_tau")
-with st.expander("Paired tests (Holm-corrected)"):
+taus = [t for t in comp["kendall_tau"] if t.get("n_systems", 0) >= MIN_TAU_SYSTEMS and t["tau"] is not None]
+if taus:
+    st.dataframe(pd.DataFrame([{
+        "Qrels versions": " vs ".join(t["versions"]), "Kendall tau": t["tau"], "Systems": t["n_systems"],
+        "Compared queries": t["n_common_queries"] if isinstance(t["n_common_queries"], int)
+        else "/".join(map(str, t["n_common_queries"]))} for t in taus]), hide_index=True, key="ev_tau",
+        column_config={"Kendall tau": st.column_config.NumberColumn(format="%.3f", help=measure_help("Kendall tau"))})
+n_sys = max((t.get("n_systems", 0) for t in comp["kendall_tau"]), default=len(comp["systems"]))
+if not taus:
+    st.caption(f"Not computed: {n_sys} system(s) are evaluated on two qrels versions; Kendall tau needs at least "
+               f"{MIN_TAU_SYSTEMS} systems to say whether the ranking changed (with 2 it can only be +1 or -1). "
+               "Evaluate more models.")
+with st.expander("Paired tests between systems (Holm-corrected)"):
+    shown = False
     for version, tests in comp["paired_tests"].items():
-        st.caption(version)
-        st.dataframe(pd.DataFrame(tests), hide_index=True)
+        ok = [t for t in tests if t["n_queries"] >= MIN_TEST_QUERIES]
+        few = [t for t in tests if t["n_queries"] < MIN_TEST_QUERIES]
+        if ok:
+            shown = True
+            st.caption(f"Qrels version {version}")
+            st.dataframe(pd.DataFrame([{
+                "System A": t["a"], "System B": t["b"], "Compared queries": t["n_queries"],
+                f"Mean difference ({measure}, A - B)": num(t["mean_diff"], "+.4f"), "t": num(t["t"], ".3f"),
+                "p (t-test, Holm)": num(t["t_p_holm"]), "p (permutation, Holm)": num(t["permutation_p_holm"]),
+                "Significant at 0.05": cell(t["significant"]), "Why undefined": t["undefined"] or ""} for t in ok]),
+                hide_index=True)
+        for t in few:
+            st.caption(f"{version}: {t['a']} vs {t['b']}: not tested, n = {t['n_queries']} compared queries "
+                       f"(a paired test needs at least {MIN_TEST_QUERIES}).")
+    if not shown and not any(comp["paired_tests"].values()):
+        st.caption("No pair of systems evaluated on the same qrels version yet.")
 with st.expander("Biggest per-query changes"):
     if comp["biggest_changes"]:
         st.dataframe(pd.DataFrame([{
             "System": c["system"], "Qrels version": c["qrels_version"], "Query": c["qid"],
-            f"{measure} (original)": c["original"], f"{measure} (this version)": c["value"], "Change": c["delta"],
+            f"{measure} with original qrels": c["original"], f"{measure} with this version": c["value"], "Change": c["delta"],
         } for c in comp["biggest_changes"]]), hide_index=True, key="ev_biggest_changes")
     else:
         st.caption("No query changed its score between the qrels versions.")

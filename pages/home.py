@@ -11,11 +11,15 @@ import streamlit as st
 from annotation.overview import study_progress
 from formats import readers as importers
 from formats.readers.upload import materialize
-from annotation.imports import import_files
+from annotation.imports import Upload, import_files
 from storage import projects, studies
 from storage.errors import IFJudgeError
 from annotation.glossary import label
+from ui.markdown import md_escape
 from ui.session import db, require_role
+
+NEXT_AFTER_IMPORT = ("Next step: set up a study under Set up a study (the questions follow the project's benchmark), "
+                     "or run retrievers on the published qrels under Evaluate.")
 
 require_role("lead")
 conn = db()
@@ -25,17 +29,26 @@ st.subheader("Studies")
 overview = study_progress(conn)
 if overview:
     st.dataframe(
-        pd.DataFrame([{
-            "Study": f"{r['id']}: {r['study']}", "Project": r["project"],
-            "Questions": ", ".join(label(q) for q in r["questions"]), "Annotators": r["annotators"],
-            "Answers given": r["answers_given"], "Answers needed": r["answers_needed"],
-            "Done": 100 * r["share_done"] if r["share_done"] is not None else None,
-            "Unresolved items": r["unresolved"],
+        pd.DataFrame([{  # progress first: it stays in view on a 1280 px screen
+            "Study": f"{r['id']}: {r['study']}",
+            "Done": 100 * r["share_done"] if r["share_done"] is not None else 0.0,
+            "Answers": f"{r['answers_given']} of {r['answers_needed']}", "Unresolved items": r["unresolved"],
+            "Project": r["project"], "Annotators": r["annotators"],
+            "Questions": ", ".join(label(q) for q in r["questions"]),
         } for r in overview]),
         hide_index=True, key="studies_overview",
-        column_config={"Done": st.column_config.ProgressColumn("Done", format="%.0f%%", min_value=0, max_value=100,
-                                                               help="answers given / answers needed")},
+        column_config={
+            "Study": st.column_config.TextColumn(width="medium"),
+            "Done": st.column_config.ProgressColumn("Done", format="%.0f%%", min_value=0, max_value=100, width="small",
+                                                    help="answers given / answers needed (0% when nothing is assigned)"),
+            "Answers": st.column_config.TextColumn(help="answers given of answers needed (one per item and annotator)"),
+            "Unresolved items": st.column_config.NumberColumn(
+                help="items without a decision yet: no label, too few labels, or a tie"),
+        },
     )
+    if any(r["share_done"] == 1 for r in overview):
+        st.caption("Next step for a finished study: settle its disagreements under Adjudicate, then export the "
+                   "validated data under Export and re-run retrievers on it under Evaluate.")
 else:
     st.info("No study yet: set one up under Set up a study.")
 
@@ -61,24 +74,27 @@ if go:
         st.error("Files: please choose the files to import.")
     else:
         with tempfile.TemporaryDirectory() as tmp:
+            # what is said and stored names the uploaded files, never this temporary folder
+            upload = Upload(Path(tmp), files[0].name if len(files) == 1 and files[0].name.lower().endswith(".zip") else "")
             try:
                 root = materialize([(f.name, f.getvalue()) for f in files], Path(tmp), qrels_dir=qrels_dir)
-                result = import_files(conn, name.strip(), [root], fmt=fmt)
+                result = import_files(conn, name.strip(), [root], fmt=fmt, upload=upload)
             except IFJudgeError as exc:
-                st.error(str(exc).replace(tmp + "/", ""))
+                st.error(md_escape(upload.shown(str(exc))))
             else:
                 counts = result.counts
                 said = ", ".join(f"{v} {label(k).lower()}" for k, v in counts.items() if v)
                 empty = [label(k).lower() for k in ("documents", "queries", "instances") if k in counts and not counts[k]]
                 if empty:  # partial data is said out loud, not under a green success
-                    st.warning(f"Imported into {name.strip()}: {said}. No {' and no '.join(empty)} in these files: "
+                    st.warning(f"Imported into {md_escape(name.strip())}: {said}. No {' and no '.join(empty)} in these files: "
                                "studies and evaluations need them; import them before setting up a study.")
                 else:
-                    st.success(f"Imported into {name.strip()}: {said}")
+                    st.success(f"Imported into {md_escape(name.strip())}: {said}")
                 if result.detected:
-                    st.caption(f"Recognised as {result.format}: {result.detected}")
+                    st.caption(md_escape(f"Recognised as {result.format}: {result.detected}"))
                 for note in result.notes:
-                    st.warning(note)
+                    st.warning(md_escape(note))
+                st.caption(NEXT_AFTER_IMPORT)
 
 
 def show_projects() -> None:

@@ -5,12 +5,15 @@ annotator) and the page says in words what the study holds, with a warning for a
 got no item."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import streamlit as st
 
 from annotation.questions import GUIDELINES, INSTANCE_QUESTIONS
 from annotation.instfol_study import create_instfol_study
 from annotation.glossary import SCALES, label
-from annotation.studies import StudySettings, creation_summary, create_study
+from annotation.studies import (StudySettings, creation_summary, create_study, questions_for_kind,
+                                 sample_overlap)
 from storage import eval_runs, projects, users
 from storage.errors import IFJudgeError
 from ui.markdown import md_escape
@@ -25,6 +28,9 @@ if not plist:
     st.stop()
 d = StudySettings()
 CREATED = "study_setup_created"
+PENDING = "study_setup_pending"  # a submitted study whose sample overlaps another study: waits for the lead
+KIND_NAMES = {"instructir": "InstructIR", "followir": "FollowIR", "ifir": "IFIR", "infosearch": "InfoSearch",
+              "generic": "generic"}
 
 
 def report_created(section: str) -> None:
@@ -39,13 +45,15 @@ def report_created(section: str) -> None:
     if summary.notes:
         with st.expander(f"Notes from the sampler ({len(summary.notes)})"):
             st.text("\n".join(summary.notes))
+    st.caption("Next step: the annotators sign in and find their screens under Annotate; watch progress and "
+               "agreement under Monitor, settle disagreements under Adjudicate.")
 
 
 # The forms' starting values, set through session state (not the widgets' own defaults) so that
 # they can be set again after a creation: assigning a widget's state before it is drawn is what
 # empties it in the browser too.
 STUDY_FORM = {
-    "study_name": "", "study_questions": ["validity", "naturalness", "best_passage"], "study_naturalness": "yesno",
+    "study_name": "", "study_remaining": False,
     "study_fraction": float(d.group_fraction), "study_per_group": d.per_group, "study_overlap": d.overlap,
     "study_passages": d.passages, "study_seed": d.seed, "study_stratify": False, "study_subset_fraction": 0.1,
     "study_max_excluded": -1, "study_annotators": [], "study_goal": "",
@@ -61,6 +69,16 @@ for section, form in (("study", STUDY_FORM), ("instfol", INSTFOL_FORM)):
             st.session_state[k] = list(v) if isinstance(v, list) else v
 
 
+def create(request: dict) -> None:
+    """Create the study of a submitted form (``create_study``'s arguments); an error is shown under the form."""
+    try:
+        result = create_study(conn, created_by=lead["name"], **request)
+    except IFJudgeError as exc:
+        st.error(str(exc))
+    else:
+        created("study", result)
+
+
 def created(section: str, result: dict) -> None:
     """Remember the summary, empty the section's form on the next run (its widgets start over) and rerun."""
     st.session_state[CREATED] = (section, creation_summary(conn, result))
@@ -69,50 +87,94 @@ def created(section: str, result: dict) -> None:
 
 
 report_created("study")
-with st.form("study_form"):
-    project = st.selectbox("Project", [p["name"] for p in plist], key="study_project")
-    name = st.text_input("Study name", key="study_name")
-    questions = st.multiselect("Questions", [*INSTANCE_QUESTIONS, "condition"], key="study_questions", format_func=label,
-                               help="condition (InfoSearch) is asked alone: one Yes/No item per query, mode "
-                                    "(changed, reversed) and originally relevant document; the fraction applies to queries")
-    naturalness = st.radio("Naturalness answer", ["yesno", "likert"], horizontal=True, key="study_naturalness",
-                           format_func=lambda s: SCALES.get(s, s))
-    c1, c2, c3, c4, c5 = st.columns(5)
-    fraction = c1.number_input("Fraction of groups", 0.001, 1.0, key="study_fraction")
-    per_group = c2.number_input("Instances per group", 1, 100, key="study_per_group")
-    overlap = c3.number_input("Annotators per item", 1, 50, key="study_overlap")
-    passages = c4.number_input("Passages (best passage)", 2, 10, key="study_passages")
-    seed = c5.number_input("Seed", 0, 2**31 - 1, key="study_seed")
-    s1, s2, s3 = st.columns(3)
-    stratify = s1.checkbox("Sample per domain (subset)", key="study_stratify",
-                           help="IFIR: 10% of the queries of each domain, at least one per domain")
-    subset_fraction = s2.number_input("Fraction of each domain", 0.001, 1.0, key="study_subset_fraction")
-    max_excluded = s3.number_input("Excluded passages per instance (passage match; -1: all)", -1, 1000,
-                                   key="study_max_excluded")
-    annotators = st.multiselect("Annotators", [u["name"] for u in users.list_users(conn, "annotator")], key="study_annotators")
-    goal = st.text_area("Project goal shown to annotators before their first item (empty: the default for the "
-                        "project's kind; InstructIR Fig. 9a)", key="study_goal")
-    guidelines = {}
-    for q in INSTANCE_QUESTIONS:
-        with st.expander(f"Guidelines: {label(q)}"):
-            text = st.text_area(label(q), key=f"study_guideline_{q}", label_visibility="collapsed")
-            if text != GUIDELINES[q]:  # unchanged: the default (which knows the study's scale) applies
-                guidelines[q] = text
-    go = st.form_submit_button("Create study")
-if go:
-    try:
-        result = create_study(
-            conn, project=project, questions=questions, annotators=annotators, created_by=lead["name"],
-            name=name or None,
+project = st.selectbox("Project", [p["name"] for p in plist], key="study_project",
+                       help="the questions offered follow the project's benchmark")
+proj = next(p for p in plist if p["name"] == project)
+kq = questions_for_kind(proj["kind"], has_documents=bool(proj["counts"]["documents"]))
+if st.session_state.get("study_questions_for") != project or reset == "study":
+    # a new project (or a fresh form): its benchmark's questions and scale, preselected
+    st.session_state["study_questions"] = list(kq.preselected)
+    st.session_state["study_naturalness"] = kq.naturalness
+    st.session_state["study_questions_for"] = project
+if kq.note:
+    st.info(md_escape(kq.note))
+if kq.offered:
+    with st.form("study_form"):
+        st.caption(f"{project} is a {KIND_NAMES.get(proj['kind'], proj['kind'])} project: "
+                   + ", ".join(label(q) for q in kq.offered) + " can be asked.")
+        name = st.text_input("Study name", key="study_name")
+        questions = st.multiselect("Questions", kq.offered, key="study_questions", format_func=label,
+                                   help="condition (InfoSearch) is asked alone: one Yes/No item per query, mode "
+                                        "(changed, reversed) and originally relevant document; the fraction applies "
+                                        "to queries" if "condition" in kq.offered else None)
+        naturalness = st.radio("Naturalness answer", ["yesno", "likert"], horizontal=True, key="study_naturalness",
+                               format_func=lambda s: SCALES.get(s, s))
+        c1, c2, c3, c4, c5 = st.columns(5)
+        fraction = c1.number_input("Fraction of groups", 0.001, 1.0, key="study_fraction")
+        per_group = c2.number_input("Instances per group", 1, 100, key="study_per_group")
+        overlap = c3.number_input("Annotators per item", 1, 50, key="study_overlap")
+        passages = c4.number_input("Passages (best passage)", 2, 10, key="study_passages")
+        seed = c5.number_input("Seed", 0, 2**31 - 1, key="study_seed",
+                               help="the same seed draws the same sample: a second study needs another seed "
+                                    "or 'Only items no other study asks'")
+        s1, s2, s3 = st.columns(3)
+        stratify = s1.checkbox("Sample per domain (subset)", key="study_stratify",
+                               help="IFIR: 10% of the queries of each domain, at least one per domain")
+        subset_fraction = s2.number_input("Fraction of each domain", 0.001, 1.0, key="study_subset_fraction")
+        max_excluded = s3.number_input("Excluded passages per instance (passage match; -1: all)", -1, 1000,
+                                       key="study_max_excluded")
+        remaining = st.checkbox("Only items no other study of this project asks", key="study_remaining",
+                                help="sample from the instances (condition: queries) that no other study asks "
+                                     "the chosen questions about")
+        annotators = st.multiselect("Annotators", [u["name"] for u in users.list_users(conn, "annotator")],
+                                    key="study_annotators")
+        goal = st.text_area("Project goal shown to annotators before their first item (empty: the default for the "
+                            "project's kind; InstructIR Fig. 9a)", key="study_goal")
+        guidelines = {}
+        for q in [q for q in INSTANCE_QUESTIONS if q in kq.offered]:
+            with st.expander(f"Guidelines: {label(q)}"):
+                text = st.text_area(label(q), key=f"study_guideline_{q}", label_visibility="collapsed")
+                if text != GUIDELINES[q]:  # unchanged: the default (which knows the study's scale) applies
+                    guidelines[q] = text
+        go = st.form_submit_button("Create study")
+    if go:
+        st.session_state.pop(PENDING, None)
+        request = dict(
+            project=project, questions=questions, annotators=annotators, name=name or None,
             settings=StudySettings(group_fraction=fraction, per_group=int(per_group), overlap=int(overlap),
-                                   passages=int(passages), naturalness=naturalness, seed=int(seed), guidelines=guidelines, goal=goal.strip(),
+                                   passages=int(passages), naturalness=naturalness, seed=int(seed),
+                                   guidelines=guidelines, goal=goal.strip(),
                                    subset_fraction=float(subset_fraction) if stratify else None,
-                                   max_excluded=None if int(max_excluded) < 0 else int(max_excluded)),
+                                   max_excluded=None if int(max_excluded) < 0 else int(max_excluded),
+                                   skip_covered=bool(remaining)),
         )
-    except IFJudgeError as exc:
-        st.error(str(exc))
-    else:
-        created("study", result)
+        try:
+            found = None if remaining or not questions or not annotators else sample_overlap(
+                conn, project=project, questions=questions, settings=request["settings"])
+        except IFJudgeError as exc:
+            st.error(str(exc))
+        else:
+            if found is not None and found.covered:
+                st.session_state[PENDING] = (request, found)  # the lead chooses below; nothing created yet
+            else:
+                create(request)
+    pending = st.session_state.get(PENDING)
+    if pending:
+        request, found = pending
+        st.warning(md_escape(found.text))
+        b1, b2, b3 = st.columns(3)
+        choice = None
+        if found.new_seed is not None and b1.button(f"Use seed {found.new_seed} ({found.new_seed_covered} already "
+                                                    "asked)", key="study_use_seed"):
+            choice = replace(request["settings"], seed=found.new_seed)
+        if found.remaining and b2.button(f"Only the {found.remaining} {found.unit} no study asks",
+                                         key="study_use_remaining"):
+            choice = replace(request["settings"], skip_covered=True)
+        if b3.button("Create anyway (ask them again)", key="study_create_anyway"):
+            choice = request["settings"]
+        if choice is not None:
+            st.session_state.pop(PENDING, None)
+            create({**request, "settings": choice})
 
 st.subheader("INSTFOL with human judges")
 report_created("instfol")

@@ -200,7 +200,7 @@ def test_monitor_page_shows_the_estimates_live(env_db):
     assert not at.exception
     table = next(d.value for d in at.dataframe if "95% CI (design)" in d.value.columns)
     valid = table[table["Estimate"] == "valid instruction"].iloc[0]
-    assert valid["Share"] == 1.0 and valid["Decided items"] == 8
+    assert valid["Share"] == "1.000" and valid["Decided items"] == 8
     assert any("Benchmark-wide estimates" in s.value for s in at.subheader)
 
 

@@ -184,8 +184,8 @@ def test_evaluate_page_shows_published_vs_validated_pmrr(demo, db_path, monkeypa
     published = p_mrr(original, projects.qrels(db, 1, "changed"), run_og, published_run["run"])["p-MRR"]
     validated = p_mrr(original, projects.qrels(db, 1, "changed-validated"), run_og, validated_run["run"])["p-MRR"]
     assert published != validated
-    line = next(t.value for t in at.text if "p-MRR published" in t.value)
-    assert f"p-MRR published {published:.4f} (1 queries), validated {validated:.4f} (1 queries)" in line
+    line = next(t.value for t in at.text if "with the validated ones" in t.value)
+    assert f"(over all their queries: {published:+.4f} on 1, {validated:+.4f} on 1)" in line
 
 
 def test_evaluate_page_refuses_a_project_without_documents(tmp_path, monkeypatch):

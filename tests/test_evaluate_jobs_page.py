@@ -81,5 +81,6 @@ def test_failed_job_reason_shown_literally_and_finished_job_shows_results(env_db
     at.run()
     assert not at.exception and not at.error and not _bars(at)
     table = at.dataframe[0].value
-    assert list(table["system"]) == ["bm25 [query]"] and table.iloc[0]["original nDCG@10"] > 0
+    assert list(table["System"]) == ["bm25 [query]"] and float(table.iloc[0]["nDCG@10"]) > 0
+    assert table.iloc[0]["Qrels version"] == "original"
     assert jobs.get_job(db, good["id"])["state"] == "finished"

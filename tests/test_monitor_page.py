@@ -29,8 +29,88 @@ def test_heatmap_cells_show_their_value_or_a_dash_with_the_reason(env_db):
     cells = {(c["a"], c["b"]): c for c in data}
     assert cells[("ann1", "ann2")]["text"] == "—" and "0/0" in cells[("ann1", "ann2")]["why"]
     assert cells[("ann1", "ann3")]["text"] == "0.000" and cells[("ann3", "ann1")]["why"] == ""
-    report = next(d.value for d in at.dataframe if "Why undefined" in d.value.columns)
+    report = next(d.value for d in at.dataframe if "Why undefined" in d.value.columns and "Question" not in d.value.columns)
     assert list(report.columns) == ["Statistic", "Value", "Band", "Why undefined"]
     fleiss = report[report["Statistic"] == "Fleiss kappa"].iloc[0]
     assert fleiss["Value"] == "-0.500"
     assert at.selectbox(key="mon_question").format_func("validity") == "Valid instruction"
+
+
+def _no_none(at) -> None:
+    """No ``None`` (or NaN) reaches the lead: not in a table cell, not in a heading, caption or alert
+    (the texts of the data, shown literally, may say "None of these recipes...")."""
+    import re
+    for kind in ("title", "subheader", "caption", "markdown", "info", "warning", "error", "success"):
+        for e in getattr(at, kind):
+            assert not re.search(r"\bNone\b|\bnan\b", e.value), e.value
+    for d in at.dataframe:
+        cells = {str(v) for v in d.value.astype(str).to_numpy().ravel()}
+        assert not cells & {"None", "nan", "NaN", "<NA>", "NaT"}, list(d.value.columns)
+
+
+def _frame(at, column):
+    """The table that has ``column``."""
+    return next(d for d in at.dataframe if column in d.value.columns)
+
+
+def _monitor(db, study_id=None):
+    from tests.test_pages import app
+    at = app("pages/monitor.py")
+    at.session_state["user"] = user_row(db, "lead")
+    at.run()
+    if study_id is not None:
+        at.selectbox(key="mon_study").set_value(study_id).run()
+    assert not at.exception
+    return at
+
+
+def test_disagreements_read_as_words_with_the_texts(env_db):
+    db, r = env_db
+    _label_demo(db, r["study_id"])  # validity: ann1, ann2 Yes; ann3 No
+    at = _monitor(db)
+    dis = _frame(at, "Votes").value
+    assert list(dis.columns) == ["Question", "Votes", "Disagreement", "Decision", "Instruction", "Query", "Passage",
+                                 "How decided"]
+    valid = dis[dis["Question"] == "Valid instruction"]
+    assert set(valid["Votes"]) == {"Yes 2 · No 1"} and set(valid["Decision"]) == {"Yes"}
+    assert set(valid["Disagreement"]) == {0.33}  # 1 - 2/3
+    assert not any("{" in v for v in dis["Votes"])  # no JSON
+    from storage import projects
+    inst = projects.get_instance(db, 1, "q-kohl_2")
+    assert inst["instruction"][:40] in " ".join(dis["Instruction"])  # the instruction's text, not its id
+    # a 1-1-1 tie on the best passage: no decision, said with its reason
+    tie = dis[dis["Votes"] == "d-kohl-1 1 · d-kohl-2 1 · d-kohl-3 1"].iloc[0]
+    assert tie["Decision"] == "— tie: no majority, for a lead to decide" and tie["Disagreement"] == 0.67
+    help_ = json.loads(_frame(at, "Votes").proto.columns)["Disagreement"]["help"]
+    assert "most common answer" in help_
+    _no_none(at)
+
+
+def test_statistics_carry_their_meaning_and_an_empty_study_shows_dashes_with_the_reason(env_db):
+    db, r = env_db
+    from annotation.studies import StudySettings, create_study
+    empty = create_study(db, project="demo", questions=["validity"], annotators=["ann1", "ann2", "ann3"],
+                         name="empty", settings=StudySettings(group_fraction=1.0, per_group=1, seed=5))
+    at = _monitor(db, empty["study_id"])
+    t7 = _frame(at, "95% interval")
+    rows = t7.value
+    assert list(rows["Value"]) == ["—", "—"] and set(rows["Why undefined"]) == {"no labels yet"}
+    help_ = json.loads(t7.proto.columns)["Statistic"]["help"]
+    assert "Randolph's free-marginal kappa" in help_ and "Range -1 to 1" in help_
+    annotators = _frame(at, "Screens done").value
+    assert set(annotators["Median seconds per screen"]) == {"— no screen done"}
+    _no_none(at)
+
+
+def test_heading_names_the_benchmarks_own_table(env_db):
+    db, _ = env_db
+    from annotation.demo import demo_bundle, demo_data
+    from annotation.studies import StudySettings, create_study
+    from storage import projects
+    projects.import_bundle(db, "ifir-demo", demo_bundle(demo_data()), fmt="demo", kind="ifir")
+    s = create_study(db, project="ifir-demo", questions=["passage_match", "naturalness"],
+                     annotators=["ann1", "ann2", "ann3"], settings=StudySettings(group_fraction=1.0, naturalness="likert"))
+    at = _monitor(db, s["study_id"])
+    heads = [h.value for h in at.subheader]
+    assert "Agreement (IFIR Table 2 questions)" in heads and not any("InstructIR" in h for h in heads)
+    assert "Human verification (InstructIR Table 7)" in [h.value for h in _monitor(db, 1).subheader]

@@ -79,7 +79,10 @@ def test_lead_lands_on_an_overview_of_studies_with_progress(env_db):
     row = at.dataframe[0].value.iloc[0]  # the overview comes first
     assert row["Study"] == "1: demo: InstructIR validation" and row["Project"] == "demo"
     assert row["Questions"] == "Valid instruction, Natural instruction, Most natural passage"
-    assert (row["Answers given"], row["Answers needed"], row["Done"]) == (72, 72, 100.0)
+    assert (row["Answers"], row["Done"]) == ("72 of 72", 100.0)
+    # progress comes right after the study's name: in view on a 1280 px screen
+    assert list(at.dataframe[0].value.columns)[:4] == ["Study", "Done", "Answers", "Unresolved items"]
+    assert any(c.value.startswith("Next step for a finished study") for c in at.caption)
     from annotation.outcomes import item_outcomes
 
     # each picks the first passage *shown to them* (orders differ): some best_passage items tie
@@ -149,11 +152,11 @@ def test_monitor_shows_table7_charts_and_reasons(env_db):
     at.run()
     assert not at.exception
     t7 = at.dataframe[0].value  # the Table 7 view comes first
-    assert list(t7["statistic"])[:2] == ["kappa coefficient (Randolph, 2005)", "Proportion of Yes response"]
-    assert t7.iloc[1]["value"] == 1.0  # every validity majority is Yes
+    assert list(t7["Statistic"])[:2] == ["kappa coefficient (Randolph, 2005)", "Proportion of Yes response"]
+    assert t7.iloc[1]["Value"] == "1.000"  # every validity majority is Yes
     assert len(at.get("vega_lite_chart")) == 2  # the kappa heatmap and the label distribution
-    reasons = next(d.value for d in at.dataframe if "reason" in d.value.columns)  # the reasons list
-    assert set(reasons["reason"]) == {"<b>not</b> a *user*"}
+    reasons = next(d.value for d in at.dataframe if "Reason" in d.value.columns)  # the reasons list
+    assert set(reasons["Reason"]) == {"<b>not</b> a *user*"}
 
 
 def test_adjudicate_records_a_decision_and_moves_on(env_db):
@@ -219,13 +222,16 @@ def test_evaluate_page_runs_bm25_on_two_qrels_versions_and_compares(env_db, db_p
     assert work(db_path, once=True) == 4
     at.run(timeout=120)
     assert not at.exception and not at.error and not at.get("progress")
-    table = at.dataframe[0].value
-    assert len(table) == 2 and "validated nDCG@10" in table.columns and "validated Δ nDCG@10" in table.columns
-    tau = next(d.value for d in at.dataframe if {"tau", "n_common_queries"} <= set(d.value.columns))
-    assert list(tau["tau"]) and tau.iloc[0]["tau"] is not None
+    table = at.dataframe[0].value  # one row per (system, qrels version), one column per measure
+    assert len(table) == 4 and set(table["Qrels version"]) == {"original", "validated"} and "nDCG@10" in table.columns
+    delta = at.dataframe[1].value
+    assert len(delta) == 2 and "Δ nDCG@10" in delta.columns and (delta["Compared queries"] > 0).all()
+    # Kendall tau of 2 systems is not shown: the page says why, with n
+    assert not [d for d in at.dataframe if "Kendall tau" in d.value.columns]
+    assert any("Kendall tau needs at least 3 systems" in c.value and "2 system(s)" in c.value for c in at.caption)
     # published original vs validated, on the queries both judge
-    pv = next(d.value for d in at.dataframe if "left_out_published" in d.value.columns)
-    assert len(pv) == 2 and (pv["n_common_queries"] > 0).all()
+    pv = next(d.value for d in at.dataframe if "nDCG@10, validated qrels" in d.value.columns)
+    assert len(pv) == 2 and (pv["Compared queries"] > 0).all()
     assert any("built" in c.value and "72/72 labels" in c.value for c in at.caption)
     assert len(at.get("vega_lite_chart")) == 2
 
@@ -306,6 +312,7 @@ def test_study_setup_page_creates_a_study_with_edited_guidelines_and_reports_err
     at.multiselect(key="study_annotators").set_value(["ann1", "ann2", "ann3"])
     at.number_input(key="study_fraction").set_value(1.0)
     at.text_area(key="study_guideline_validity").input("Say No when the instruction contradicts the query.")
+    at.checkbox(key="study_remaining").check()  # the demo study asks 8 of the instances already
     at.button(key="FormSubmitter:study_form-Create study").click().run()
     assert not at.exception and not at.error and not at.json
     # the success names the study and says what it holds, in words (the name shown literally)
@@ -320,7 +327,9 @@ def test_study_setup_page_creates_a_study_with_edited_guidelines_and_reports_err
     assert len(studies.list_studies(db)) == 2
 
     s = studies.get_study(db, 2)
-    assert s["name"] == "pilot <b>2</b>" and s["settings"]["group_fraction"] == 1.0
+    assert s["name"] == "pilot <b>2</b>" and s["settings"]["group_fraction"] == 1.0 and s["settings"]["skip_covered"]
+    first = {it["instance_id"] for it in studies.items_of_study(db, 1)}
+    assert first and not first & {it["instance_id"] for it in studies.items_of_study(db, 2)}  # nothing asked twice
     assert s["settings"]["guidelines"]["validity"] == "Say No when the instruction contradicts the query."
     assert sorted(s["annotators"]) == ["ann1", "ann2", "ann3"]
 
@@ -334,6 +343,8 @@ def test_study_setup_warns_when_a_question_got_no_item(env_db):
     at.multiselect(key="study_annotators").set_value(["ann1", "ann2", "ann3"])
     at.number_input(key="study_passages").set_value(10)  # more than any group holds: no best-passage item
     at.button(key="FormSubmitter:study_form-Create study").click().run()
+    assert [w.value for w in at.warning][0].startswith("This sample would ask again about")  # the demo study's
+    at.button(key="study_create_anyway").click().run()
     assert not at.exception and not at.error
     assert not at.success  # a warning, not a green success
     said = [w.value.replace("\\", "") for w in at.warning]

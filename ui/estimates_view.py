@@ -11,8 +11,13 @@ from annotation.estimates import benchmark_estimates
 from ui.markdown import md_escape
 
 
+def _fig(value, fmt: str) -> str:
+    """A figure as the monitor shows it: formatted, or "—" when undefined (never None or NaN)."""
+    return "—" if value is None or (isinstance(value, float) and value != value) else format(value, fmt)
+
+
 def estimate_rows(result: dict) -> list[dict]:
-    """The table the section shows, one row per estimate (plain values; None for undefined).
+    """The table the section shows, one row per estimate (figures as text; "—" where undefined).
 
     >>> estimate_rows({"estimates": [{"estimand": "valid instruction", "share": 0.5, "low": 0.2, "high": 0.8,
     ...     "undefined": None, "naive_independent": {"low": 0.3, "high": 0.7}, "deff": 2.0, "n_effective": 5.0,
@@ -23,12 +28,13 @@ def estimate_rows(result: dict) -> list[dict]:
     for e in result["estimates"]:
         naive = e.get("naive_independent") or {}
         rows.append({
-            "Estimate": e["estimand"], "Share": e["share"],
+            "Estimate": e["estimand"], "Share": _fig(e["share"], ".3f"),
             "95% CI (design)": (f"[{e['low']:.3f}, {e['high']:.3f}]" if e.get("low") is not None
                                 else f"undefined: {e.get('undefined') or 'no interval'}"),
             "Naive CI (independent, Wilson)": (f"[{naive['low']:.3f}, {naive['high']:.3f}]" if naive else "—"),
-            "Design effect": e["deff"], "Effective n": e["n_effective"], "Decided items": e["n_items"],
-            "Groups": e["n_groups"], "Further labels to halve the CI": e["to_halve"]["further_labels"],
+            "Design effect": _fig(e["deff"], ".2f"), "Effective n": _fig(e["n_effective"], ".1f"),
+            "Decided items": e["n_items"], "Groups": e["n_groups"],
+            "Further labels to halve the CI": _fig(e["to_halve"]["further_labels"], "d"),
         })
     return rows
 

@@ -37,9 +37,11 @@ def test_lead_runs_bm25_and_minilm_and_compares_versions(page, validated_server,
     # the page queued one job per model x version; the worker beside the server runs them
     ended = wait_for_jobs(validated_server.db_path, expected=6)
     assert [j["state"] for j in ended] == ["finished"] * 6, [(j["state"], j["error"]) for j in ended]
-    expect(page.get_by_text("Models x qrels versions")).to_be_visible(timeout=180_000)
+    expect(page.get_by_text("Scores per system and qrels version")).to_be_visible(timeout=180_000)
     expect(page.locator("[data-testid='stProgress']")).to_have_count(0, timeout=20_000)
     expect(page.get_by_text("Did the ranking of models change? (Kendall tau)")).to_be_visible()
+    # two systems: no tau, the caveat with n instead
+    expect(page.get_by_text("Not computed: 2 system(s) are evaluated", exact=False)).to_be_visible()
     settle(page)
     # metric per model per version, and rank changes between versions
     expect(page.locator("[data-testid='stVegaLiteChart']")).to_have_count(2, timeout=20_000)

@@ -57,7 +57,7 @@ def test_evaluation_job_outlives_the_page_and_its_results_show(page, job_server,
     expect(page.get_by_role("button", name="Run", exact=True)).to_be_visible(timeout=20_000)
     ended = wait_for_jobs(job_server.db_path, expected=4)
     assert [j["state"] for j in ended] == ["finished"] * 4, [(j["state"], j["error"]) for j in ended]
-    expect(page.get_by_text("Models x qrels versions")).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("Scores per system and qrels version")).to_be_visible(timeout=30_000)
     expect(page.locator("[data-testid='stProgress']")).to_have_count(0, timeout=20_000)
     expect(page.locator("[data-testid='stVegaLiteChart']")).to_have_count(2, timeout=20_000)
 
@@ -65,7 +65,7 @@ def test_evaluation_job_outlives_the_page_and_its_results_show(page, job_server,
     page.reload()
     sign_in(page, job_server.url, "lead", "lead-demo")
     page.get_by_role("link", name="Evaluate").click()
-    expect(page.get_by_text("Models x qrels versions")).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("Scores per system and qrels version")).to_be_visible(timeout=30_000)
     expect(page.get_by_text("Did the ranking of models change? (Kendall tau)")).to_be_visible()
     page.screenshot(path=str(artifacts / "evaluate-jobs-done.png"), full_page=True)
 

