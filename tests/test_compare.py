@@ -7,6 +7,7 @@ from statsmodels.stats.multitest import multipletests
 from evaluation.compare import compare_project, table_frame
 from evaluation.significance import holm, kendall_tau, paired_permutation_test, paired_t_test
 from evaluation.runner import run_eval
+from evaluation.undefined import Undefined
 from storage.db import connect
 from storage.errors import IFJudgeError
 from storage.eval_runs import load_eval_run
@@ -20,6 +21,8 @@ def test_holm_matches_statsmodels_and_skips_undefined():
     assert holm(ps) == pytest.approx(multipletests(ps, method="holm")[1].tolist())
     assert holm([0.01, None, 0.04, 0.03]) == pytest.approx([0.03, None, 0.06, 0.06])
     assert holm([None]) == [None]
+    why = Undefined("fewer than 2 common queries")
+    assert holm([0.02, why, 0.01]) == [0.02, why, 0.02]  # an undefined test stays out of the family
 
 
 def test_permutation_test_exact_matches_scipy_and_is_symmetric():
@@ -29,8 +32,8 @@ def test_permutation_test_exact_matches_scipy_and_is_symmetric():
                                  permutation_type="samples", n_resamples=np.inf, alternative="two-sided")
     assert paired_permutation_test(a, b) == pytest.approx(ref.pvalue)
     assert paired_permutation_test(b, a) == pytest.approx(ref.pvalue)
-    assert paired_permutation_test(a, a) is None  # all differences 0: undefined
-    assert paired_permutation_test([1.0], [0.0]) is None
+    assert paired_permutation_test(a, a) == Undefined("every per-query difference is 0")
+    assert paired_permutation_test([1.0], [0.0]) == Undefined("fewer than 2 common queries")
 
 
 def test_sampled_permutation_test_is_seeded_and_close_to_exact():
@@ -46,15 +49,16 @@ def test_sampled_permutation_test_is_seeded_and_close_to_exact():
 def test_t_test_matches_scipy_and_names_undefined_cases():
     a, b = [0.9, 0.8, 0.7, 0.2], [0.1, 0.3, 0.2, 0.25]
     assert paired_t_test(a, b)["p_value"] == pytest.approx(stats.ttest_rel(a, b).pvalue)
-    assert paired_t_test([0.5, 0.6], [0.4, 0.5])["reason"].startswith("every per-query difference")
-    assert paired_t_test([0.5], [0.4])["p_value"] is None
+    equal = paired_t_test([0.5, 0.6], [0.4, 0.5])
+    assert isinstance(equal["t"], Undefined) and equal["p_value"].reason.startswith("every per-query difference")
+    assert paired_t_test([0.5], [0.4])["p_value"] == Undefined("fewer than 2 common queries")
 
 
 def test_kendall_tau_undefined_below_two_systems():
     one = kendall_tau([0.3], [0.4])
-    assert one["tau"] is None and "needs at least 2" in one["reason"]
+    assert isinstance(one["tau"], Undefined) and "needs at least 2" in one["tau"].reason
     assert kendall_tau([0.1, 0.2, 0.3], [0.3, 0.2, 0.1])["tau"] == pytest.approx(-1.0)
-    assert kendall_tau([0.2, 0.2], [0.1, 0.3])["tau"] is None  # a constant leaderboard
+    assert kendall_tau([0.2, 0.2], [0.1, 0.3])["tau"] == Undefined("undefined: a leaderboard has all scores tied")
 
 
 @pytest.fixture
