@@ -12,7 +12,8 @@ output under OUT. Run it on two trees and diff the folders::
 
 What legitimately differs between two runs is normalised here, explicitly: timestamps
 (``created_at``, ``exported_at``, ``generated_at``, ``built_at``, ``started_at``, ``finished_at``),
-the temporary paths of the database and the output folders, and run times in seconds.
+the temporary paths of the database and the output folders, the repository's own folder (input
+paths in manifests), and run times in seconds (``retrieval_seconds`` and the like).
 Prints the number of files written and their total size.
 """
 from __future__ import annotations
@@ -29,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 FORMATS = ("trec", "beir", "followir", "infosearch", "mteb", "ifir", "jsonl", "report")
 VOLATILE_KEYS = {"created_at", "exported_at", "generated_at", "built_at", "started_at", "finished_at",
-                 "seconds", "elapsed", "elapsed_s", "duration", "duration_s", "time_s"}
+                 "seconds", "retrieval_seconds", "encode_seconds", "elapsed", "elapsed_s", "duration", "duration_s", "time_s"}
 # bench fixtures of the published layouts: (project, kind, path)
 BENCH_FIXTURES = (("infosearch", "infosearch", "tests/fixtures/published/infosearch/Language-v1"),
                   ("ifir", "ifir", "tests/fixtures/published/ifir/fiqa"),
@@ -52,8 +53,8 @@ def cli(*args: str, refusal_ok: bool = False) -> str:
 
 
 def normalise(text: str, tmp: str) -> str:
-    """Replace the temporary folder and timestamps by placeholders."""
-    text = text.replace(tmp, "<TMP>")
+    """Replace the temporary folder, the repository's folder and timestamps by placeholders."""
+    text = text.replace(tmp, "<TMP>").replace(str(ROOT), "<ROOT>")
     return TIMESTAMP.sub("<TIME>", text)
 
 
@@ -109,13 +110,15 @@ def label_demo(db_path: str) -> int:
 
 
 def stored_evaluations(db_path: str) -> str:
-    """The stored eval runs (everything but created_at), as JSON."""
+    """The stored eval runs (everything but created_at; the JSON columns parsed), as JSON."""
     from storage.db import connect
 
     db = connect(db_path)
     cols = ("id", "model", "template", "settings", "qrels_version", "metrics", "per_query", "run")
     rows = db.execute(f"SELECT {', '.join(cols)} FROM eval_runs ORDER BY id").fetchall()
-    return json.dumps([dict(zip(cols, r)) for r in rows], indent=1)
+    out = [{c: (json.loads(v) if c in ("settings", "metrics", "per_query", "run") else v) for c, v in zip(cols, r)}
+           for r in rows]
+    return json.dumps(out, indent=1)
 
 
 def export_all(out: Path, tmp: str, db: str, project: str, name: str, *options: str) -> None:
