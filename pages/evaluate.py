@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from evaluation.compare import compare_project, table_frame
-from evaluation.measure_registry import DEFAULT_MEASURES
+from evaluation.measure_registry import GENERIC_MEASURES
 from evaluation import jobs as eval_jobs
 from evaluation.templates import TEMPLATES, default_template
 from formats.trec_io import write_run
@@ -119,7 +119,7 @@ runs = eval_runs.list_eval_runs(conn, proj["id"])
 if not runs:
     st.caption("No evaluation yet.")
     st.stop()
-measure = st.selectbox("Measure", list(DEFAULT_MEASURES), key="ev_measure")
+measure = st.selectbox("Measure", list(GENERIC_MEASURES), key="ev_measure")
 try:
     comp = compare_project(conn, proj, measure=measure, n_permutations=2000)
 except IFJudgeError as exc:
