@@ -107,14 +107,29 @@ def write_mteb(bundle: Bundle, out_dir: Path, *, og_version: str = "original", c
     >>> parse("mteb", [out]).counts() == bundle.counts()
     True
     """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from formats.readers.mteb import qrel_diff
-
     out_dir = Path(out_dir)
     followir = is_followir_shaped(bundle)
     version = og_version if version is None else version
+    bundle, pretty_name = _mteb_input(bundle, followir, version)
+    versions = (og_version, changed_version) if followir else (version,)
+    _check_mteb(bundle, followir, versions)
+    subset_of = {q.query_id: q.subset for q in bundle.queries}
+    tables: list[tuple[str, str, str, object]] = []  # (config, folder, split, table)
+    subsets = sorted(set(subset_of.values()))
+    instruction = {i.query_id if not followir else i.instance_id: i.instruction for i in bundle.instances}
+    for subset in subsets:
+        corpus = _subset_corpus(bundle, versions, subset, subsets, followir)
+        queries = [q for q in bundle.queries if q.subset == subset]
+        if followir:
+            tables += _followir_tables(bundle, subset, queries, corpus, instruction, og_version, changed_version, split)
+        else:
+            tables += _generic_tables(bundle, subset, queries, corpus, instruction, version, split)
+    return _write_tables(out_dir, tables, followir=followir, pretty_name=pretty_name)
+
+
+def _mteb_input(bundle: Bundle, followir: bool, version: str) -> tuple[Bundle, str]:
+    """The bundle as written (an IFIR bundle as MTEB's IFIR tasks read it, :func:`_ifir_as_mteb`)
+    and the card's pretty name (the one IFIR domain, else "")."""
     pretty_name = ""
     if not followir and is_ifir_shaped(bundle):
         domains = {q.subset for q in bundle.queries}
@@ -122,6 +137,11 @@ def write_mteb(bundle: Bundle, out_dir: Path, *, og_version: str = "original", c
         if len(domains) == 1:  # one domain: unprefixed configs, as MTEB's IFIR tasks load them; the card names it
             pretty_name = domains.pop()
             bundle.queries = [Query(q.query_id, q.text) for q in bundle.queries]
+    return bundle, pretty_name
+
+
+def _check_mteb(bundle: Bundle, followir: bool, versions: tuple[str, ...]) -> None:
+    """Refuse (``ValueError``) what the MTEB layout cannot express."""
     if not bundle.documents:
         raise ValueError("the MTEB layout needs a corpus; expected a bundle with documents")
     doc_ids = {d.doc_id for d in bundle.documents}
@@ -131,22 +151,7 @@ def write_mteb(bundle: Bundle, out_dir: Path, *, og_version: str = "original", c
             raise ValueError(f"subset {name!r} cannot name an MTEB config; expected letters, digits, '_', '.' "
                              "and inner '-' only")
     if not followir:
-        for inst in bundle.instances:
-            if inst.instance_id != inst.query_id or inst.group_id != inst.query_id or inst.variant != "og":
-                raise ValueError(
-                    f"instance {inst.instance_id!r} (query {inst.query_id!r}, variant {inst.variant!r}) cannot be "
-                    "written to the MTEB layout; expected FollowIR instances '<q>-og' and '<q>-changed' for every "
-                    "query, or instances whose id and group equal their query id, variant 'og'"
-                )
-        ends = {}
-        for q in bundle.queries:
-            for suffix in ("-og", "-changed"):
-                if q.query_id.endswith(suffix) and len(q.query_id) > len(suffix):
-                    ends.setdefault(q.query_id[: -len(suffix)], set()).add(suffix)
-        if bundle.queries and len(ends) * 2 == len(bundle.queries) and all(len(v) == 2 for v in ends.values()):
-            raise ValueError("every query id ends in '-og' / '-changed' in pairs, which MTEB reads as FollowIR; "
-                             "expected the FollowIR instances of the queries instead")
-    versions = (og_version, changed_version) if followir else (version,)
+        _check_generic_instances(bundle)
     for q in bundle.qrels:
         if q.version not in versions:
             continue
@@ -161,11 +166,33 @@ def write_mteb(bundle: Bundle, out_dir: Path, *, og_version: str = "original", c
         if missing := [d for d in docs if d not in doc_ids]:
             raise ValueError(f"top_ranked of {qid!r} names document {missing[0]!r}, which the corpus lacks")
 
-    s = pa.string()
-    ids_type = pa.list_(pa.string())
-    tables: list[tuple[str, str, str, object]] = []  # (config, folder, split, table)
-    subsets = sorted(set(subset_of.values()))
-    # with several subsets each gets the documents its qrels and top_ranked name (and those no subset names)
+
+def _check_generic_instances(bundle: Bundle) -> None:
+    """A generic MTEB bundle: one instance per query (id and group = the query id, variant og), and no
+    query ids that MTEB would read as FollowIR pairs."""
+    for inst in bundle.instances:
+        if inst.instance_id != inst.query_id or inst.group_id != inst.query_id or inst.variant != "og":
+            raise ValueError(
+                f"instance {inst.instance_id!r} (query {inst.query_id!r}, variant {inst.variant!r}) cannot be "
+                "written to the MTEB layout; expected FollowIR instances '<q>-og' and '<q>-changed' for every "
+                "query, or instances whose id and group equal their query id, variant 'og'"
+            )
+    ends = {}
+    for q in bundle.queries:
+        for suffix in ("-og", "-changed"):
+            if q.query_id.endswith(suffix) and len(q.query_id) > len(suffix):
+                ends.setdefault(q.query_id[: -len(suffix)], set()).add(suffix)
+    if bundle.queries and len(ends) * 2 == len(bundle.queries) and all(len(v) == 2 for v in ends.values()):
+        raise ValueError("every query id ends in '-og' / '-changed' in pairs, which MTEB reads as FollowIR; "
+                         "expected the FollowIR instances of the queries instead")
+
+
+def _subset_corpus(bundle: Bundle, versions: tuple[str, ...], subset: str, subsets: list[str], followir: bool):
+    """The corpus table of one subset: with several subsets each gets the documents its qrels and
+    top_ranked name (and those no subset names)."""
+    import pyarrow as pa
+
+    subset_of = {q.query_id: q.subset for q in bundle.queries}
     named: dict[str, set[str]] = {}
     for q in bundle.qrels:
         if q.version in versions and q.qid in subset_of:
@@ -173,72 +200,97 @@ def write_mteb(bundle: Bundle, out_dir: Path, *, og_version: str = "original", c
     for qid, docs in bundle.top_ranked.items():
         named.setdefault(subset_of[qid], set()).update(docs)
     anywhere = set().union(*named.values()) if named else set()
+    docs = [d for d in bundle.documents
+            if len(subsets) == 1 or d.doc_id in named.get(subset, set()) or d.doc_id not in anywhere]
+    s = pa.string()
+    return pa.table({
+        "_id" if followir else "id": pa.array([d.doc_id for d in docs], s),
+        "title": pa.array([d.title for d in docs], s),
+        "text": pa.array([d.text for d in docs], s),
+    })
 
-    def corpus_of(subset: str):
-        docs = [d for d in bundle.documents
-                if len(subsets) == 1 or d.doc_id in named.get(subset, set()) or d.doc_id not in anywhere]
-        return pa.table({
-            "_id" if followir else "id": pa.array([d.doc_id for d in docs], s),
-            "title": pa.array([d.title for d in docs], s),
-            "text": pa.array([d.text for d in docs], s),
-        })
-    instruction = {i.query_id if not followir else i.instance_id: i.instruction for i in bundle.instances}
-    for subset in subsets:
-        corpus = corpus_of(subset)
-        queries = [q for q in bundle.queries if q.subset == subset]
-        in_subset = {q.query_id for q in queries}
-        if followir:
-            def cfg(role: str) -> str:
-                return f"{role}-{subset}" if subset else role
-            qids = [f"{q.query_id}-{v}" for q in queries for v in ("og", "changed")]
-            text = [q.text for q in queries for _ in (0, 1)]
-            og: dict[str, dict[str, int]] = {}
-            ch: dict[str, dict[str, int]] = {}
-            rows = []
-            for v, target, suffix in ((og_version, og, "-og"), (changed_version, ch, "-changed")):
-                for q in bundle.qrels:
-                    if q.version == v and q.qid in in_subset:
-                        rows.append((q.qid + suffix, q.doc_id, float(q.relevance)))
-                        target.setdefault(q.qid, {})[q.doc_id] = q.relevance
-            diff = qrel_diff(og, ch)
-            top = [(f"{qid}{suffix}", docs) for qid, docs in bundle.top_ranked.items() if qid in in_subset
-                   for suffix in ("-og", "-changed")]
-            qrels_cfg = cfg("default")
-            tables += [
-                (cfg("corpus"), cfg("corpus"), "corpus", corpus),
-                (cfg("queries"), cfg("queries"), "queries",
-                 pa.table({"_id": pa.array(qids, s), "text": pa.array(text, s)})),
-                (cfg("instruction"), cfg("instruction"), "instruction",
-                 pa.table({"query-id": pa.array(qids, s), "instruction": pa.array([instruction[i] for i in qids], s)})),
-                (qrels_cfg, "data" if qrels_cfg == "default" else qrels_cfg, split,
-                 pa.table({"query-id": pa.array([r[0] for r in rows], s), "corpus-id": pa.array([r[1] for r in rows], s),
-                           "score": pa.array([r[2] for r in rows], pa.float64())})),
-                (cfg("qrel_diff"), cfg("qrel_diff"), "qrel_diff",
-                 pa.table({"query-id": pa.array(list(diff), s), "corpus-ids": pa.array(list(diff.values()), ids_type)})),
-            ]
-        else:
-            def cfg(role: str) -> str:
-                return f"{subset}-{role}" if subset else role
-            columns = {"id": pa.array([q.query_id for q in queries], s), "text": pa.array([q.text for q in queries], s)}
-            with_instruction = any(q.query_id in instruction for q in queries)
-            if with_instruction:  # "" for a query without one, as MTEB's datasets have it (its collator refuses null)
-                columns["instruction"] = pa.array([instruction.get(q.query_id, "") for q in queries], s)
-            rows = [(q.qid, q.doc_id, q.relevance) for q in bundle.qrels if q.version == version and q.qid in in_subset]
-            top = [(qid, docs) for qid, docs in bundle.top_ranked.items() if qid in in_subset]
-            tables += [
-                (cfg("corpus"), cfg("corpus"), split, corpus),
-                (cfg("queries"), cfg("queries"), split, pa.table(columns)),
-                (cfg("qrels"), cfg("qrels"), split,
-                 pa.table({"query-id": pa.array([r[0] for r in rows], s), "corpus-id": pa.array([r[1] for r in rows], s),
-                           "score": pa.array([r[2] for r in rows], pa.int64())})),
-            ]
-            if with_instruction:
-                tables.append((cfg("instruction"), cfg("instruction"), split, pa.table({
-                    "query-id": pa.array([q.query_id for q in queries], s),
-                    "instruction": pa.array([instruction.get(q.query_id, "") for q in queries], s)})))
-        if top:
-            tables.append((cfg("top_ranked"), cfg("top_ranked"), "top_ranked" if followir else split, pa.table({
-                "query-id": pa.array([t[0] for t in top], s), "corpus-ids": pa.array([list(t[1]) for t in top], ids_type)})))
+
+def _top_ranked_table(config: str, split: str, top: list[tuple[str, list[str]]]) -> list[tuple]:
+    """The top_ranked config of a subset ([] without candidate lists)."""
+    import pyarrow as pa
+
+    if not top:
+        return []
+    return [(config, config, split, pa.table({"query-id": pa.array([t[0] for t in top], pa.string()),
+                                              "corpus-ids": pa.array([list(t[1]) for t in top], pa.list_(pa.string()))}))]
+
+
+def _followir_tables(bundle: Bundle, subset: str, queries: list[Query], corpus, instruction: dict,
+                     og_version: str, changed_version: str, split: str) -> list[tuple]:
+    """The configs of one subset of a FollowIR bundle (queries '<q>-og' / '<q>-changed')."""
+    import pyarrow as pa
+
+    from formats.readers.mteb import qrel_diff
+
+    def cfg(role: str) -> str:
+        return f"{role}-{subset}" if subset else role
+    s = pa.string()
+    in_subset = {q.query_id for q in queries}
+    qids = [f"{q.query_id}-{v}" for q in queries for v in ("og", "changed")]
+    text = [q.text for q in queries for _ in (0, 1)]
+    og: dict[str, dict[str, int]] = {}
+    ch: dict[str, dict[str, int]] = {}
+    rows = []
+    for v, target, suffix in ((og_version, og, "-og"), (changed_version, ch, "-changed")):
+        for q in bundle.qrels:
+            if q.version == v and q.qid in in_subset:
+                rows.append((q.qid + suffix, q.doc_id, float(q.relevance)))
+                target.setdefault(q.qid, {})[q.doc_id] = q.relevance
+    diff = qrel_diff(og, ch)
+    top = [(f"{qid}{suffix}", docs) for qid, docs in bundle.top_ranked.items() if qid in in_subset
+           for suffix in ("-og", "-changed")]
+    qrels_cfg = cfg("default")
+    return [
+        (cfg("corpus"), cfg("corpus"), "corpus", corpus),
+        (cfg("queries"), cfg("queries"), "queries", pa.table({"_id": pa.array(qids, s), "text": pa.array(text, s)})),
+        (cfg("instruction"), cfg("instruction"), "instruction",
+         pa.table({"query-id": pa.array(qids, s), "instruction": pa.array([instruction[i] for i in qids], s)})),
+        (qrels_cfg, "data" if qrels_cfg == "default" else qrels_cfg, split,
+         pa.table({"query-id": pa.array([r[0] for r in rows], s), "corpus-id": pa.array([r[1] for r in rows], s),
+                   "score": pa.array([r[2] for r in rows], pa.float64())})),
+        (cfg("qrel_diff"), cfg("qrel_diff"), "qrel_diff",
+         pa.table({"query-id": pa.array(list(diff), s), "corpus-ids": pa.array(list(diff.values()), pa.list_(s))})),
+    ] + _top_ranked_table(cfg("top_ranked"), "top_ranked", top)
+
+
+def _generic_tables(bundle: Bundle, subset: str, queries: list[Query], corpus, instruction: dict,
+                    version: str, split: str) -> list[tuple]:
+    """The configs of one subset of a generic bundle (one query per instance)."""
+    import pyarrow as pa
+
+    def cfg(role: str) -> str:
+        return f"{subset}-{role}" if subset else role
+    s = pa.string()
+    in_subset = {q.query_id for q in queries}
+    columns = {"id": pa.array([q.query_id for q in queries], s), "text": pa.array([q.text for q in queries], s)}
+    with_instruction = any(q.query_id in instruction for q in queries)
+    if with_instruction:  # "" for a query without one, as MTEB's datasets have it (its collator refuses null)
+        columns["instruction"] = pa.array([instruction.get(q.query_id, "") for q in queries], s)
+    rows = [(q.qid, q.doc_id, q.relevance) for q in bundle.qrels if q.version == version and q.qid in in_subset]
+    top = [(qid, docs) for qid, docs in bundle.top_ranked.items() if qid in in_subset]
+    tables = [
+        (cfg("corpus"), cfg("corpus"), split, corpus),
+        (cfg("queries"), cfg("queries"), split, pa.table(columns)),
+        (cfg("qrels"), cfg("qrels"), split,
+         pa.table({"query-id": pa.array([r[0] for r in rows], s), "corpus-id": pa.array([r[1] for r in rows], s),
+                   "score": pa.array([r[2] for r in rows], pa.int64())})),
+    ]
+    if with_instruction:
+        tables.append((cfg("instruction"), cfg("instruction"), split, pa.table({
+            "query-id": pa.array([q.query_id for q in queries], s),
+            "instruction": pa.array([instruction.get(q.query_id, "") for q in queries], s)})))
+    return tables + _top_ranked_table(cfg("top_ranked"), split, top)
+
+
+def _write_tables(out_dir: Path, tables: list[tuple], *, followir: bool, pretty_name: str) -> list[Path]:
+    """Write each (config, folder, split, table) as parquet and the README.md whose ``configs:``
+    block names them."""
+    import pyarrow.parquet as pq
 
     written: list[Path] = []
     card = ["---"] + ([f"pretty_name: {json.dumps(pretty_name)}"] if pretty_name else []) + ["configs:"]
