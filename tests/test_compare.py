@@ -205,3 +205,24 @@ def test_checked_view_is_unknown_without_a_recorded_build(checked_db):
     (row,) = pair["systems"]
     assert row["checked_published"] is None and row["checked_n_published"] is None
     assert row["full_n_published"] == 4 and row["full_n_validated"] == 3
+
+
+def test_paired_test_entry_is_json_with_the_reason_beside_null():
+    from evaluation.compare import paired_test_entry
+
+    tied = paired_test_entry([0.5, 0.6], [0.5, 0.6])
+    assert tied == {"n_queries": 2, "mean_diff": 0.0, "t": None, "t_p": None, "permutation_p": None,
+                    "undefined": "every per-query difference is equal (zero variance)"}
+    # d = 0.8, 0.6, 0.4, 0.2: t = mean / (sd / sqrt 4) = 0.5 / (sqrt(0.2 / 3) / 2) = sqrt(15); exact: 2 of 16 signs
+    e = paired_test_entry([0.9, 0.8, 0.7, 0.6], [0.1, 0.2, 0.3, 0.4])
+    assert e["t"] == pytest.approx(15 ** 0.5) and e["permutation_p"] == 0.125 and e["undefined"] is None
+
+
+def test_judgment_flips_count_relevance_changes_on_the_given_queries_only():
+    from evaluation.compare import judgment_flips
+
+    pub = {"q1": {"a": 1, "b": 0, "c": 2}, "q2": {"a": 1}}
+    val = {"q1": {"a": 0, "b": 0, "d": 1}, "q2": {"a": 0}}
+    # q1: a 1 -> 0, c 2 -> missing, d missing -> 1 (b stays not relevant); q2 is not asked for
+    assert judgment_flips(pub, val, ["q1"]) == 3
+    assert judgment_flips(pub, val, ["q1", "q2"]) == 4
