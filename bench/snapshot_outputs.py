@@ -1,7 +1,8 @@
 """Write the bytes of every user-visible output of the demo to a folder, to diff two trees.
 
 Builds the demo (``ifjudge demo``), labels its study deterministically, stores the validated
-qrels (``ifjudge validate``), runs ``eval run`` with BM25 on the published and the validated qrels,
+qrels (``ifjudge validate``), runs ``eval run`` with BM25 (two templates: two systems) on the published
+and the validated qrels, imports the published-layout fixtures of the tests (InfoSearch, IFIR, FollowIR),
 writes every export format, ``eval compare --json`` and the stored evaluations, and saves each
 output under OUT. Run it on two trees and diff the folders::
 
@@ -145,6 +146,10 @@ def snapshot(out: Path) -> None:
         for version in ("original", "validated"):
             save(out, f"eval-bm25-{version}.json", cli("eval", "run", "--db", db, "--project", project, "--model", "bm25",
                                                        "--qrels-version", version, "--json"), tmp)
+            # a second system (the bare query), so that the comparison has paired tests and Kendall tau
+            save(out, f"eval-bm25-query-{version}.json", cli("eval", "run", "--db", db, "--project", project, "--model",
+                                                             "bm25", "--template", "query", "--qrels-version", version,
+                                                             "--json"), tmp)
         export_all(out, tmp, db, project, "export", "--study", sid, "--unresolved", "keep-published", "--allow-incomplete")
         dest = Path(tmp) / "export" / "followir-cmd"
         save(out, "export-followir-stdout.txt", cli("export-followir", "--db", db, "--project", project, "--out", str(dest)), tmp)
