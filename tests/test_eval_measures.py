@@ -129,6 +129,22 @@ def test_top_k_matches_a_full_sort():
         assert list(top_k(docs, k).items()) == expected
 
 
+def test_one_trec_order_for_dicts_arrays_and_written_runs():
+    """The dict cut (measures, INSTFOL study), the retrievers' array cut and the TREC run writer
+    rank alike: score descending, ties by doc id descending."""
+    import numpy as np
+
+    from evaluation.retrievers.topk import top_k as top_k_array
+    from formats.trec_io import trec_order
+
+    docs = {"d1": 0.5, "d3": 0.9, "d2": 0.5, "d10": 0.5, "d4": 0.1}
+    expected = [("d3", 0.9), ("d2", 0.5), ("d10", 0.5), ("d1", 0.5), ("d4", 0.1)]  # "d2" > "d10" > "d1" as strings
+    assert trec_order(docs) == expected
+    for k in (1, 3, 5):
+        assert list(top_k(docs, k).items()) == expected[:k]
+        assert list(top_k_array(np.array(list(docs.values())), list(docs), k).items()) == expected[:k]
+
+
 # --- the registry: the whole trec_eval vocabulary, instruction-following measures, one default list
 
 

@@ -3,6 +3,7 @@
 query's ``{doc_id: score}`` (the measures' run depth, the INSTFOL study's top k)."""
 from __future__ import annotations
 
+import heapq
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -37,8 +38,8 @@ def top_k(scores: np.ndarray, doc_ids: Sequence[str], k: int, *, drop_zero: bool
 
 
 def top_k_ranking(docs: Mapping[str, float], k: int) -> dict[str, float]:
-    """The first ``k`` documents of one query's ``{doc_id: score}``, best first (:func:`top_k`:
-    score descending, ties by doc id descending, as trec_eval).
+    """The first ``k`` documents of one query's ``{doc_id: score}``, best first, in the order of
+    :func:`top_k` (score descending, ties by doc id descending, as trec_eval).
 
     Examples
     --------
@@ -47,7 +48,15 @@ def top_k_ranking(docs: Mapping[str, float], k: int) -> dict[str, float]:
     >>> list(top_k_ranking({"a": 1.0, "b": 2.0, "c": 1.0}, 2))
     ['b', 'c']
     """
-    return top_k(np.fromiter(docs.values(), dtype=np.float64, count=len(docs)), list(docs), k)
+    if k <= 0:
+        return {}
+    if len(docs) <= k:
+        candidates = [(score, docid) for docid, score in docs.items()]
+    else:  # a dict is cut fastest in Python: the k-th score by a heap, then only those at or above it sorted
+        threshold = heapq.nlargest(k, docs.values())[-1]
+        candidates = [(score, docid) for docid, score in docs.items() if score >= threshold]
+    candidates.sort(reverse=True)
+    return {docid: score for score, docid in candidates[:k]}
 
 
 def top_k_indices(scores: np.ndarray, k: int) -> np.ndarray:
