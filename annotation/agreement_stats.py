@@ -14,7 +14,6 @@ bootstrap (:mod:`annotation.agreement_bootstrap`) reuses on resampled sums.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Sequence
 
 import krippendorff
@@ -25,25 +24,8 @@ from statsmodels.stats.inter_rater import fleiss_kappa as _sm_fleiss_kappa
 
 from annotation.agreement_kernels import MIN_PAIRABLE, kappa_from_sums, summed_features
 from annotation.majority import majority_index
+from evaluation.undefined import Undefined, is_defined  # noqa: F401 (re-exported)
 from storage.errors import IFJudgeError, InvalidAnswer
-
-
-@dataclass(frozen=True)
-class Undefined:
-    """A statistic that has no value on these data; ``reason`` says why (e.g. ``0/0``)."""
-
-    reason: str
-
-    def __bool__(self) -> bool:
-        return False
-
-    def __str__(self) -> str:
-        return f"undefined ({self.reason})"
-
-
-def is_defined(value) -> bool:
-    """True when ``value`` is a number (not :class:`Undefined`, not None)."""
-    return value is not None and not isinstance(value, Undefined)
 
 
 # --------------------------------------------------------------------------- Landis & Koch

@@ -32,21 +32,13 @@ from annotation import majority
 from annotation.questions import GUIDELINES
 from annotation.studies import StudySettings, bare_instances, balanced_plan, sample_instances
 from evaluation.instfol import MODES, instfol, judge_agreement, same_passages
+from evaluation.retrievers.topk import top_k_ranking
 from storage import projects, studies, users
 from storage.errors import IFJudgeError
 from storage.db import Database
 
 QUESTION = "instfol_match"
 MAX_SCORE = 3.0
-
-
-def top_k(ranking: dict[str, float], k: int) -> list[str]:
-    """The k best documents of one query's run: score descending, ties by doc id descending.
-
-    >>> top_k({"a": 1.0, "b": 2.0, "c": 1.0}, 2)
-    ['b', 'c']
-    """
-    return [d for d, _ in sorted(ranking.items(), key=lambda x: (x[1], x[0]), reverse=True)[:k]]
 
 
 def run_rankings(
@@ -69,7 +61,7 @@ def run_rankings(
         if not bare:
             missing["query"].append(iid)
             continue
-        out[iid] = {"query": top_k(bare, k), "instructed": top_k(instructed, k)}
+        out[iid] = {"query": list(top_k_ranking(bare, k)), "instructed": list(top_k_ranking(instructed, k))}
     notes = []
     if missing["query"]:
         notes.append(f"{len(missing['query'])} instance(s) have no ranking in the bare-query run "

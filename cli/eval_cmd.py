@@ -19,8 +19,6 @@ from evaluation.pmrr import TIES, p_mrr
 from evaluation.robustness import read_groups, robustness
 from storage.errors import IFJudgeError, ImportFailure
 
-DEFAULT_MEASURES = ",".join(DEFAULT_STANDARD)  # the one default list: evaluation.measure_registry
-
 
 def _measures_arg(text: str):
     try:
@@ -62,8 +60,8 @@ def register(subparsers) -> None:
     p = eval_sub.add_parser("metrics", help="nDCG@k, AP, Rprec, Bpref, P@k, ... any trec_eval / ir-measures measure")
     p.add_argument("--qrels", required=True, help="qrels file: TREC 'qid 0 docid rel' or BEIR TSV")
     p.add_argument("--run", required=True, help="TREC run file 'qid Q0 docid rank score tag'")
-    p.add_argument("--measures", type=_measures_arg, default=parse_measures(DEFAULT_MEASURES),
-                   help=f"comma-separated measures (default {DEFAULT_MEASURES})")
+    p.add_argument("--measures", type=_measures_arg, default=parse_measures(",".join(DEFAULT_STANDARD)),
+                   help=f"comma-separated measures (default {','.join(DEFAULT_STANDARD)})")
     p.add_argument("--missing", choices=("omit", "zero"), default="omit",
                    help="queries with relevant documents absent from the run: left out of the mean "
                         "(omit, default) or counted as 0 (zero)")

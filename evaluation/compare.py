@@ -14,6 +14,8 @@ original and changed instructions). For each system and version the newest eval 
 from __future__ import annotations
 
 import itertools
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +23,7 @@ import pandas as pd
 
 from evaluation.measure_registry import parse as parse_measure_name
 from evaluation.significance import holm, kendall_tau, paired_permutation_test, paired_t_test
+from evaluation.undefined import Undefined, defined_or_none
 from storage import eval_runs as store
 from storage import projects
 from storage.errors import IFJudgeError
@@ -88,6 +91,326 @@ def system_of(run: dict) -> tuple[str, tuple]:
     return label, key
 
 
+@dataclass
+class Selection:
+    """The eval runs a comparison reads: the newest run of each (system, qrels version).
+
+    ``latest`` maps (system key, version) to the run; ``labels`` system key -> distinct label
+    (in order of first appearance); ``versions`` the versions present, ``original`` first.
+    """
+
+    latest: dict[tuple, dict]
+    labels: dict[tuple, str]
+    versions: list[str]
+
+    @property
+    def systems(self) -> list[tuple]:
+        """The system keys, in order of first appearance."""
+        return list(self.labels)
+
+    def run(self, key: tuple, version: str) -> dict | None:
+        """The newest eval run of system ``key`` on ``version`` (None when there is none)."""
+        return self.latest.get((key, version))
+
+    def value(self, key: tuple, version: str, measure: str) -> float | None:
+        """The stored aggregate of ``measure`` of that run (None when absent)."""
+        r = self.run(key, version)
+        return None if r is None else r["metrics"].get(measure)
+
+
+def load_runs(db, project: str | dict) -> tuple[dict, list[dict]]:
+    """(project row, its eval runs with per-query values, oldest first); refuses a project
+    without eval runs."""
+    proj = projects.get_project(db, project) if isinstance(project, str) else project
+    runs = store.list_eval_runs(db, proj["id"], with_per_query=True)
+    if not runs:
+        raise IFJudgeError(f"project {proj['name']!r} has no eval runs yet; run `ifjudge eval run` first")
+    return proj, runs
+
+
+def pick_versions(runs: list[dict]) -> Selection:
+    """The newest run of each (system, qrels version) of ``runs`` (oldest first), with distinct
+    system labels (``#<first run id>`` added where two systems share a label) and the versions in
+    :data:`VERSION_ORDER`, unknown versions last in name order.
+
+    >>> runs = [{"id": i, "model": "bm25", "template": "query", "settings": {}, "qrels_version": v}
+    ...         for i, v in enumerate(("changed", "original", "original"), start=1)]
+    >>> sel = pick_versions(runs)
+    >>> sel.versions, sel.run(sel.systems[0], "original")["id"]
+    (['original', 'changed'], 3)
+    """
+    latest: dict[tuple, dict] = {}
+    labels: dict[tuple, str] = {}
+    for r in runs:  # oldest first: the newest wins
+        label, key = system_of(r)
+        labels[key] = label
+        latest[(key, r["qrels_version"])] = r
+    seen = Counter(labels.values())
+    for key, label in list(labels.items()):
+        if seen[label] > 1:
+            labels[key] = f"{label} #{min(r['id'] for (k2, _), r in latest.items() if k2 == key)}"
+    present = {v for _, v in latest}
+    versions = [v for v in VERSION_ORDER if v in present] + sorted(present - set(VERSION_ORDER))
+    return Selection(latest, labels, versions)
+
+
+def deltas_vs(base: dict | None, run: dict, measure: str) -> tuple[dict, dict, dict | None]:
+    """(delta per measure, its basis, common-query info of ``measure``) of ``run`` against the
+    ``base`` run: the difference of means over the queries both judge ("common queries"), or of
+    the stored aggregates for a measure without per-query values ("aggregate").
+
+    >>> base = {"metrics": {"m": 0.5}, "per_query": {"a": {"m": 1.0}, "b": {"m": 0.0}}}
+    >>> run = {"metrics": {"m": 0.0}, "per_query": {"b": {"m": 0.0}}}
+    >>> deltas_vs(base, run, "m")
+    ({'m': 0.0}, {'m': 'common queries'}, {'n_common': 1, 'left_out_original': ['a'], 'left_out_version': []})
+    """
+    deltas, basis, common_info = {}, {}, None
+    for m, val in run["metrics"].items():
+        b = None if base is None else base["metrics"].get(m)
+        common, only_base, only_v = ([], [], []) if base is None else common_queries(base["per_query"], run["per_query"], m)
+        if common:  # a per-query measure: the delta on the queries both versions judge
+            deltas[m] = float(np.mean([run["per_query"][q][m] for q in common])
+                              - np.mean([base["per_query"][q][m] for q in common]))
+            basis[m] = "common queries"
+            if m == measure:
+                common_info = {"n_common": len(common), "left_out_original": only_base, "left_out_version": only_v}
+        else:
+            deltas[m] = None if (val is None or b is None) else val - b
+            basis[m] = "aggregate"
+    return deltas, basis, common_info
+
+
+def system_table(sel: Selection, measure: str) -> list[dict]:
+    """One row per system and version: its metrics and the deltas against ``original``
+    (:func:`deltas_vs`)."""
+    table = []
+    for key in sel.systems:
+        base = sel.run(key, BASELINE)
+        for v in sel.versions:
+            r = sel.run(key, v)
+            if r is None:
+                continue
+            deltas, basis, common_info = deltas_vs(base, r, measure)
+            table.append({
+                "system": sel.labels[key], "model": r["model"], "template": r["template"], "qrels_version": v,
+                "eval_run_id": r["id"], "metrics": r["metrics"], "n_queries": len(r["per_query"]),
+                "delta_vs_original": deltas, "delta_basis": basis, "common_with_original": common_info,
+            })
+    return table
+
+
+def leaderboards(sel: Selection, measure: str) -> dict[str, list[dict]]:
+    """{version: systems ranked by their stored ``measure``, best first}."""
+    out = {}
+    for v in sel.versions:
+        rows = [(sel.labels[key], sel.value(key, v, measure)) for key in sel.systems if sel.value(key, v, measure) is not None]
+        rows.sort(key=lambda x: -x[1])
+        out[v] = [{"rank": i, "system": s, "value": val} for i, (s, val) in enumerate(rows, start=1)]
+    return out
+
+
+def means_on_common(sel: Selection, key: tuple, v1: str, v2: str, measure: str) -> tuple:
+    """(value on v1, value on v2, common, left out of v1, left out of v2) of ``measure`` for
+    system ``key`` over the queries both versions judge; the stored aggregates when it has no
+    per-query values; (None, None, [], [], []) when a run is missing."""
+    r1, r2 = sel.run(key, v1), sel.run(key, v2)
+    if r1 is None or r2 is None:
+        return None, None, [], [], []
+    common, only1, only2 = common_queries(r1["per_query"], r2["per_query"], measure)
+    if not common:
+        return sel.value(key, v1, measure), sel.value(key, v2, measure), [], only1, only2
+    return (float(np.mean([r1["per_query"][q][measure] for q in common])),
+            float(np.mean([r2["per_query"][q][measure] for q in common])), common, only1, only2)
+
+
+def tau_entry(x: list[float], y: list[float]) -> dict:
+    """:func:`~evaluation.significance.kendall_tau` as JSON: ``tau``, ``p_value``, ``n_systems``
+    and ``reason`` (None when tau is defined; undefined values are None).
+
+    >>> tau_entry([0.5], [0.6])
+    {'tau': None, 'p_value': None, 'n_systems': 1, 'reason': 'undefined with 1 system(s): needs at least 2'}
+    """
+    res = kendall_tau(x, y)
+    tau = res["tau"]
+    return {"tau": defined_or_none(tau), "p_value": defined_or_none(res["p_value"]), "n_systems": res["n_systems"],
+            "reason": tau.reason if isinstance(tau, Undefined) else None}
+
+
+def version_taus(sel: Selection, measure: str) -> list[dict]:
+    """Kendall's tau between the leaderboards of each pair of versions, over the systems
+    evaluated on both, each on the queries both versions judge (:func:`means_on_common`)."""
+    taus = []
+    for v1, v2 in itertools.combinations(sel.versions, 2):
+        pairs = {key: means_on_common(sel, key, v1, v2, measure) for key in sel.systems}
+        both = [key for key in sel.systems if pairs[key][0] is not None and pairs[key][1] is not None]
+        res = tau_entry([pairs[k][0] for k in both], [pairs[k][1] for k in both])
+        n_common = sorted({len(pairs[k][2]) for k in both})
+        taus.append({"versions": [v1, v2], **res, "n_common_queries": n_common[0] if len(n_common) == 1 else n_common})
+    return taus
+
+
+def judgment_flips(qrels_a: dict, qrels_b: dict, queries) -> int:
+    """How many judgments of ``queries`` are relevant (label > 0) in one qrels and not in the
+    other (a document missing from a qrels counts as not relevant).
+
+    >>> judgment_flips({"q": {"d1": 1, "d2": 0}}, {"q": {"d1": 0, "d3": 2}}, ["q"])
+    2
+    """
+    return sum(1 for q in queries for d in set(qrels_a.get(q, {})) | set(qrels_b.get(q, {}))
+               if (qrels_a.get(q, {}).get(d, 0) > 0) != (qrels_b.get(q, {}).get(d, 0) > 0))
+
+
+def validated_row(sel: Selection, key: tuple, pub: str, val: str, measure: str, checked: set | None) -> dict | None:
+    """One system's row of a published-vs-validated pair (see :func:`compare_project`); None
+    when the system lacks a value on either side."""
+    a, b, common, only_pub, only_val = means_on_common(sel, key, pub, val, measure)
+    if a is None or b is None:
+        return None
+    pq1, pq2 = sel.run(key, pub)["per_query"], sel.run(key, val)["per_query"]
+    per_query = [{"qid": q, "published": pq1[q][measure], "validated": pq2[q][measure],
+                  "delta": pq2[q][measure] - pq1[q][measure]} for q in common]
+    row = {
+        "system": sel.labels[key], "published": a, "validated": b, "delta": b - a,
+        "n_common_queries": len(common),
+        **_sides(pq1, pq2, sorted(checked or ()), sorted(checked or ()), measure, "checked"),
+        **_sides(pq1, pq2, sorted(pq1), sorted(pq2), measure, "full"),
+        "left_out_published": only_pub, "left_out_validated": only_val,
+        "queries_changed": sum(1 for x in per_query if x["delta"] != 0), "per_query": per_query,
+    }
+    if row["full_n_published"] == 0 and row["full_n_validated"] == 0:  # no per-query values
+        va, vb = sel.value(key, pub, measure), sel.value(key, val, measure)
+        row.update({"full_published": va, "full_validated": vb, "full_n_published": len(pq1),
+                    "full_n_validated": len(pq2), "full_delta": None if va is None or vb is None else vb - va})
+    if checked is None:
+        row.update(dict.fromkeys(("checked_published", "checked_validated", "checked_delta",
+                                  "checked_n_published", "checked_n_validated")))
+    return row
+
+
+def published_vs_validated(db, project_id: int, sel: Selection, measure: str) -> list[dict]:
+    """For each validated version beside the published one it validates
+    (:data:`VALIDATED_PAIRS`): per system :func:`validated_row`, the :func:`judgment_flips`
+    on the queries every row shares, and Kendall's tau of the two leaderboards."""
+    out = []
+    for pub, val in VALIDATED_PAIRS:
+        if pub not in sel.versions or val not in sel.versions:
+            continue
+        qrels_pub, qrels_val = projects.qrels(db, project_id, pub), projects.qrels(db, project_id, val)
+        checked, build_id = checked_queries(db, project_id, val)
+        rows = [r for key in sel.systems if (r := validated_row(sel, key, pub, val, measure, checked)) is not None]
+        common_q = set.intersection(*[{x["qid"] for x in r["per_query"]} for r in rows]) if rows else set()
+        out.append({
+            "published": pub, "validated": val, "measure": measure, "systems": rows,
+            "judgment_flips": judgment_flips(qrels_pub, qrels_val, common_q),
+            "kendall_tau": tau_entry([r["published"] for r in rows], [r["validated"] for r in rows]),
+            "n_checked_queries": None if checked is None else len(checked), "checked_build_id": build_id,
+        })
+    return out
+
+
+def pmrr_published_vs_validated(sel: Selection) -> list[dict]:
+    """Per system, p-MRR on original vs changed and original vs changed-validated from the first
+    of its runs (in version order) that stores both, also on their common queries."""
+    pmrr = []
+    for key in sel.systems:
+        for v in sel.versions:
+            r = sel.run(key, v)
+            ev = (r or {}).get("settings", {}).get("evaluation", {}).get("p-MRR", {})
+            per = ev.get("per_query") or {}
+            if "changed" in per and "changed-validated" in per:
+                pub, val = per["changed"], per["changed-validated"]
+                common = sorted(set(pub) & set(val))
+                pmrr.append({
+                    "system": sel.labels[key], "qrels_version": v, "ties": ev.get("ties"),
+                    "published": r["metrics"].get("p-MRR[changed]"), "validated": r["metrics"].get("p-MRR[changed-validated]"),
+                    "n_published": len(pub), "n_validated": len(val), "n_common_queries": len(common),
+                    "published_on_common": float(np.mean([pub[q] for q in common])) if common else None,
+                    "validated_on_common": float(np.mean([val[q] for q in common])) if common else None,
+                    "left_out_published": sorted(set(pub) - set(common)),
+                    "left_out_validated": sorted(set(val) - set(common)),
+                })
+                break
+    return pmrr
+
+
+def paired_test_entry(a: list[float], b: list[float], *, n_permutations: int = 10_000, seed: int = 0) -> dict:
+    """The paired t-test and permutation test of two systems' per-query values, as JSON:
+    ``n_queries``, ``mean_diff``, ``t``, ``t_p``, ``permutation_p`` (None when undefined) and
+    ``undefined`` (the reason, else None).
+
+    >>> paired_test_entry([0.5], [0.25])["undefined"]
+    'fewer than 2 common queries'
+    """
+    t = paired_t_test(a, b)
+    perm = paired_permutation_test(a, b, n_permutations=n_permutations, seed=seed)
+    why = next((v.reason for v in (t["p_value"], perm) if isinstance(v, Undefined)), None)
+    return {"n_queries": len(a), "mean_diff": float(np.mean(np.subtract(a, b))) if a else None,
+            "t": defined_or_none(t["t"]), "t_p": defined_or_none(t["p_value"]),
+            "permutation_p": defined_or_none(perm), "undefined": why}
+
+
+def paired_tests(sel: Selection, measure: str, *, n_permutations: int = 10_000, seed: int = 0,
+                 alpha: float = 0.05) -> dict[str, list[dict]]:
+    """{version: one :func:`paired_test_entry` per pair of systems over their common queries,
+    the p-values Holm-corrected within the version, ``significant`` at ``alpha`` after it}."""
+    tests: dict[str, list[dict]] = {}
+    for v in sel.versions:
+        entries = []
+        keys = [key for key in sel.systems if (key, v) in sel.latest]
+        for k1, k2 in itertools.combinations(keys, 2):
+            pq1, pq2 = sel.run(k1, v)["per_query"], sel.run(k2, v)["per_query"]
+            common = sorted(q for q in pq1 if q in pq2 and measure in pq1[q] and measure in pq2[q])
+            entry = paired_test_entry([pq1[q][measure] for q in common], [pq2[q][measure] for q in common],
+                                      n_permutations=n_permutations, seed=seed)
+            entries.append({"a": sel.labels[k1], "b": sel.labels[k2], **entry})
+        for name in ("t_p", "permutation_p"):
+            for e, adj in zip(entries, holm([e[name] for e in entries])):
+                e[f"{name}_holm"] = adj
+        for e in entries:
+            e["significant"] = None if e["permutation_p_holm"] is None else bool(e["permutation_p_holm"] < alpha)
+        tests[v] = entries
+    return tests
+
+
+def biggest_changes(sel: Selection, measure: str, *, top_changes: int = 10) -> list[dict]:
+    """Per system and non-original version, the ``top_changes`` queries whose per-query
+    ``measure`` moved most from ``original`` (ties: by query id)."""
+    changes = []
+    for key in sel.systems:
+        base = sel.run(key, BASELINE)
+        if base is None:
+            continue
+        for v in sel.versions:
+            if v == BASELINE or (key, v) not in sel.latest:
+                continue
+            pq = sel.run(key, v)["per_query"]
+            rows = []
+            for q in sorted(set(base["per_query"]) | set(pq)):
+                before = base["per_query"].get(q, {}).get(measure)
+                after = pq.get(q, {}).get(measure)
+                if before is None or after is None or before == after:
+                    continue
+                rows.append({"system": sel.labels[key], "qrels_version": v, "qid": q,
+                             "original": before, "value": after, "delta": after - before})
+            rows.sort(key=lambda r: (-abs(r["delta"]), r["qid"]))
+            changes.extend(rows[:top_changes])
+    return changes
+
+
+def infosearch_summary(sel: Selection) -> list[dict]:
+    """Per system, WISE / SICR / p-MRR overall and per dimension on each changed-side qrels
+    version, from its newest eval run that stores them."""
+    out = []
+    for key in sel.systems:
+        newest = max((r for (k, _), r in sel.latest.items() if k == key and r["settings"].get("evaluation", {}).get("infosearch")),
+                     key=lambda r: r["id"], default=None)
+        if newest is not None:
+            by = newest["settings"]["evaluation"]["infosearch"].get("by_qrels", {})
+            out.append({"system": sel.labels[key], "eval_run_id": newest["id"],
+                        "by_qrels": {v: {"overall": b["overall"], "by_dimension": b["by_dimension"]} for v, b in by.items()}})
+    return out
+
+
 def compare_project(
     db,
     project: str | dict,
@@ -147,203 +470,16 @@ def compare_project(
     'undefined with 1 system(s): needs at least 2'
     """
     measure = str(parse_measure_name(measure))  # canonical name (ndcg@10 -> nDCG@10); unknown: refused
-    proj = projects.get_project(db, project) if isinstance(project, str) else project
-    runs = store.list_eval_runs(db, proj["id"], with_per_query=True)
-    if not runs:
-        raise IFJudgeError(f"project {proj['name']!r} has no eval runs yet; run `ifjudge eval run` first")
-    latest: dict[tuple, dict] = {}
-    labels: dict[tuple, str] = {}
-    for r in runs:  # oldest first: the newest wins
-        label, key = system_of(r)
-        labels[key] = label
-        latest[(key, r["qrels_version"])] = r
-    # Distinct labels for distinct systems.
-    seen: dict[str, int] = {}
-    for key in labels:
-        seen[labels[key]] = seen.get(labels[key], 0) + 1
-    for key, label in list(labels.items()):
-        if seen[label] > 1:
-            labels[key] = f"{label} #{min(r['id'] for (k2, _), r in latest.items() if k2 == key)}"
-    present = {v for _, v in latest}
-    versions = [v for v in VERSION_ORDER if v in present] + sorted(present - set(VERSION_ORDER))
-    systems = list(labels)
-
-    table = []
-    for key in systems:
-        base = latest.get((key, BASELINE))
-        for v in versions:
-            r = latest.get((key, v))
-            if r is None:
-                continue
-            deltas, basis, common_info = {}, {}, None
-            for m, val in r["metrics"].items():
-                b = None if base is None else base["metrics"].get(m)
-                common, only_base, only_v = ([], [], []) if base is None else common_queries(base["per_query"], r["per_query"], m)
-                if common:  # a per-query measure: the delta on the queries both versions judge
-                    deltas[m] = float(np.mean([r["per_query"][q][m] for q in common])
-                                      - np.mean([base["per_query"][q][m] for q in common]))
-                    basis[m] = "common queries"
-                    if m == measure:
-                        common_info = {"n_common": len(common), "left_out_original": only_base, "left_out_version": only_v}
-                else:
-                    deltas[m] = None if (val is None or b is None) else val - b
-                    basis[m] = "aggregate"
-            table.append({
-                "system": labels[key], "model": r["model"], "template": r["template"], "qrels_version": v,
-                "eval_run_id": r["id"], "metrics": r["metrics"], "n_queries": len(r["per_query"]),
-                "delta_vs_original": deltas, "delta_basis": basis, "common_with_original": common_info,
-            })
-
-    def value(key, v):
-        r = latest.get((key, v))
-        return None if r is None else r["metrics"].get(measure)
-
-    leaderboards = {}
-    for v in versions:
-        rows = [(labels[key], value(key, v)) for key in systems if value(key, v) is not None]
-        rows.sort(key=lambda x: -x[1])
-        leaderboards[v] = [{"rank": i, "system": s, "value": val} for i, (s, val) in enumerate(rows, start=1)]
-
-    def on_common(key, v1, v2):
-        """(value on v1, value on v2, common, left out of v1, left out of v2) of ``measure`` over the
-        queries both versions judge; the stored aggregates when it has no per-query values."""
-        r1, r2 = latest.get((key, v1)), latest.get((key, v2))
-        if r1 is None or r2 is None:
-            return None, None, [], [], []
-        common, only1, only2 = common_queries(r1["per_query"], r2["per_query"], measure)
-        if not common:
-            return value(key, v1), value(key, v2), [], only1, only2
-        return (float(np.mean([r1["per_query"][q][measure] for q in common])),
-                float(np.mean([r2["per_query"][q][measure] for q in common])), common, only1, only2)
-
-    taus = []
-    for v1, v2 in itertools.combinations(versions, 2):
-        pairs = {key: on_common(key, v1, v2) for key in systems}
-        both = [key for key in systems if pairs[key][0] is not None and pairs[key][1] is not None]
-        res = kendall_tau([pairs[k][0] for k in both], [pairs[k][1] for k in both])
-        n_common = sorted({len(pairs[k][2]) for k in both})
-        taus.append({"versions": [v1, v2], **res, "n_common_queries": n_common[0] if len(n_common) == 1 else n_common})
-
-    published_vs_validated = []
-    for pub, val in VALIDATED_PAIRS:
-        if pub not in versions or val not in versions:
-            continue
-        rows, xs, ys = [], [], []
-        qrels_pub, qrels_val = projects.qrels(db, proj["id"], pub), projects.qrels(db, proj["id"], val)
-        checked, build_id = checked_queries(db, proj["id"], val)
-        for key in systems:
-            a, b, common, only_pub, only_val = on_common(key, pub, val)
-            if a is None or b is None:
-                continue
-            r1, r2 = latest[(key, pub)], latest[(key, val)]
-            per_query = [{"qid": q, "published": r1["per_query"][q][measure], "validated": r2["per_query"][q][measure],
-                          "delta": r2["per_query"][q][measure] - r1["per_query"][q][measure]} for q in common]
-            pq1, pq2 = r1["per_query"], r2["per_query"]
-            rows.append({
-                "system": labels[key], "published": a, "validated": b, "delta": b - a,
-                "n_common_queries": len(common),
-                **_sides(pq1, pq2, sorted(checked or ()), sorted(checked or ()), measure, "checked"),
-                **_sides(pq1, pq2, sorted(pq1), sorted(pq2), measure, "full"),
-                "left_out_published": only_pub, "left_out_validated": only_val,
-                "queries_changed": sum(1 for x in per_query if x["delta"] != 0), "per_query": per_query,
-            })
-            if rows[-1]["full_n_published"] == 0 and rows[-1]["full_n_validated"] == 0:  # no per-query values
-                va, vb = value(key, pub), value(key, val)
-                rows[-1].update({"full_published": va, "full_validated": vb, "full_n_published": len(pq1),
-                                 "full_n_validated": len(pq2), "full_delta": None if va is None or vb is None else vb - va})
-            if checked is None:
-                rows[-1].update(dict.fromkeys(("checked_published", "checked_validated", "checked_delta",
-                                               "checked_n_published", "checked_n_validated")))
-            xs.append(a)
-            ys.append(b)
-        common_q = set.intersection(*[{x["qid"] for x in r["per_query"]} for r in rows]) if rows else set()
-        flips = sum(1 for q in common_q for d in set(qrels_pub.get(q, {})) | set(qrels_val.get(q, {}))
-                    if (qrels_pub.get(q, {}).get(d, 0) > 0) != (qrels_val.get(q, {}).get(d, 0) > 0))
-        published_vs_validated.append({
-            "published": pub, "validated": val, "measure": measure, "systems": rows,
-            "judgment_flips": flips, "kendall_tau": kendall_tau(xs, ys),
-            "n_checked_queries": None if checked is None else len(checked), "checked_build_id": build_id,
-        })
-
-    pmrr = []
-    for key in systems:
-        for v in versions:
-            r = latest.get((key, v))
-            ev = (r or {}).get("settings", {}).get("evaluation", {}).get("p-MRR", {})
-            per = ev.get("per_query") or {}
-            if "changed" in per and "changed-validated" in per:
-                common = sorted(set(per["changed"]) & set(per["changed-validated"]))
-                pmrr.append({
-                    "system": labels[key], "qrels_version": v, "ties": ev.get("ties"),
-                    "published": r["metrics"].get("p-MRR[changed]"), "validated": r["metrics"].get("p-MRR[changed-validated]"),
-                    "n_published": len(per["changed"]), "n_validated": len(per["changed-validated"]),
-                    "n_common_queries": len(common),
-                    "published_on_common": float(np.mean([per["changed"][q] for q in common])) if common else None,
-                    "validated_on_common": float(np.mean([per["changed-validated"][q] for q in common])) if common else None,
-                    "left_out_published": sorted(set(per["changed"]) - set(common)),
-                    "left_out_validated": sorted(set(per["changed-validated"]) - set(common)),
-                })
-                break
-
-    tests: dict[str, list[dict]] = {}
-    for v in versions:
-        entries = []
-        keys = [key for key in systems if (key, v) in latest]
-        for k1, k2 in itertools.combinations(keys, 2):
-            pq1 = latest[(k1, v)]["per_query"]
-            pq2 = latest[(k2, v)]["per_query"]
-            common = sorted(q for q in pq1 if q in pq2 and measure in pq1[q] and measure in pq2[q])
-            a = [pq1[q][measure] for q in common]
-            b = [pq2[q][measure] for q in common]
-            t = paired_t_test(a, b)
-            perm = paired_permutation_test(a, b, n_permutations=n_permutations, seed=seed)
-            entries.append({
-                "a": labels[k1], "b": labels[k2], "n_queries": len(common),
-                "mean_diff": float(np.mean(np.subtract(a, b))) if common else None,
-                "t": t["t"], "t_p": t["p_value"], "permutation_p": perm,
-                "undefined": t["reason"] if perm is None or t["p_value"] is None else None,
-            })
-        for name in ("t_p", "permutation_p"):
-            for e, adj in zip(entries, holm([e[name] for e in entries])):
-                e[f"{name}_holm"] = adj
-        for e in entries:
-            e["significant"] = None if e["permutation_p_holm"] is None else bool(e["permutation_p_holm"] < alpha)
-        tests[v] = entries
-
-    changes = []
-    for key in systems:
-        base = latest.get((key, BASELINE))
-        if base is None:
-            continue
-        for v in versions:
-            if v == BASELINE or (key, v) not in latest:
-                continue
-            pq = latest[(key, v)]["per_query"]
-            rows = []
-            for q in sorted(set(base["per_query"]) | set(pq)):
-                before = base["per_query"].get(q, {}).get(measure)
-                after = pq.get(q, {}).get(measure)
-                if before is None or after is None or before == after:
-                    continue
-                rows.append({"system": labels[key], "qrels_version": v, "qid": q,
-                             "original": before, "value": after, "delta": after - before})
-            rows.sort(key=lambda r: (-abs(r["delta"]), r["qid"]))
-            changes.extend(rows[:top_changes])
-
-    infosearch = []
-    for key in systems:
-        newest = max((r for (k, _), r in latest.items() if k == key and r["settings"].get("evaluation", {}).get("infosearch")),
-                     key=lambda r: r["id"], default=None)
-        if newest is not None:
-            by = newest["settings"]["evaluation"]["infosearch"].get("by_qrels", {})
-            infosearch.append({"system": labels[key], "eval_run_id": newest["id"],
-                               "by_qrels": {v: {"overall": b["overall"], "by_dimension": b["by_dimension"]} for v, b in by.items()}})
-
+    proj, runs = load_runs(db, project)
+    sel = pick_versions(runs)
     return {
-        "project": proj["name"], "measure": measure, "versions": versions, "infosearch": infosearch,
-        "systems": [labels[k] for k in systems], "table": table, "leaderboards": leaderboards,
-        "kendall_tau": taus, "paired_tests": tests, "biggest_changes": changes,
-        "published_vs_validated": published_vs_validated, "p_mrr_published_vs_validated": pmrr,
+        "project": proj["name"], "measure": measure, "versions": sel.versions, "infosearch": infosearch_summary(sel),
+        "systems": list(sel.labels.values()), "table": system_table(sel, measure),
+        "leaderboards": leaderboards(sel, measure), "kendall_tau": version_taus(sel, measure),
+        "paired_tests": paired_tests(sel, measure, n_permutations=n_permutations, seed=seed, alpha=alpha),
+        "biggest_changes": biggest_changes(sel, measure, top_changes=top_changes),
+        "published_vs_validated": published_vs_validated(db, proj["id"], sel, measure),
+        "p_mrr_published_vs_validated": pmrr_published_vs_validated(sel),
     }
 
 

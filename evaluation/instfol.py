@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Iterable
 
 from storage.errors import ImportFailure
-from formats.text import decode_utf8
+from formats.text import decode_utf8, received
+from formats.trec_rows import parse_rank, parse_score
 
 MODES = ("query", "instructed")
 COLUMNS = ("query", "mode", "rank", "score")
@@ -73,19 +74,10 @@ def _score_rows(path, reader) -> list[tuple[str, str, int, float]]:
             raise ImportFailure(str(path), number, "mode",
                                 f"expected 'query' or 'instructed', got {fields[where['mode']]!r}")
         raw_rank = fields[where["rank"]].strip()
-        try:
-            rank = int(raw_rank)
-        except ValueError:
-            raise ImportFailure(str(path), number, "rank", f"expected an integer >= 1, got {raw_rank!r}") from None
+        rank = parse_rank(raw_rank, path, number)  # the one number parser of run files: formats.trec_rows
         if rank < 1:
-            raise ImportFailure(str(path), number, "rank", f"expected an integer >= 1, got {raw_rank!r}")
-        raw_score = fields[where["score"]].strip()
-        try:
-            score = float(raw_score)
-        except ValueError:
-            raise ImportFailure(str(path), number, "score", f"expected a number, got {raw_score!r}") from None
-        if not math.isfinite(score):
-            raise ImportFailure(str(path), number, "score", f"expected a finite number, got {raw_score!r}")
+            raise ImportFailure(str(path), number, "rank", f"received {received(raw_rank)}; expected an integer rank >= 1")
+        score = parse_score(fields[where["score"]].strip(), path, number)
         key = (query, mode, rank)
         if key in seen:
             raise ImportFailure(str(path), number, "rank",

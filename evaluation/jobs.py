@@ -35,7 +35,7 @@ from evaluation.templates import default_template, get_template
 from storage import jobs as store
 from storage import projects
 from storage.db import Database, connect, target_of
-from storage.errors import IFJudgeError
+from storage.errors import IFJudgeError, NotFound
 
 EVAL_KIND = "eval"
 HEARTBEAT_SECONDS = 2.0
@@ -272,10 +272,11 @@ def run_job(db: Database, job: dict, worker_id: str, *, heartbeat: float = HEART
 
 
 def _project(db, project_id: int) -> dict:
-    row = db.execute("SELECT name FROM projects WHERE id = ?", [project_id]).fetchone()
-    if row is None:
-        raise IFJudgeError(f"project {project_id} no longer exists")
-    return projects.get_project(db, row[0])
+    """The job's project (by id, through storage); refused when it was deleted meanwhile."""
+    try:
+        return projects.get_project_by_id(db, project_id)
+    except NotFound:
+        raise IFJudgeError(f"project {project_id} no longer exists") from None
 
 
 def work(

@@ -19,7 +19,7 @@ Two kinds of measures share one vocabulary:
 (what :func:`evaluation.measures.evaluate` computes). An unknown name is refused with
 :class:`UnknownMeasure`, whose message lists the known ones. :func:`default_measures` gives each
 project kind's default list (:data:`DEFAULT_MEASURES_BY_KIND`: the benchmark's headline measures);
-:data:`DEFAULT_MEASURES` is a generic project's, :data:`DEFAULT_STANDARD` its standard part.
+:data:`GENERIC_MEASURES` is a generic project's, :data:`DEFAULT_STANDARD` its standard part.
 
 References
 ----------
@@ -38,7 +38,7 @@ from ir_measures.measures.base import SumAgg
 from formats.errors import IFJudgeError
 
 __all__ = [
-    "DEFAULT_MEASURES", "DEFAULT_MEASURES_BY_KIND", "DEFAULT_STANDARD", "IF_MEASURES", "IFMeasure", "IFMeasureSpec", "Measure",
+    "GENERIC_MEASURES", "DEFAULT_MEASURES_BY_KIND", "DEFAULT_STANDARD", "IF_MEASURES", "IFMeasure", "IFMeasureSpec", "Measure",
     "UnknownMeasure", "default_measures", "known_measures", "parse", "parse_all", "parse_measure", "parse_measures",
 ]
 
@@ -236,7 +236,7 @@ class IFMeasure:
 
 # The one default list: what the Evaluate page offers, the CLI and the runner compute by default
 # (the runner adds each instruction-following measure when the project has what it needs).
-DEFAULT_MEASURES: tuple[str, ...] = (
+GENERIC_MEASURES: tuple[str, ...] = (
     "nDCG@10", "AP@100", "RR@10", "R@100", "P@5", "Robustness@10", "p-MRR", "WISE", "SICR",
 )
 
@@ -244,13 +244,13 @@ DEFAULT_MEASURES: tuple[str, ...] = (
 # different kinds share a measure: FollowIR (Weller et al., 2024, Table 2) MAP@1000 for Robust04 /
 # Core17, nDCG@5 for News21, p-MRR; IFIR nDCG@20 (INSTFOL needs judge scores: `ifjudge eval
 # instfol`); InfoSearch (Zhou et al., 2025) nDCG@10, MRR@1, p-MRR, WISE, SICR; InstructIR (Oh et
-# al., 2024) nDCG@10, Robustness@10. A generic project gets DEFAULT_MEASURES.
+# al., 2024) nDCG@10, Robustness@10. A generic project gets GENERIC_MEASURES.
 DEFAULT_MEASURES_BY_KIND: dict[str, tuple[str, ...]] = {
     "followir": ("nDCG@10", "AP@1000", "nDCG@5", "p-MRR"),
     "ifir": ("nDCG@10", "nDCG@20"),
     "infosearch": ("nDCG@10", "RR@1", "p-MRR", "WISE", "SICR"),
     "instructir": ("nDCG@10", "Robustness@10"),
-    "generic": DEFAULT_MEASURES,
+    "generic": GENERIC_MEASURES,
 }
 
 
@@ -264,7 +264,7 @@ def default_measures(kind: str | None = None) -> tuple[str, ...]:
     >>> [str(parse(m)) for m in default_measures("infosearch")][:2]
     ['nDCG@10', 'RR@1']
     """
-    return DEFAULT_MEASURES_BY_KIND.get(kind or "generic", DEFAULT_MEASURES)
+    return DEFAULT_MEASURES_BY_KIND.get(kind or "generic", GENERIC_MEASURES)
 
 
 _IF_PATTERN = re.compile(r"^\s*([A-Za-z][A-Za-z_-]*)\s*(?:\((.*)\))?\s*(?:@\s*([^\s@]+))?\s*$")
@@ -527,4 +527,4 @@ def parse_measures(measures: "str | Iterable[str | Measure]") -> list[Measure]:
     return out
 
 
-DEFAULT_STANDARD: tuple[str, ...] = tuple(n for n in DEFAULT_MEASURES if isinstance(parse(n), Measure))
+DEFAULT_STANDARD: tuple[str, ...] = tuple(n for n in GENERIC_MEASURES if isinstance(parse(n), Measure))

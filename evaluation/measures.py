@@ -31,7 +31,6 @@ as in ``P(rel=2)@5`` changes it for one measure).
 """
 from __future__ import annotations
 
-import heapq
 from typing import Iterable, Mapping
 
 import ir_measures
@@ -43,25 +42,10 @@ from evaluation.measure_registry import (  # noqa: F401  (re-exported: the publi
     parse_measure,
     parse_measures,
 )
+from evaluation.retrievers.topk import top_k_ranking
+from formats.trec_io import trec_order
 
 _PYTREC = ir_measures.providers.registry["pytrec_eval"]
-
-
-def top_k(docs: Mapping[str, float], k: int) -> dict[str, float]:
-    """The first k documents of a query, in trec_eval's order (score desc, doc id desc).
-
-    Examples
-    --------
-    >>> top_k({"a": 1.0, "b": 1.0, "c": 0.5}, 1)
-    {'b': 1.0}
-    """
-    if len(docs) <= k:
-        candidates = [(score, docid) for docid, score in docs.items()]
-    else:
-        threshold = heapq.nlargest(k, docs.values())[-1]
-        candidates = [(score, docid) for docid, score in docs.items() if score >= threshold]
-    candidates.sort(reverse=True)
-    return {docid: score for score, docid in candidates[:k]}
 
 
 def _supports(provider, measure) -> bool:
@@ -102,7 +86,7 @@ def _rr_at_k(columns: dict, qrels, run, evaluated: list[str], measures: list[Mea
         if dict(params).get("judged_only"):  # trec_eval -J: unjudged documents are dropped first
             source = {qid: {d: s for d, s in run[qid].items() if d in qrels[qid]} for qid in evaluated}
         deepest = max(m.cutoff for m in group)
-        cut_deep = {qid: top_k(source[qid], deepest) for qid in evaluated}
+        cut_deep = {qid: top_k_ranking(source[qid], deepest) for qid in evaluated}
         for m in sorted(group, key=lambda m: m.cutoff):
             if m.cutoff == deepest:
                 cut = cut_deep
@@ -135,9 +119,9 @@ def _other_providers(columns: dict, qrels, run, evaluated: list[str], measures: 
     ordered = {}
     for qid in evaluated:
         if deepest is None:
-            ranked = sorted(run[qid].items(), key=lambda x: (x[1], x[0]), reverse=True)
+            ranked = trec_order(run[qid])
         else:
-            ranked = list(top_k(run[qid], deepest).items())
+            ranked = list(top_k_ranking(run[qid], deepest).items())
         if ranked:
             ordered[number[qid]] = {docid: float(len(ranked) - i) for i, (docid, _) in enumerate(ranked)}
     renumbered_qrels = {number[qid]: dict(qrels[qid]) for qid in evaluated}

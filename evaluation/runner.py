@@ -28,7 +28,6 @@ from formats.bundle import VALIDATES
 from storage.errors import IFJudgeError, NotFound
 from storage.db import Database
 
-DEFAULT_MEASURES = measures_mod.DEFAULT_STANDARD  # a generic project's standard ones: evaluation.measure_registry
 DEFAULT_K = 1000  # MTEB's retrieval depth (max of AbsTaskRetrieval.k_values); full-corpus retrieval only
 ROBUSTNESS_K = 10
 # the instruction-following measures the runner computes from its own runs (INSTFOL needs judge scores)

@@ -3,8 +3,8 @@ queries: the paired sign-flip permutation test and the paired t-test of a per-qu
 Holm's step-down correction over a family of tests, and Kendall's tau between two leaderboards.
 
 Plain functions over score lists (no storage): :mod:`evaluation.compare` assembles them into a
-project's comparison across qrels versions. Undefined cases are named (``None`` and a reason),
-never 0 or NaN.
+project's comparison across qrels versions. Undefined cases are
+:class:`~evaluation.undefined.Undefined` with the reason, never None, 0 or NaN.
 """
 from __future__ import annotations
 
@@ -15,8 +15,10 @@ import numpy as np
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
+from evaluation.undefined import Undefined, is_defined
 
-def paired_permutation_test(a: Sequence[float], b: Sequence[float], *, n_permutations: int = 10_000, seed: int = 0) -> float | None:
+
+def paired_permutation_test(a: Sequence[float], b: Sequence[float], *, n_permutations: int = 10_000, seed: int = 0) -> float | Undefined:
     """Two-sided paired permutation (sign-flip) test of mean(a - b) = 0.
 
     With d_i = a_i - b_i and T = |mean(d)|, under H0 each d_i is equally likely to have either
@@ -30,17 +32,21 @@ def paired_permutation_test(a: Sequence[float], b: Sequence[float], *, n_permuta
     (2007), "A comparison of statistical significance tests for information retrieval
     evaluation", CIKM, recommend this test for IR.
 
-    Returns None (undefined) with fewer than 2 pairs or when every d_i is 0.
+    Undefined with fewer than 2 pairs or when every d_i is 0.
 
     Examples
     --------
     >>> paired_permutation_test([0.9, 0.8, 0.7, 0.6], [0.1, 0.2, 0.3, 0.4])  # exact: 2 of 16 sign vectors
     0.125
+    >>> paired_permutation_test([0.5, 0.5], [0.5, 0.5])
+    Undefined(reason='every per-query difference is 0')
     """
     d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
     n = d.shape[0]
-    if n < 2 or not np.any(d != 0):
-        return None
+    if n < 2:
+        return Undefined("fewer than 2 common queries")
+    if not np.any(d != 0):
+        return Undefined("every per-query difference is 0")
     observed = abs(d.mean())
     tol = 1e-12 * max(1.0, observed)
     if n <= 20 and 2**n <= n_permutations:
@@ -60,37 +66,42 @@ def paired_t_test(a: Sequence[float], b: Sequence[float]) -> dict:
     """Paired t-test of mean(a - b) = 0 (``scipy.stats.ttest_rel``, two-sided):
     t = mean(d) / (sd(d) / sqrt(n)), n - 1 degrees of freedom.
 
-    Undefined (``p_value`` None and a ``reason``) with fewer than 2 pairs or when every
-    difference is equal (sd = 0).
+    Returns ``{"t", "p_value"}``, both :class:`~evaluation.undefined.Undefined` with fewer than
+    2 pairs or when every difference is equal (sd = 0).
 
     Examples
     --------
     >>> round(paired_t_test([0.9, 0.8, 0.7], [0.1, 0.3, 0.2])["p_value"], 4)
     0.0267
+    >>> paired_t_test([0.9], [0.1])["p_value"]
+    Undefined(reason='fewer than 2 common queries')
     """
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     if a.shape[0] < 2:
-        return {"t": None, "p_value": None, "reason": "fewer than 2 common queries"}
+        why = Undefined("fewer than 2 common queries")
+        return {"t": why, "p_value": why}
     d = a - b
     if np.allclose(d, d[0], rtol=0, atol=1e-15):
-        return {"t": None, "p_value": None, "reason": "every per-query difference is equal (zero variance)"}
+        why = Undefined("every per-query difference is equal (zero variance)")
+        return {"t": why, "p_value": why}
     res = stats.ttest_rel(a, b)
-    return {"t": float(res.statistic), "p_value": float(res.pvalue), "reason": None}
+    return {"t": float(res.statistic), "p_value": float(res.pvalue)}
 
 
-def holm(p_values: Sequence[float | None]) -> list[float | None]:
+def holm(p_values: Sequence[float | Undefined | None]) -> list[float | Undefined | None]:
     """Holm (1979) step-down adjusted p-values (``statsmodels multipletests(method="holm")``):
     sorted p_(1) <= ... <= p_(m), adjusted p_(i) = max_{j <= i} min(1, (m - j + 1) p_(j)).
-    Undefined entries (None) are left out of the family and stay None.
+    Undefined entries (:class:`~evaluation.undefined.Undefined`, or None) are left out of the
+    family and stay as they are.
 
     Examples
     --------
     >>> holm([0.01, None, 0.04, 0.03])
     [0.03, None, 0.06, 0.06]
     """
-    idx = [i for i, p in enumerate(p_values) if p is not None]
-    out: list[float | None] = [None] * len(p_values)
+    idx = [i for i, p in enumerate(p_values) if is_defined(p)]
+    out: list[float | Undefined | None] = list(p_values)
     if idx:
         adjusted = multipletests([p_values[i] for i in idx], method="holm")[1]
         for i, p in zip(idx, adjusted):
@@ -105,17 +116,23 @@ def kendall_tau(x: Sequence[float], y: Sequence[float]) -> dict:
     across qrels versions as in Voorhees (2000), "Variations in relevance judgments and the
     measurement of retrieval effectiveness".
 
-    Undefined with fewer than 2 systems, or when one list is constant.
+    Returns ``{"tau", "p_value", "n_systems"}``; ``tau`` and ``p_value`` are
+    :class:`~evaluation.undefined.Undefined` with fewer than 2 systems or when one list is
+    constant, ``p_value`` alone when scipy gives none.
 
     Examples
     --------
     >>> kendall_tau([0.5, 0.4, 0.3], [0.6, 0.2, 0.3])["tau"]
     0.33333333333333337
+    >>> kendall_tau([0.5], [0.6])["tau"]
+    Undefined(reason='undefined with 1 system(s): needs at least 2')
     """
     if len(x) < 2:
-        return {"tau": None, "p_value": None, "n_systems": len(x), "reason": f"undefined with {len(x)} system(s): needs at least 2"}
+        why = Undefined(f"undefined with {len(x)} system(s): needs at least 2")
+        return {"tau": why, "p_value": why, "n_systems": len(x)}
     res = stats.kendalltau(x, y)
     if res.statistic is None or math.isnan(res.statistic):
-        return {"tau": None, "p_value": None, "n_systems": len(x), "reason": "undefined: a leaderboard has all scores tied"}
-    p = None if math.isnan(res.pvalue) else float(res.pvalue)
-    return {"tau": float(res.statistic), "p_value": p, "n_systems": len(x), "reason": None}
+        why = Undefined("undefined: a leaderboard has all scores tied")
+        return {"tau": why, "p_value": why, "n_systems": len(x)}
+    p = Undefined("scipy gives no p-value") if math.isnan(res.pvalue) else float(res.pvalue)
+    return {"tau": float(res.statistic), "p_value": p, "n_systems": len(x)}

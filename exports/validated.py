@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, replace
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
 from importlib import metadata
 from pathlib import Path
 
@@ -22,9 +23,6 @@ from storage import projects, studies
 from formats.bundle import PUBLISHED_QRELS_VERSIONS, Bundle, Instance, Qrel, Query
 from storage.db import Database, now_iso
 from storage.errors import IFJudgeError
-
-FORMATS = ("trec", "beir", "followir", "infosearch", "mteb", "ifir", "jsonl", "report")
-
 
 def tool_version() -> str:
     try:
@@ -61,6 +59,117 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+@dataclass
+class ExportJob:
+    """What one export writes from: the project's bundle with the validated versions of ``builds``,
+    the studies (``study_ids``), the output folder; ``notes`` and ``left_out`` collect what the
+    manifest says about the layout (``left_out``: ``{"what", "count", "why"}``)."""
+
+    db: Database
+    project: str
+    bundle: Bundle
+    builds: dict
+    study_ids: list[int]
+    out: Path
+    notes: list[str] = field(default_factory=list)
+    left_out: list[dict] = field(default_factory=list)
+
+    @property
+    def versions(self) -> list[str]:
+        """The qrels versions of the bundle, published first."""
+        return sorted({q.version for q in self.bundle.qrels}, key=_version_order)
+
+    @property
+    def best(self) -> str:
+        """The most validated version present (validated, changed-validated, changed, original)."""
+        return next((v for v in ("validated", "changed-validated", "changed", "original") if v in self.versions), "original")
+
+    @property
+    def decisions(self) -> dict:
+        """The instance decisions of the ``validated`` build (:func:`_decisions`)."""
+        return _decisions(self.builds.get("validated"))
+
+
+def _export_trec(job: ExportJob) -> list[Path]:
+    """One TREC qrels file per version."""
+    return [layouts.write_trec_qrels(job.bundle, job.out / f"qrels.{v}.txt", version=v) for v in job.versions]
+
+
+def _export_beir(job: ExportJob) -> list[Path]:
+    """One query per instance, each judged by its side's qrels (as the generic MTEB layout)."""
+    part, omitted = per_instance_part(job.bundle, job.versions, loader="a BEIR evaluation")
+    job.left_out += omitted
+    return layouts.write_beir(part, job.out, version="original")
+
+
+def _export_followir(job: ExportJob) -> list[Path]:
+    """The FollowIR hub layout (:func:`_write_followir_shaped`)."""
+    return _write_followir_shaped(lambda b, **kw: layouts.write_followir(b, job.out, **kw), job.db, job.project,
+                                  job.bundle, job.versions, job.best, job.builds, job.notes, left_out=job.left_out)
+
+
+def _export_infosearch(job: ExportJob) -> list[Path]:
+    """The InfoSearch hub layout; validated queries replace their published judgments."""
+    part, kw = job.bundle, {}
+    for published in ("changed", "reversed"):
+        derived = f"{published}-validated"
+        if derived in job.builds:
+            part = _merged_validated(part, job.builds[derived].qrels, published=published)
+            kw[f"{published}_version"] = derived
+        elif published not in job.versions:
+            kw[f"{published}_version"] = job.best
+    return layouts.write_infosearch(part, job.out, og_version="original", **kw)
+
+
+def _export_mteb(job: ExportJob) -> list[Path]:
+    """MTEB v2 parquet configs: a FollowIR project as FollowIR, any other one query per instance."""
+    bundle = job.bundle
+    if layouts.is_followir_shaped(bundle):
+        part, kw = _followir_part(job.db, job.project, bundle, job.versions, job.best, job.builds, job.notes)
+        return layouts.write_mteb(part, job.out, **kw)
+    part, omitted = mteb_part(bundle, job.versions)
+    job.left_out += omitted
+    domains = sorted({q.subset for q in bundle.queries})
+    if layouts.is_ifir_shaped(bundle) and len(domains) > 1:
+        job.notes.append(f"{len(domains)} IFIR domains written as config prefixes ({domains[0]}-corpus, ...); "
+                         "MTEB's IFIR tasks load one domain per dataset: export one domain per project")
+    return layouts.write_mteb(part, job.out, version="original")
+
+
+def _export_ifir(job: ExportJob) -> list[Path]:
+    """The IFIR release layout of the most validated version."""
+    return layouts.write_ifir(job.bundle, job.out, version=job.best)
+
+
+def _export_jsonl(job: ExportJob) -> list[Path]:
+    """instances.jsonl with provenance, the validated instance set, provenance per built version."""
+    decisions = job.decisions
+    written = [_write_instances_jsonl(job.bundle, decisions, job.out / "instances.jsonl")]
+    if "validated" in job.builds:
+        written += _write_validated_set(job.bundle, decisions, job.out / "validated_instances")
+    for v, b in job.builds.items():
+        written.append(layouts.write_jsonl(job.out / f"provenance.{v}.jsonl", b.provenance))
+    return written
+
+
+def _export_report(job: ExportJob) -> list[Path]:
+    """The report of each study (one folder per study when there are several)."""
+    written = []
+    for sid in job.study_ids:
+        target = job.out if len(job.study_ids) == 1 else job.out / f"study-{sid}"
+        target.mkdir(parents=True, exist_ok=True)
+        written += report.write_report(job.db, sid, target, builds=job.builds)
+    return written
+
+
+# The one table of export formats: name -> writer of an ExportJob (the order is the CLI's and the page's).
+EXPORTERS: dict[str, Callable[[ExportJob], list[Path]]] = {
+    "trec": _export_trec, "beir": _export_beir, "followir": _export_followir, "infosearch": _export_infosearch,
+    "mteb": _export_mteb, "ifir": _export_ifir, "jsonl": _export_jsonl, "report": _export_report,
+}
+FORMATS = tuple(EXPORTERS)
+
+
 def export_project(
     db: Database,
     project: str,
@@ -81,11 +190,12 @@ def export_project(
     are exported. Unresolved judgments need ``unresolved`` (keep-published | drop | relevant |
     not-relevant), a study with unlabelled assignments needs ``allow_incomplete``. The manifest
     names the studies with their completeness (labelled / planned), the provenance counts and the
-    unresolved judgments with the treatment chosen.
+    unresolved judgments with the treatment chosen. The format's writer comes from
+    :data:`EXPORTERS`.
     """
     from annotation.qrels_builds import build_versions
 
-    if fmt not in FORMATS:
+    if fmt not in EXPORTERS:
         raise IFJudgeError(f"unknown export format {fmt!r}; expected one of {', '.join(FORMATS)}")
     rules = rules or ValidationRules()
     ids = list(dict.fromkeys([*(study_ids or []), *([study_id] if study_id is not None else [])]))
@@ -102,65 +212,22 @@ def export_project(
         from annotation.qrels_builds import study_completeness
 
         infos = [study_completeness(db, i) for i in ids]
-    bundle = _with_builds(projects.project_bundle(db, proj["id"]), builds)
-    decisions = _decisions(builds.get("validated"))
-    versions = sorted({q.version for q in bundle.qrels}, key=_version_order)
-    best = next((v for v in ("validated", "changed-validated", "changed", "original") if v in versions), "original")
-    written: list[Path] = []
-    notes: list[str] = []
-    left_out: list[dict] = []  # what the layout could not hold: {"what", "count", "why"}, said on the terminal too
+    job = ExportJob(db, project, _with_builds(projects.project_bundle(db, proj["id"]), builds), builds, ids, out)
     try:
-        if fmt == "trec":
-            for v in versions:
-                written.append(layouts.write_trec_qrels(bundle, out / f"qrels.{v}.txt", version=v))
-        elif fmt == "beir":  # one query per instance, each judged by its side's qrels (as the generic MTEB layout)
-            part, omitted = per_instance_part(bundle, versions, loader="a BEIR evaluation")
-            left_out += omitted
-            written += layouts.write_beir(part, out, version="original")
-        elif fmt == "followir":
-            written += _write_followir_shaped(
-                lambda b, **kw: layouts.write_followir(b, out, **kw), db, project, bundle, versions, best, builds, notes,
-                left_out=left_out)
-        elif fmt == "infosearch":
-            part = bundle
-            kw = {}
-            for published in ("changed", "reversed"):
-                derived = f"{published}-validated"
-                if derived in builds:  # validated queries replace their published judgments
-                    part = _merged_validated(part, builds[derived].qrels, published=published)
-                    kw[f"{published}_version"] = derived
-                elif published not in versions:
-                    kw[f"{published}_version"] = best
-            written += layouts.write_infosearch(part, out, og_version="original", **kw)
-        elif fmt == "mteb":  # MTEB v2 parquet configs: a FollowIR project as FollowIR, any other one query per instance
-            if layouts.is_followir_shaped(bundle):
-                part, kw = _followir_part(db, project, bundle, versions, best, builds, notes)
-                written += layouts.write_mteb(part, out, **kw)
-            else:
-                part, omitted = mteb_part(bundle, versions)
-                left_out += omitted
-                domains = sorted({q.subset for q in bundle.queries})
-                if layouts.is_ifir_shaped(bundle) and len(domains) > 1:
-                    notes.append(f"{len(domains)} IFIR domains written as config prefixes ({domains[0]}-corpus, ...); "
-                                 "MTEB's IFIR tasks load one domain per dataset: export one domain per project")
-                written += layouts.write_mteb(part, out, version="original")
-        elif fmt == "ifir":
-            written += layouts.write_ifir(bundle, out, version=best)
-        elif fmt == "jsonl":
-            written.append(_write_instances_jsonl(bundle, decisions, out / "instances.jsonl"))
-            if "validated" in builds:
-                written += _write_validated_set(bundle, decisions, out / "validated_instances")
-            for v, b in builds.items():
-                written.append(layouts._write_jsonl(out / f"provenance.{v}.jsonl", b.provenance))
-        elif fmt == "report":
-            for sid in ids:
-                target = out if len(ids) == 1 else out / f"study-{sid}"
-                target.mkdir(parents=True, exist_ok=True)
-                written += report.write_report(db, sid, target, builds=builds)
+        written = EXPORTERS[fmt](job)
     except ValueError as exc:  # the layout cannot express this project
         raise IFJudgeError(f"cannot export {project!r} as {fmt}: {exc}") from None
-    first = studies.get_study(db, ids[0]) if ids else None
-    manifest = {
+    manifest = _manifest(job, proj, fmt, infos, rules, unresolved, written)
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return manifest
+
+
+def _manifest(job: ExportJob, proj: dict, fmt: str, infos: list[dict], rules: ValidationRules,
+              unresolved: str | None, written: list[Path]) -> dict:
+    """The manifest of an export (see the module docstring)."""
+    db, bundle, builds, out, versions, decisions = job.db, job.bundle, job.builds, job.out, job.versions, job.decisions
+    first = studies.get_study(db, job.study_ids[0]) if job.study_ids else None
+    return {
         "tool": "ifjudge", "version": tool_version(), "created_at": now_iso(), "project": proj["name"],
         "kind": proj["kind"], "format": fmt,
         "inputs": [{"path": p, "sha256": h} for p, h in bundle.source_files],
@@ -186,11 +253,9 @@ def export_project(
             "instances_dropped": sum(not d["keep"] for d in decisions.values()),
         },
         "files": [{"path": str(p.relative_to(out)), "sha256": _sha256(p)} for p in written],
-        "notes": notes,
-        "left_out": left_out,
+        "notes": job.notes,
+        "left_out": job.left_out,
     }
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return manifest
 
 
 def left_out_lines(manifest: dict) -> list[str]:
@@ -427,7 +492,7 @@ def _write_instances_jsonl(bundle: Bundle, decisions: dict, path: Path) -> Path:
             "dropped_because": [] if d is None or d["keep"] else d["why"],
             "questions": {} if d is None else d["questions"],
         })
-    return layouts._write_jsonl(path, records)
+    return layouts.write_jsonl(path, records)
 
 
 def _write_validated_set(bundle: Bundle, decisions: dict, out: Path) -> list[Path]:

@@ -13,7 +13,7 @@ import streamlit as st
 
 from annotation.glossary import cell, measure_help
 from evaluation.compare import common_queries, compare_project
-from evaluation.measure_registry import DEFAULT_MEASURES
+from evaluation.measure_registry import GENERIC_MEASURES
 from evaluation import jobs as eval_jobs
 from evaluation.templates import TEMPLATES, default_template
 from formats.trec_io import write_run
@@ -129,7 +129,7 @@ runs = eval_runs.list_eval_runs(conn, proj["id"])
 if not runs:
     st.caption("No evaluation yet.")
     st.stop()
-measure = st.selectbox("Measure", list(DEFAULT_MEASURES), key="ev_measure")
+measure = st.selectbox("Measure", list(GENERIC_MEASURES), key="ev_measure")
 try:
     comp = compare_project(conn, proj, measure=measure, n_permutations=2000)
 except IFJudgeError as exc:

@@ -7,6 +7,7 @@ from statsmodels.stats.multitest import multipletests
 from evaluation.compare import compare_project, table_frame
 from evaluation.significance import holm, kendall_tau, paired_permutation_test, paired_t_test
 from evaluation.runner import run_eval
+from evaluation.undefined import Undefined
 from storage.db import connect
 from storage.errors import IFJudgeError
 from storage.eval_runs import load_eval_run
@@ -20,6 +21,8 @@ def test_holm_matches_statsmodels_and_skips_undefined():
     assert holm(ps) == pytest.approx(multipletests(ps, method="holm")[1].tolist())
     assert holm([0.01, None, 0.04, 0.03]) == pytest.approx([0.03, None, 0.06, 0.06])
     assert holm([None]) == [None]
+    why = Undefined("fewer than 2 common queries")
+    assert holm([0.02, why, 0.01]) == [0.02, why, 0.02]  # an undefined test stays out of the family
 
 
 def test_permutation_test_exact_matches_scipy_and_is_symmetric():
@@ -29,8 +32,8 @@ def test_permutation_test_exact_matches_scipy_and_is_symmetric():
                                  permutation_type="samples", n_resamples=np.inf, alternative="two-sided")
     assert paired_permutation_test(a, b) == pytest.approx(ref.pvalue)
     assert paired_permutation_test(b, a) == pytest.approx(ref.pvalue)
-    assert paired_permutation_test(a, a) is None  # all differences 0: undefined
-    assert paired_permutation_test([1.0], [0.0]) is None
+    assert paired_permutation_test(a, a) == Undefined("every per-query difference is 0")
+    assert paired_permutation_test([1.0], [0.0]) == Undefined("fewer than 2 common queries")
 
 
 def test_sampled_permutation_test_is_seeded_and_close_to_exact():
@@ -46,15 +49,16 @@ def test_sampled_permutation_test_is_seeded_and_close_to_exact():
 def test_t_test_matches_scipy_and_names_undefined_cases():
     a, b = [0.9, 0.8, 0.7, 0.2], [0.1, 0.3, 0.2, 0.25]
     assert paired_t_test(a, b)["p_value"] == pytest.approx(stats.ttest_rel(a, b).pvalue)
-    assert paired_t_test([0.5, 0.6], [0.4, 0.5])["reason"].startswith("every per-query difference")
-    assert paired_t_test([0.5], [0.4])["p_value"] is None
+    equal = paired_t_test([0.5, 0.6], [0.4, 0.5])
+    assert isinstance(equal["t"], Undefined) and equal["p_value"].reason.startswith("every per-query difference")
+    assert paired_t_test([0.5], [0.4])["p_value"] == Undefined("fewer than 2 common queries")
 
 
 def test_kendall_tau_undefined_below_two_systems():
     one = kendall_tau([0.3], [0.4])
-    assert one["tau"] is None and "needs at least 2" in one["reason"]
+    assert isinstance(one["tau"], Undefined) and "needs at least 2" in one["tau"].reason
     assert kendall_tau([0.1, 0.2, 0.3], [0.3, 0.2, 0.1])["tau"] == pytest.approx(-1.0)
-    assert kendall_tau([0.2, 0.2], [0.1, 0.3])["tau"] is None  # a constant leaderboard
+    assert kendall_tau([0.2, 0.2], [0.1, 0.3])["tau"] == Undefined("undefined: a leaderboard has all scores tied")
 
 
 @pytest.fixture
@@ -201,3 +205,24 @@ def test_checked_view_is_unknown_without_a_recorded_build(checked_db):
     (row,) = pair["systems"]
     assert row["checked_published"] is None and row["checked_n_published"] is None
     assert row["full_n_published"] == 4 and row["full_n_validated"] == 3
+
+
+def test_paired_test_entry_is_json_with_the_reason_beside_null():
+    from evaluation.compare import paired_test_entry
+
+    tied = paired_test_entry([0.5, 0.6], [0.5, 0.6])
+    assert tied == {"n_queries": 2, "mean_diff": 0.0, "t": None, "t_p": None, "permutation_p": None,
+                    "undefined": "every per-query difference is equal (zero variance)"}
+    # d = 0.8, 0.6, 0.4, 0.2: t = mean / (sd / sqrt 4) = 0.5 / (sqrt(0.2 / 3) / 2) = sqrt(15); exact: 2 of 16 signs
+    e = paired_test_entry([0.9, 0.8, 0.7, 0.6], [0.1, 0.2, 0.3, 0.4])
+    assert e["t"] == pytest.approx(15 ** 0.5) and e["permutation_p"] == 0.125 and e["undefined"] is None
+
+
+def test_judgment_flips_count_relevance_changes_on_the_given_queries_only():
+    from evaluation.compare import judgment_flips
+
+    pub = {"q1": {"a": 1, "b": 0, "c": 2}, "q2": {"a": 1}}
+    val = {"q1": {"a": 0, "b": 0, "d": 1}, "q2": {"a": 0}}
+    # q1: a 1 -> 0, c 2 -> missing, d missing -> 1 (b stays not relevant); q2 is not asked for
+    assert judgment_flips(pub, val, ["q1"]) == 3
+    assert judgment_flips(pub, val, ["q1", "q2"]) == 4

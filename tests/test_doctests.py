@@ -21,7 +21,8 @@ LIBRARY = ("annotation", "evaluation", "exports", "formats", "storage")
 MODULES = ["formats.text", "formats.readers", "formats.readers.auto", "formats.writers", "evaluation.measures",
            "evaluation.measure_registry", "evaluation.significance", "evaluation.compare", "annotation.word_diff",
            "annotation.narrative_versions", "annotation.rejudging", "annotation.agreement_stats",
-           "annotation.agreement_kernels", "annotation.qrels_builds", "storage.backup", "evaluation.jobs"]
+           "annotation.agreement_kernels", "annotation.qrels_builds", "storage.backup", "evaluation.jobs",
+           "evaluation.undefined"]
 # Where an example may be skipped: it needs a retrieval model (downloaded) to run.
 MAY_SKIP = ("evaluation.runner", "evaluation.retrievers.", "evaluation.embedding_cache")
 

@@ -9,7 +9,8 @@ import pytrec_eval
 
 from evaluation import measure_registry as registry
 from evaluation.measure_registry import IFMeasure, UnknownMeasure, parse
-from evaluation.measures import Measure, evaluate, parse_measure, parse_measures, top_k
+from evaluation.measures import Measure, evaluate, parse_measure, parse_measures
+from evaluation.retrievers.topk import top_k_ranking as top_k
 
 
 def test_names_parse_to_canonical_values():
@@ -128,6 +129,22 @@ def test_top_k_matches_a_full_sort():
         assert list(top_k(docs, k).items()) == expected
 
 
+def test_one_trec_order_for_dicts_arrays_and_written_runs():
+    """The dict cut (measures, INSTFOL study), the retrievers' array cut and the TREC run writer
+    rank alike: score descending, ties by doc id descending."""
+    import numpy as np
+
+    from evaluation.retrievers.topk import top_k as top_k_array
+    from formats.trec_io import trec_order
+
+    docs = {"d1": 0.5, "d3": 0.9, "d2": 0.5, "d10": 0.5, "d4": 0.1}
+    expected = [("d3", 0.9), ("d2", 0.5), ("d10", 0.5), ("d1", 0.5), ("d4", 0.1)]  # "d2" > "d10" > "d1" as strings
+    assert trec_order(docs) == expected
+    for k in (1, 3, 5):
+        assert list(top_k(docs, k).items()) == expected[:k]
+        assert list(top_k_array(np.array(list(docs.values())), list(docs), k).items()) == expected[:k]
+
+
 # --- the registry: the whole trec_eval vocabulary, instruction-following measures, one default list
 
 
@@ -180,18 +197,18 @@ def test_unknown_names_are_refused_with_the_known_ones():
 
 
 def test_one_default_list_for_cli_runner_and_page():
-    from cli import eval_cmd
-    from evaluation import runner
+    from cli.main import build_parser
 
-    assert registry.DEFAULT_MEASURES == ("nDCG@10", "AP@100", "RR@10", "R@100", "P@5",
+    assert registry.GENERIC_MEASURES == ("nDCG@10", "AP@100", "RR@10", "R@100", "P@5",
                                          "Robustness@10", "p-MRR", "WISE", "SICR")
-    assert registry.DEFAULT_STANDARD == registry.DEFAULT_MEASURES[:5]
-    assert tuple(runner.DEFAULT_MEASURES) == registry.DEFAULT_STANDARD
-    assert eval_cmd.DEFAULT_MEASURES.split(",") == list(registry.DEFAULT_STANDARD)
+    assert registry.DEFAULT_STANDARD == registry.GENERIC_MEASURES[:5]
+    # `ifjudge eval metrics` scores the standard part of the generic list by default
+    args = build_parser().parse_args(["eval", "metrics", "--qrels", "q", "--run", "r"])
+    assert [str(m) for m in args.measures] == list(registry.DEFAULT_STANDARD)
     page = (Path(__file__).resolve().parents[1] / "pages" / "evaluate.py").read_text()
-    assert 'st.selectbox("Measure", list(DEFAULT_MEASURES)' in page
+    assert 'st.selectbox("Measure", list(GENERIC_MEASURES)' in page
     # every default is written canonically
-    assert [str(parse(n)) for n in registry.DEFAULT_MEASURES] == list(registry.DEFAULT_MEASURES)
+    assert [str(parse(n)) for n in registry.GENERIC_MEASURES] == list(registry.GENERIC_MEASURES)
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from annotation import auth
-from annotation.instfol_study import create_instfol_study, instfol_from_study, top_k
+from annotation.instfol_study import create_instfol_study, instfol_from_study, run_rankings
 from evaluation.instfol import judge_agreement
 from formats.bundle import Bundle, Document, Instance, Qrel, Query
 from storage import projects, studies
@@ -54,7 +54,12 @@ def _label(db, study_id, labels=LABELS):
 
 
 def test_top_k_breaks_ties_by_doc_id_descending():
-    assert top_k({"d5": 1.0, "d6": 1.0, "d1": 0.5}, 2) == ["d6", "d5"]
+    instances = [{"instance_id": "q_0", "query_id": "q", "instruction": ""},
+                 {"instance_id": "q_1", "query_id": "q", "instruction": "only recent ones"}]
+    bare = {"q_0": {"d5": 1.0, "d6": 1.0, "d1": 0.5}}
+    instructed = {"q_1": {"d1": 2.0, "d2": 0.5, "d3": 0.5}}
+    rankings, notes = run_rankings(instances, bare, instructed, 2)
+    assert rankings == {"q_1": {"query": ["d6", "d5"], "instructed": ["d1", "d3"]}} and notes == []
 
 
 def test_study_items_are_the_top_k_of_both_runs(files, run_cli, db_path):

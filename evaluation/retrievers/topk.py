@@ -1,7 +1,10 @@
-"""Top-k selection over a score vector, shared by the retrievers."""
+"""Top-k selection in trec_eval's order (score descending, then doc id descending): the one
+:func:`top_k` over a score vector, shared by the retrievers, and :func:`top_k_ranking` over one
+query's ``{doc_id: score}`` (the measures' run depth, the INSTFOL study's top k)."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+import heapq
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -32,6 +35,28 @@ def top_k(scores: np.ndarray, doc_ids: Sequence[str], k: int, *, drop_zero: bool
     best = scores[idx].astype(np.float64)  # only the selected few are converted
     order = sorted(range(idx.shape[0]), key=lambda j: (best[j], doc_ids[idx[j]]), reverse=True)[:k]
     return {doc_ids[idx[j]]: float(best[j]) for j in order}
+
+
+def top_k_ranking(docs: Mapping[str, float], k: int) -> dict[str, float]:
+    """The first ``k`` documents of one query's ``{doc_id: score}``, best first, in the order of
+    :func:`top_k` (score descending, ties by doc id descending, as trec_eval).
+
+    Examples
+    --------
+    >>> top_k_ranking({"a": 1.0, "b": 1.0, "c": 0.5}, 1)
+    {'b': 1.0}
+    >>> list(top_k_ranking({"a": 1.0, "b": 2.0, "c": 1.0}, 2))
+    ['b', 'c']
+    """
+    if k <= 0:
+        return {}
+    if len(docs) <= k:
+        candidates = [(score, docid) for docid, score in docs.items()]
+    else:  # a dict is cut fastest in Python: the k-th score by a heap, then only those at or above it sorted
+        threshold = heapq.nlargest(k, docs.values())[-1]
+        candidates = [(score, docid) for docid, score in docs.items() if score >= threshold]
+    candidates.sort(reverse=True)
+    return {docid: score for score, docid in candidates[:k]}
 
 
 def top_k_indices(scores: np.ndarray, k: int) -> np.ndarray:
