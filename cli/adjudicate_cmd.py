@@ -11,11 +11,12 @@ from annotation import adjudication
 from storage.db import connect
 from storage.errors import IFJudgeError
 from annotation.glossary import UNDEFINED, label, votes
+from cli.options import add_db
 
 
 def register(sub) -> None:
     p = sub.add_parser("adjudicate", help="list items to settle (--list) or record a lead's final value for one item")
-    p.add_argument("--db", required=True)
+    add_db(p)
     p.add_argument("--study", required=True, type=int)
     p.add_argument("--list", action="store_true", help="print the queue (tab-separated) instead of recording")
     p.add_argument("--show", choices=adjudication.SHOW, default="unresolved",

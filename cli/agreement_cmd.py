@@ -10,7 +10,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 
 import pandas as pd
 
@@ -18,6 +17,8 @@ from annotation.agreement import agreement_report
 from annotation.agreement_data import DuplicateLabel, MissingValue, UnknownLabel
 from storage.errors import IFJudgeError, ImportFailure
 from formats.text import decode_utf8
+from cli.options import add_db, add_json
+from cli.output import fmt_value, format_table
 
 LABEL_COLUMNS = ("item", "annotator", "label")
 GOLD_COLUMNS = ("item", "label")
@@ -27,7 +28,7 @@ def register(sub) -> None:
     p = sub.add_parser("agreement", help="agreement statistics of one question (InstructIR Table 7 style)")
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--labels", metavar="FILE.csv", help="CSV with header item,annotator,label")
-    source.add_argument("--db", metavar="DB", help="the current labels of a study (with --study and --question)")
+    add_db(source, required=False, metavar="DB", help="the current labels of a study (with --study and --question)")
     p.add_argument("--study", type=int, help="with --db: the study id")
     p.add_argument("--question", help="with --db: validity, naturalness, best_passage, passage_match, instfol_match or relevance")
     p.add_argument("--categories",
@@ -41,7 +42,7 @@ def register(sub) -> None:
                         "(default: two labels decide); with --db it comes from the study")
     p.add_argument("--bootstrap", type=int, default=0, metavar="N", help="bootstrap replicates for 95%% intervals")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    add_json(p)
     p.set_defaults(func=run)
 
 
@@ -170,14 +171,6 @@ def run_db(args) -> int:
     return 0
 
 
-def _fmt(v) -> str:
-    if v is None:
-        return "undefined"
-    if isinstance(v, float):
-        return f"{v:.4f}" if math.isfinite(v) else str(v)
-    return str(v)
-
-
 def format_report(report: dict) -> str:
     """A readable table: statistic, value, Landis & Koch band, 95% interval."""
     intervals = report.get("intervals", {})
@@ -186,8 +179,8 @@ def format_report(report: dict) -> str:
     rows = [("statistic", "value", "band", "95% interval")]
 
     def add(name, value, band=None, iv=None):
-        ci = f"[{_fmt(iv['low'])}, {_fmt(iv['high'])}]" if iv and iv.get("low") is not None else ""
-        rows.append((name, _fmt(value), band or "", ci))
+        ci = f"[{fmt_value(iv['low'])}, {fmt_value(iv['high'])}]" if iv and iv.get("low") is not None else ""
+        rows.append((name, fmt_value(value), band or "", ci))
 
     for key, value in report.items():
         if key in ("categories", "ordinal", "bands", "intervals", "undefined_reasons", "notes") or isinstance(value, dict):
@@ -200,9 +193,7 @@ def format_report(report: dict) -> str:
     for key in ("label_shares", "majority_shares"):
         for cat, value in report.get(key, {}).items():
             add(f"{key} {cat}", value)
-    width = [max(len(r[i]) for r in rows) for i in range(4)]
-    out = [f"categories: {', '.join(report['categories'])}"]
-    out += ["  ".join(cell.ljust(width[i]) for i, cell in enumerate(r)).rstrip() for r in rows]
+    out = [f"categories: {', '.join(report['categories'])}", *format_table(rows)]
     for key, why in reasons.items():
         for sub, text in (why.items() if isinstance(why, dict) else [(None, why)]):
             out.append(f"undefined {key}{' ' + sub if sub else ''}: {text}")

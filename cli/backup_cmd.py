@@ -7,6 +7,7 @@ import json
 from storage import backup as backups
 from storage.errors import IFJudgeError
 from storage.postgres import is_url, redact
+from cli.options import add_db, add_json
 
 
 def register(sub) -> None:
@@ -18,13 +19,13 @@ def register(sub) -> None:
         "the dump's snapshot); --check restores it into a scratch database on the server given by --db "
         "(created and dropped) and compares the checksums.",
     )
-    p.add_argument("--db", help="the database in use (file path or postgresql:// URL); with --check: the "
+    add_db(p, required=False, help="the database in use (file path or postgresql:// URL); with --check: the "
                    "PostgreSQL server to restore a pg_dump backup into")
     p.add_argument("--out", metavar="FILE", help="the backup file to create")
     p.add_argument("--force", action="store_true", help="replace an existing --out file")
     p.add_argument("--check", metavar="FILE",
                    help="restore check of a backup: integrity_check, schema version, row counts")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_json(p)
     p.set_defaults(func=run)
 
 

@@ -5,12 +5,13 @@ import json
 
 from annotation.demo import load_demo
 from storage.db import connect
+from cli.options import add_db, add_json
 
 
 def register(sub) -> None:
     p = sub.add_parser("demo", help="load the bundled demo project, its users and a ready study")
-    p.add_argument("--db", required=True, help="SQLite file (created if missing) or postgresql:// URL")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_db(p, help="SQLite file (created if missing) or postgresql:// URL")
+    add_json(p)
     p.set_defaults(func=run)
 
 

@@ -18,6 +18,8 @@ from evaluation.measures import DEFAULT_STANDARD, evaluate, parse_measures
 from evaluation.pmrr import TIES, p_mrr
 from evaluation.robustness import read_groups, robustness
 from storage.errors import IFJudgeError, ImportFailure
+from cli.options import add_db, add_json
+from cli.output import fmt_value
 
 
 def _measures_arg(text: str):
@@ -66,7 +68,7 @@ def register(subparsers) -> None:
                    help="queries with relevant documents absent from the run: left out of the mean "
                         "(omit, default) or counted as 0 (zero)")
     p.add_argument("--per-query", action="store_true", help="include per-query values")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    add_json(p)
     p.set_defaults(func=run, handler=_metrics)
 
     p = eval_sub.add_parser("robustness", help="Robustness@k (InstructIR) and mean nDCG@k")
@@ -74,7 +76,7 @@ def register(subparsers) -> None:
     p.add_argument("--run", required=True)
     p.add_argument("--k", type=_positive_int, default=10, help="nDCG cut-off (default 10)")
     p.add_argument("--groups", help="two-column TSV/CSV 'qid group' (default: qid prefix before '_')")
-    p.add_argument("--json", action="store_true")
+    add_json(p)
     p.set_defaults(func=run, handler=_robustness)
 
     p = eval_sub.add_parser("pmrr", help="p-MRR (FollowIR) between an original and a changed run")
@@ -84,7 +86,7 @@ def register(subparsers) -> None:
     p.add_argument("--run-changed", required=True)
     p.add_argument("--ties", choices=TIES, default="docid",
                    help="equal scores: doc id descending (default) or the run's order (FollowIR code)")
-    p.add_argument("--json", action="store_true")
+    add_json(p)
     p.set_defaults(func=run, handler=_pmrr)
 
     p = eval_sub.add_parser("infosearch", help="WISE, SICR and p-MRR (InfoSearch)")
@@ -95,7 +97,7 @@ def register(subparsers) -> None:
     p.add_argument("--run-rev", required=True)
     p.add_argument("--ties", choices=TIES, default="docid")
     p.add_argument("--K", dest="K", type=_positive_int, default=20, help="WISE's K (default 20)")
-    p.add_argument("--json", action="store_true")
+    add_json(p)
     p.set_defaults(func=run, handler=_infosearch)
 
     p = eval_sub.add_parser("instfol", help="INSTFOL (IFIR) from judge scores, or from a study's human labels")
@@ -103,7 +105,7 @@ def register(subparsers) -> None:
     source.add_argument("--scores", help="CSV with header query,mode,rank,score")
     source.add_argument("--study", type=int, metavar="ID",
                         help="an instfol_match study (with --db): the mean of its annotators' labels per passage is the judge")
-    p.add_argument("--db", help="with --study: the database")
+    add_db(p, required=False, help="with --study: the database")
     p.add_argument("--llm-scores", metavar="FILE.csv",
                    help="with --study: an LLM judge's scores (query,mode,rank,score; query = instance id); "
                         "reports both judges' INSTFOL on the same passages and their agreement")
@@ -111,7 +113,7 @@ def register(subparsers) -> None:
                    help="top of the judge's scale (default 3: IFIR's 0-3 LLM judge)")
     p.add_argument("--k", type=_positive_int, default=None,
                    help="use only ranks <= k (default: every row)")
-    p.add_argument("--json", action="store_true")
+    add_json(p)
     p.set_defaults(func=run, handler=_instfol)
 
     importlib.import_module("cli.eval_run_cmd").register_eval(eval_sub)
@@ -130,10 +132,6 @@ def _print(result: dict, args, lines: list[str]) -> int:
     return 0
 
 
-def _fmt(value) -> str:
-    return "undefined" if value is None else f"{value:.4f}"
-
-
 def _list(items: list[str], limit: int = 10) -> str:
     shown = ", ".join(items[:limit])
     return shown + (f", ... ({len(items)} in all)" if len(items) > limit else "")
@@ -145,7 +143,7 @@ def _metrics(args) -> int:
     result = evaluate(qrels, run_, args.measures, missing=args.missing)
     if not args.per_query:
         result.pop("per_query")
-    lines = [f"{name:<10} {_fmt(value)}" for name, value in result["measures"].items()]
+    lines = [f"{name:<10} {fmt_value(value)}" for name, value in result["measures"].items()]
     lines.append(f"queries: {result['n_queries']} in the mean ({result['n_evaluated']} evaluated, "
                  f"missing queries {args.missing}: {len(result['missing_queries'])})")
     if result["missing_queries"]:
@@ -165,8 +163,8 @@ def _robustness(args) -> int:
         raise ImportFailure(args.groups, None, "qid", str(exc)) from None
     k = args.k
     lines = [
-        f"Robustness@{k}  {_fmt(result[f'Robustness@{k}'])}  ({result['n_groups']} groups)",
-        f"nDCG@{k}        {_fmt(result[f'nDCG@{k}'])}  ({result['n_instances']} instances)",
+        f"Robustness@{k}  {fmt_value(result[f'Robustness@{k}'])}  ({result['n_groups']} groups)",
+        f"nDCG@{k}        {fmt_value(result[f'nDCG@{k}'])}  ({result['n_instances']} instances)",
     ]
     if result["missing_instances"]:
         lines.append(f"instances absent from the run (groups use the present ones): "
@@ -182,7 +180,7 @@ def _pmrr(args) -> int:
         trec_io.read_run(args.run_og), trec_io.read_run(args.run_changed),
         ties=args.ties,
     )
-    lines = [f"p-MRR  {_fmt(result['p-MRR'])}  ({result['n_queries']} queries with changed "
+    lines = [f"p-MRR  {fmt_value(result['p-MRR'])}  ({result['n_queries']} queries with changed "
              f"documents, {result['n_documents']} documents, ties: {args.ties})"]
     if result["p-MRR"] is None:
         lines.append("undefined: no query has a changed document and appears in both runs")
@@ -199,11 +197,11 @@ def _infosearch(args) -> int:
     )
     ranks = result["mean_rank"]
     lines = [
-        f"WISE   {_fmt(result['WISE'])}  ({result['n_queries']} queries with positives, K={args.K})",
-        f"SICR   {_fmt(result['SICR'])}",
-        f"p-MRR  {_fmt(result['p-MRR'])}  ({result['n_queries_pmrr']} queries with negatives)",
-        f"mean rank of positives: ori {_fmt(ranks['ori'])}, ins {_fmt(ranks['ins'])}, "
-        f"rev {_fmt(ranks['rev'])} (ties: {args.ties})",
+        f"WISE   {fmt_value(result['WISE'])}  ({result['n_queries']} queries with positives, K={args.K})",
+        f"SICR   {fmt_value(result['SICR'])}",
+        f"p-MRR  {fmt_value(result['p-MRR'])}  ({result['n_queries_pmrr']} queries with negatives)",
+        f"mean rank of positives: ori {fmt_value(ranks['ori'])}, ins {fmt_value(ranks['ins'])}, "
+        f"rev {fmt_value(ranks['rev'])} (ties: {args.ties})",
     ]
     if result["missing_queries"]:
         lines.append(f"queries absent from a run (skipped): {_list(result['missing_queries'])}")
@@ -220,7 +218,7 @@ def _instfol(args) -> int:
         result = instfol(rows, max_score=args.max, k=args.k)
     except ValueError as exc:
         raise ImportFailure(args.scores, None, None, str(exc)) from None
-    lines = [f"INSTFOL  {_fmt(result['INSTFOL'])}  ({result['n_queries']} queries, max {args.max:g}"
+    lines = [f"INSTFOL  {fmt_value(result['INSTFOL'])}  ({result['n_queries']} queries, max {args.max:g}"
              + (f", top {args.k}" if args.k else "") + ")"]
     return _print(result, args, lines)
 
@@ -235,7 +233,7 @@ def _instfol_study(args) -> int:
     llm = read_judge_scores(args.llm_scores) if args.llm_scores else None
     result = instfol_from_study(connect(args.db), args.study, llm_scores=llm, k=args.k)
     c = result["counts"]
-    lines = [f"INSTFOL  {_fmt(result['INSTFOL'])}  ({result['n_queries']} queries, human judge: mean label per passage, "
+    lines = [f"INSTFOL  {fmt_value(result['INSTFOL'])}  ({result['n_queries']} queries, human judge: mean label per passage, "
              f"max 3" + (f", top {result['k']}" if result["k"] else "") + ")",
              f"passages scored {c['scored']} of {c['passages']} ({c['unlabelled']} unlabelled; {c['ties']} ties "
              f"scored by their mean)"]
@@ -245,10 +243,10 @@ def _instfol_study(args) -> int:
         a = result["llm"]["agreement"]
         m = result["llm"]
         lines.append(f"on the same {m['passages']} passages ({m['n_queries']} queries): LLM judge INSTFOL "
-                     f"{_fmt(m['INSTFOL'])}, human {_fmt(m['human_INSTFOL'])}"
+                     f"{fmt_value(m['INSTFOL'])}, human {fmt_value(m['human_INSTFOL'])}"
                      f" ({m['only_human']} passages only the humans scored, {m['only_llm']} only the LLM)")
-        lines.append(f"human vs LLM on {a['n']} passages: Cohen kappa linear {_fmt(a['cohen_kappa_linear'])}, "
-                     f"quadratic {_fmt(a['cohen_kappa_quadratic'])}, Krippendorff alpha ordinal "
-                     f"{_fmt(a['krippendorff_alpha_ordinal'])}, exact {_fmt(a['exact'])}")
+        lines.append(f"human vs LLM on {a['n']} passages: Cohen kappa linear {fmt_value(a['cohen_kappa_linear'])}, "
+                     f"quadratic {fmt_value(a['cohen_kappa_quadratic'])}, Krippendorff alpha ordinal "
+                     f"{fmt_value(a['krippendorff_alpha_ordinal'])}, exact {fmt_value(a['exact'])}")
         lines += [f"undefined {k}: {v}" for k, v in a["undefined_reasons"].items()]
     return _print(result, args, lines)

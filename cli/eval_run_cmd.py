@@ -9,6 +9,8 @@ import json
 import sys
 
 from storage.errors import IFJudgeError
+from cli.options import add_db, add_json, add_project
+from cli.output import fmt_value, infosearch_lines
 
 
 def register_eval(eval_sub) -> None:
@@ -20,8 +22,8 @@ def register_eval(eval_sub) -> None:
         help="retrieve with a model (or reuse its stored run) and evaluate it on one qrels version",
         description="Prints the eval run id and its metrics; progress goes to stderr.",
     )
-    p.add_argument("--db", required=True, help="IFJudge database: a file path or a postgresql:// URL")
-    p.add_argument("--project", required=True, help="project name")
+    add_db(p)
+    add_project(p)
     p.add_argument("--model", required=True,
                    help="bm25 | minilm (bundled all-MiniLM-L6-v2) | a local sentence-transformers directory | "
                         "a TREC run file | external:NAME (a run stored by an import) | a hub name (needs a hub)")
@@ -59,20 +61,20 @@ def register_eval(eval_sub) -> None:
                    help="judged topics absent from the run count as 0 (default) or are left out")
     p.add_argument("--cache-dir", default=None, help="embedding cache (default $IFJUDGE_CACHE_DIR or .cache/embeddings)")
     p.add_argument("--no-reuse", action="store_true", help="retrieve again even if the same run is stored")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    add_json(p)
     p.add_argument("--background", action="store_true",
                    help="queue the evaluation as a job for a worker (`ifjudge worker`, or the one `ifjudge serve` "
                         "starts) and print its id; the same evaluation already queued or running is not queued twice")
     p.set_defaults(func=run_cmd)
 
     c = eval_sub.add_parser("compare", help="compare stored eval runs across qrels versions")
-    c.add_argument("--db", required=True, help="IFJudge database: a file path or a postgresql:// URL")
-    c.add_argument("--project", required=True, help="project name")
+    add_db(c)
+    add_project(c)
     c.add_argument("--measure", default="nDCG@10", help="measure ranked and tested (default nDCG@10)")
     c.add_argument("--permutations", type=int, default=10_000, help="permutation test samples (default 10000)")
     c.add_argument("--seed", type=int, default=0)
     c.add_argument("--top", type=int, default=10, help="biggest per-query changes per system and version")
-    c.add_argument("--json", action="store_true", help="print JSON")
+    add_json(c)
     c.set_defaults(func=compare_cmd)
 
 
@@ -154,8 +156,7 @@ def run_cmd(args) -> int:
               f"changed documents (ties: {summary['p_mrr']['ties']})")
     for v, b in (summary.get("infosearch") or {}).items():
         print(f"  InfoSearch on original vs {v} (WISE / SICR / p-MRR, queries):")
-        for dim, row in [*b["by_dimension"].items(), ("overall", b["overall"])]:
-            print(f"    {dim:<16} {_fmt(row['WISE'])} / {_fmt(row['SICR'])} / {_fmt(row['p-MRR'])}  ({row['n_queries']})")
+        print("\n".join(infosearch_lines(b, indent="    ", undefined="—")))
     return 0
 
 
@@ -217,7 +218,7 @@ def _model(args):
 
 
 def _fmt(x) -> str:
-    return "—" if x is None else f"{x:.4f}"
+    return fmt_value(x, undefined="—")
 
 
 def compare_cmd(args) -> int:
@@ -257,8 +258,7 @@ def compare_cmd(args) -> int:
     for row in out["infosearch"]:
         for v, b in row["by_qrels"].items():
             print(f"InfoSearch {row['system']} on original vs {v} (WISE / SICR / p-MRR, queries):")
-            for dim, r in [*b["by_dimension"].items(), ("overall", b["overall"])]:
-                print(f"  {dim:<16} {_fmt(r['WISE'])} / {_fmt(r['SICR'])} / {_fmt(r['p-MRR'])}  ({r['n_queries']})")
+            print("\n".join(infosearch_lines(b, indent="  ", undefined="—")))
     for p in out["p_mrr_published_vs_validated"]:
         print(f"p-MRR {p['system']}: published {_fmt(p['published'])} ({p['n_published']} queries), validated "
               f"{_fmt(p['validated'])} ({p['n_validated']}); on the {p['n_common_queries']} common queries "

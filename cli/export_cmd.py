@@ -13,6 +13,7 @@ from annotation.outcomes import ValidationRules
 from annotation.qrels_builds import UNRESOLVED_POLICIES, UnresolvedJudgments, build_versions, describe_studies, store_build
 from exports.validated import FORMATS, export_project, left_out_lines
 from storage.db import connect
+from cli.options import add_db, add_json, add_project
 
 
 def _rules(args) -> ValidationRules:
@@ -45,22 +46,22 @@ def _rule_args(p) -> None:
 
 def register(sub) -> None:
     p = sub.add_parser("export", help="export validated qrels, layouts, JSONL with provenance, the report")
-    p.add_argument("--db", required=True)
-    p.add_argument("--project", required=True)
+    add_db(p)
+    add_project(p)
     p.add_argument("--format", required=True, choices=FORMATS)
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--study", type=int, action="append", default=[],
                    help="study id the validated qrels are built from (repeat for several; "
                         "without it only the published qrels are exported)")
     _rule_args(p)
-    p.add_argument("--json", action="store_true", help="print the manifest")
+    add_json(p)
     p.set_defaults(func=run_export)
     v = sub.add_parser("validate", help="store the validated qrels versions built from the named studies")
-    v.add_argument("--db", required=True)
-    v.add_argument("--project", default=None, help="project name (default: the project of the first study)")
+    add_db(v)
+    add_project(v, required=False, help="project name (default: the project of the first study)")
     v.add_argument("--study", type=int, action="append", required=True, help="study id (repeat for several)")
     _rule_args(v)
-    v.add_argument("--json", action="store_true")
+    add_json(v)
     v.set_defaults(func=run_validate)
 
 

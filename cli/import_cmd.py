@@ -9,12 +9,13 @@ from annotation.imports import import_files
 from formats import readers as importers
 from storage import projects
 from storage.db import connect
+from cli.options import add_db, add_json, add_project
 
 
 def register(sub) -> None:
     p = sub.add_parser("import", help="import benchmark files into a project (all-or-nothing)")
-    p.add_argument("--db", required=True)
-    p.add_argument("--project", required=True)
+    add_db(p)
+    add_project(p)
     p.add_argument("--format", default="auto", choices=importers.CHOICES,
                    help="the benchmark layout (default: auto, recognised from the files)")
     p.add_argument("--kind", choices=projects.PROJECT_KINDS, help="project kind (default: from the format)")
@@ -22,7 +23,7 @@ def register(sub) -> None:
                    help="the subset every query belongs to (InfoSearch dimension, IFIR domain); "
                         "default: read from the folder names where the release has them")
     p.add_argument("paths", nargs="+", type=Path, help="files or directories")
-    p.add_argument("--json", action="store_true", help="print the counts stored as JSON")
+    add_json(p)
     p.set_defaults(func=run)
 
 

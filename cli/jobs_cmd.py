@@ -7,22 +7,23 @@ import json
 import time
 
 from storage.errors import IFJudgeError
+from cli.options import add_db, add_json, add_project
 
 
 def register(sub) -> None:
     p = sub.add_parser("jobs", help="list evaluation jobs (or cancel one)",
                        description="Lists jobs newest first: state, progress, ETA, reason of a failure, eval runs.")
-    p.add_argument("--db", help="IFJudge database: a file path or a postgresql:// URL")
-    p.add_argument("--project", help="only this project's jobs")
+    add_db(p, required=False)
+    add_project(p, required=False, help="only this project's jobs")
     p.add_argument("--state", action="append", choices=["queued", "running", "finished", "failed", "cancelled"],
                    help="only jobs in this state (repeatable)")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    add_json(p)
     p.set_defaults(func=list_cmd)
     jobs_sub = p.add_subparsers(dest="jobs_command", metavar="JOBS_COMMAND")
     c = jobs_sub.add_parser("cancel", help="cancel a queued or running job")
     c.add_argument("job_id", type=int, metavar="ID")
-    c.add_argument("--db", default=argparse.SUPPRESS, help="IFJudge database: a file path or a postgresql:// URL")
-    c.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
+    add_db(c, required=False, default=argparse.SUPPRESS)
+    add_json(c, default=argparse.SUPPRESS)
     c.set_defaults(func=cancel_cmd)
 
 

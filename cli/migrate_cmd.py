@@ -8,6 +8,7 @@ from pathlib import Path
 from storage.db import connect, is_url, location
 from storage.errors import IFJudgeError
 from storage.transfer import copy_database
+from cli.options import add_json
 
 
 def register(sub) -> None:
@@ -20,7 +21,7 @@ def register(sub) -> None:
     )
     p.add_argument("--from", dest="source", required=True, metavar="SOURCE", help="file path or postgresql:// URL")
     p.add_argument("--to", dest="target", required=True, metavar="TARGET", help="file path or postgresql:// URL (empty)")
-    p.add_argument("--json", action="store_true", help="print the per-table report as JSON")
+    add_json(p)
     p.set_defaults(func=run)
 
 

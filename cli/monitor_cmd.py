@@ -8,21 +8,23 @@ import json
 from annotation.monitor import study_monitor
 from storage.db import connect
 from storage.errors import IFJudgeError
+from cli.options import add_db, add_json
+from cli.output import fmt_value
 
 
 def register(sub) -> None:
     p = sub.add_parser("monitor", help="a study's progress and agreement, as the monitor page shows them")
-    p.add_argument("--db", required=True)
+    add_db(p)
     p.add_argument("--study", required=True, type=int)
     p.add_argument("--bootstrap", type=int, default=200, metavar="N",
                    help="bootstrap replicates for the intervals (default 200, as the page; 0: no interval)")
     p.add_argument("--seed", type=int, help="bootstrap seed (default: the study's seed)")
-    p.add_argument("--json", action="store_true", help="print everything as one JSON object")
+    add_json(p)
     p.set_defaults(func=run)
 
 
 def _fmt(v) -> str:
-    return "-" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
+    return fmt_value(v, digits=3, undefined="-")
 
 
 def run(args) -> int:

@@ -14,6 +14,8 @@ from storage import narratives as store
 from storage import projects
 from storage.db import connect
 from storage.errors import IFJudgeError, NotFound
+from cli.options import add_db, add_json, add_project
+from cli.output import fmt_value
 
 
 def _csv_list(text: str) -> list[str]:
@@ -29,16 +31,16 @@ def register(sub) -> None:
     ns = p.add_subparsers(dest="narrative_command", required=True, metavar="ACTION")
 
     s = ns.add_parser("show", help="list the queries with narratives, or one query's versions and diffs")
-    s.add_argument("--db", required=True)
-    s.add_argument("--project", required=True)
+    add_db(s)
+    add_project(s)
     s.add_argument("--query", help="show this query's versions (default: list the queries)")
     s.add_argument("--version", type=int, help="print this version's text and its word diff against the original")
-    s.add_argument("--json", action="store_true")
+    add_json(s)
     s.set_defaults(func=run_show)
 
     e = ns.add_parser("edit", help="save a modified narrative as a new version and create its re-judging items")
-    e.add_argument("--db", required=True)
-    e.add_argument("--project", required=True)
+    add_db(e)
+    add_project(e)
     e.add_argument("--query", required=True)
     e.add_argument("--author", required=True, help="user name of the expert or lead making the edit")
     text = e.add_mutually_exclusive_group(required=True)
@@ -53,7 +55,7 @@ def register(sub) -> None:
     e.add_argument("--relevance", choices=("binary", "graded"),
                    help="relevance scale of the re-judging study (set on its first save; default binary)")
     e.add_argument("--seed", type=int, help="seed of the assignment and the control sample (default: the study's, 0)")
-    e.add_argument("--json", action="store_true")
+    add_json(e)
     e.set_defaults(func=run_edit)
 
     pp = ns.add_parser(
@@ -61,8 +63,8 @@ def register(sub) -> None:
         description="Start the re-judging of the published instruction_changed as imported: the documents relevant "
                     "under the original qrels (plus optional controls) are judged under it. Its outcome is qrels "
                     "'changed-validated', compared with the published 'changed' qrels judgment by judgment.")
-    pp.add_argument("--db", required=True)
-    pp.add_argument("--project", required=True)
+    add_db(pp)
+    add_project(pp)
     pp.add_argument("--author", required=True, help="user name of the lead starting it")
     pp.add_argument("--annotators", type=_csv_list, required=True, help="comma-separated annotators who re-judge")
     pp.add_argument("--overlap", type=int, help="annotators per document (default: the study's, first time 3)")
@@ -74,13 +76,13 @@ def register(sub) -> None:
     pp.add_argument("--query", action="append", default=[],
                     help="re-judge this query (repeat; default: every query with a published changed narrative "
                          "and no round yet)")
-    pp.add_argument("--json", action="store_true")
+    add_json(pp)
     pp.set_defaults(func=run_rejudge_published)
 
     r = ns.add_parser("rejudge-summary",
                       help="changed relevance per document, flips per query, agreement, unresolved documents")
-    r.add_argument("--db", required=True)
-    r.add_argument("--project", required=True)
+    add_db(r)
+    add_project(r)
     r.add_argument("--query", help="only this query")
     r.add_argument("--documents", action="store_true", help="also list every re-judged document")
     r.add_argument("--kind", choices=rejudging.KINDS,
@@ -91,7 +93,7 @@ def register(sub) -> None:
                         "'changed-validated' (validates the published 'changed'), kind edit as 'edited-validated' "
                         "(a new instruction version); the published qrels are never overwritten")
     _unresolved_args(r)
-    r.add_argument("--json", action="store_true")
+    add_json(r)
     r.set_defaults(func=run_summary)
 
     x = sub.add_parser(
@@ -101,13 +103,13 @@ def register(sub) -> None:
                     "qrels_changed of a re-judged query is the human outcome (qrels 'changed-validated', as "
                     "`narrative rejudge-summary --store` stores it); other queries use the published 'changed' qrels.",
     )
-    x.add_argument("--db", required=True)
-    x.add_argument("--project", required=True)
+    add_db(x)
+    add_project(x)
     x.add_argument("--out", required=True, type=Path, help="output directory")
     x.add_argument("--all-documents", action="store_true",
                    help="write the whole corpus (default: the documents the qrels and top_ranked name)")
     _unresolved_args(x)
-    x.add_argument("--json", action="store_true")
+    add_json(x)
     x.set_defaults(func=run_export)
 
 
@@ -121,7 +123,7 @@ def _unresolved_args(p) -> None:
 
 
 def _fmt(v) -> str:
-    return "undefined" if v is None else f"{v:.3f}"
+    return fmt_value(v, digits=3)
 
 
 def run_show(args) -> int:

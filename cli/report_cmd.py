@@ -10,12 +10,13 @@ from annotation.estimates import read_judge_labels
 from exports.benchmark_report import benchmark_report, to_markdown
 from storage.db import connect
 from storage.errors import IFJudgeError
+from cli.options import add_db, add_json
 
 
 def register(sub) -> None:
     p = sub.add_parser("report", help="benchmark-wide estimates with design-aware intervals, and whether the "
                                       "leaderboard changes on the validated qrels")
-    p.add_argument("--db", required=True)
+    add_db(p)
     p.add_argument("--study", required=True, type=int, action="append", metavar="ID",
                    help="a study whose sample the estimates come from (repeatable)")
     p.add_argument("--judge", metavar="FILE.csv",
@@ -25,7 +26,7 @@ def register(sub) -> None:
                    help="bootstrap replicates over queries for the leaderboard (default 2000)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     fmt = p.add_mutually_exclusive_group(required=True)
-    fmt.add_argument("--json", action="store_true", help="one JSON object")
+    add_json(fmt)
     fmt.add_argument("--md", action="store_true", help="Markdown tables to paste into a paper")
     p.set_defaults(func=run)
 

@@ -11,6 +11,7 @@ from annotation.workspace import labels_csv
 from storage import eval_runs, projects, studies
 from storage.db import connect
 from storage.errors import IFJudgeError
+from cli.options import add_db, add_json, add_project
 
 
 def _csv_list(text: str) -> list[str]:
@@ -21,8 +22,8 @@ def register(sub) -> None:
     p = sub.add_parser("study", help="set up and list studies")
     ss = p.add_subparsers(dest="study_command", required=True, metavar="ACTION")
     c = ss.add_parser("create", help="sample instances, create items and assign them")
-    c.add_argument("--db", required=True)
-    c.add_argument("--project", required=True)
+    add_db(c)
+    add_project(c)
     c.add_argument("--questions", required=True, type=_csv_list,
                    help="validity,naturalness,best_passage,passage_match; or instfol_match alone (with the two runs); "
                         "or condition alone (InfoSearch: one Yes/No item per query, mode changed/reversed and "
@@ -51,15 +52,15 @@ def register(sub) -> None:
     runs.add_argument("--bare-run-id", type=int, metavar="ID", help="a stored eval run instead of --bare-run")
     runs.add_argument("--instructed-run-id", type=int, metavar="ID", help="a stored eval run instead of --instructed-run")
     runs.add_argument("--top-k", type=int, default=10, metavar="K", help="passages judged per run and query (default 10)")
-    c.add_argument("--json", action="store_true")
+    add_json(c)
     c.set_defaults(func=run_create)
     ls = ss.add_parser("list", help="list studies")
-    ls.add_argument("--db", required=True)
-    ls.add_argument("--project")
-    ls.add_argument("--json", action="store_true")
+    add_db(ls)
+    add_project(ls, required=False, help="only this project's studies")
+    add_json(ls)
     ls.set_defaults(func=run_list)
     lb = sub.add_parser("labels", help="print the current labels of a study as CSV")
-    lb.add_argument("--db", required=True)
+    add_db(lb)
     lb.add_argument("--study", required=True, type=int)
     lb.set_defaults(func=run_labels)
 

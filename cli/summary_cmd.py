@@ -7,16 +7,17 @@ import math
 from annotation.scale_summary import scale_summary
 from storage.db import connect
 from storage.errors import IFJudgeError
+from cli.options import add_db, add_json
 
 
 def register(sub) -> None:
     p = sub.add_parser("summary", help="mean scores and bootstrap 95%% intervals of a study's scale questions "
                                        "(IFIR Table 2: per question, gold/excluded, level, domain)")
-    p.add_argument("--db", required=True)
+    add_db(p)
     p.add_argument("--study", required=True, type=int)
     p.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap replicates (default 1000)")
     p.add_argument("--seed", type=int, help="bootstrap seed (default: the study's seed)")
-    p.add_argument("--json", action="store_true")
+    add_json(p)
     p.set_defaults(func=run)
 
 

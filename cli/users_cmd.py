@@ -9,20 +9,21 @@ from annotation import auth
 from storage import users
 from storage.db import connect
 from storage.errors import IFJudgeError
+from cli.options import add_db, add_json
 
 
 def register(sub) -> None:
     p = sub.add_parser("users", help="manage users")
     us = p.add_subparsers(dest="users_command", required=True, metavar="ACTION")
     a = us.add_parser("add", help="add a user")
-    a.add_argument("--db", required=True)
+    add_db(a)
     a.add_argument("name")
     a.add_argument("--role", required=True, choices=users.ROLES)
     a.add_argument("--password-stdin", action="store_true", help="read the password from standard input")
     a.set_defaults(func=run_add)
     ls = us.add_parser("list", help="list users")
-    ls.add_argument("--db", required=True)
-    ls.add_argument("--json", action="store_true")
+    add_db(ls)
+    add_json(ls)
     ls.set_defaults(func=run_list)
 
 
