@@ -124,3 +124,60 @@ def demo(db_path):
 
     db = connect(db_path)
     return db, load_demo(db)
+
+
+# ---- shared builds (the builders themselves are in tests/builders.py) --------------------------
+@pytest.fixture
+def env_db(demo, monkeypatch, db_path):
+    """The demo database, named by IFJUDGE_DB so that the pages open it; returns (db, load result)."""
+    monkeypatch.setenv("IFJUDGE_DB", str(db_path))
+    return demo
+
+
+@pytest.fixture
+def labelled(demo):
+    """The demo study with every screen answered by the three annotators as builders.PLAN says;
+    returns (db, study id, screen order)."""
+    from tests.builders import label_by_plan
+
+    db, r = demo
+    sid = r["study_id"]
+    return db, sid, label_by_plan(db, sid)
+
+
+@pytest.fixture
+def instructir_db(tmp_path):
+    """An InstructIR-like project "demo" (builders.instructir_bundle) with qrels "validated" stored."""
+    from storage.db import connect
+    from storage.projects import import_bundle, replace_qrels
+    from tests.builders import VALIDATED, instructir_bundle
+
+    db = connect(tmp_path / "t.db")
+    import_bundle(db, "demo", instructir_bundle(), fmt="instructir")
+    replace_qrels(db, 1, "validated", VALIDATED)
+    return db
+
+
+@pytest.fixture
+def export_page(labelled, monkeypatch, db_path):
+    """The Export page over ``labelled``: returns (db, study id, screen order, run), where
+    ``run(studies=None, build=True, **widgets)`` runs the page as the lead, picks the studies, sets
+    the widgets by key and builds the export."""
+    from tests.builders import app, user_row
+
+    monkeypatch.setenv("IFJUDGE_DB", str(db_path))
+    db, sid, order = labelled
+
+    def run(studies=None, build=True, **widgets):
+        at = app("pages/export.py")
+        at.session_state["user"] = user_row(db, "lead")
+        at.run()
+        if studies is not None:
+            at.multiselect(key="exp_studies").set_value(studies).run()
+        for key, value in widgets.items():
+            (at.checkbox(key=key) if key.startswith("exp_allow") else at.selectbox(key=key)).set_value(value).run()
+        if build and any(b.key == "exp_build" for b in at.button):
+            at.button(key="exp_build").click().run()
+        return at
+
+    return db, sid, order, run

@@ -1,33 +1,15 @@
 """Adjudication: the queue holds unresolved items only (majority items behind a filter), the view
 shows every vote with its reason, and only values of the item's question are recorded."""
-import time
 
 import pytest
 
-from annotation import adjudication, workspace
+from annotation import adjudication
 from storage import studies
 from storage.db import write
 from storage.errors import InvalidAnswer, NotFound
+from tests.builders import label_all, user_row as user  # label_all: also tests/e2e/test_adjudicate_browser.py
 
 pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
-
-
-def user(db, name):
-    row = db.execute("SELECT id, name, role FROM users WHERE name = ?", [name]).fetchone()
-    return dict(zip(("id", "name", "role"), row))
-
-
-def label_all(db, sid, validity, naturalness):
-    """Every screen: validity and naturalness per annotator; best passage = the target."""
-    for name in ("ann1", "ann2", "ann3"):
-        u = user(db, name)
-        while (s := workspace.open_screen(db, sid, u)) is not None:
-            gold = studies.screen_items(db, sid, s.screen)[2]["payload"]["gold"]
-            workspace.submit_screen(db, s, u, {
-                "validity": {"value": validity[name], "reason": "" if validity[name] == "Yes" else f"{name}: too vague"},
-                "naturalness": {"value": naturalness[name], "reason": "" if naturalness[name] == "Yes" else "odd"},
-                "best_passage": {"value": gold},
-            }, started_at=time.time() - 1)
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from annotation import workspace
 from annotation.questions import GUIDELINES, PROJECT_GOAL_INSTRUCTIR
 from storage import studies
 from storage.errors import PermissionDenied
-from tests.test_pages import app, user_row
+from tests.builders import app, user_row
 
 FIG9A_INSTRUCTIONS = ("You will encounter three questions for each instance. Your task is to choose an option for "
                       "each question. If you choose 'NO' for Q1 or Q2, provide a clear and concise reason for your "
@@ -16,12 +16,6 @@ FIG9A_RELEVANT = ("- RELEVANT: The passage is mostly relevant, precisely address
                   "INSTRUCTION, QUERY, and preferences. It seamlessly integrates with the user's context, "
                   "demonstrating a profound understanding. The passage is exceptionally clear, concise, and "
                   "exhaustive in providing information, offering a flawless fit.")
-
-
-@pytest.fixture
-def env_db(demo, monkeypatch, db_path):
-    monkeypatch.setenv("IFJUDGE_DB", str(db_path))
-    return demo
 
 
 def test_guidelines_follow_figure_9a_and_the_acknowledgement_is_stored(env_db):

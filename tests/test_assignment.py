@@ -10,7 +10,7 @@ from annotation.studies import StudySettings, create_study
 from storage import studies
 from storage.db import connect
 from storage.errors import PermissionDenied
-from tests.test_studies import make_project
+from tests.builders import make_project
 
 pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
 

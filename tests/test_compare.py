@@ -12,7 +12,7 @@ from storage.db import connect
 from storage.errors import IFJudgeError
 from storage.eval_runs import load_eval_run
 from storage.projects import import_bundle, replace_qrels
-from tests.test_eval_runs import VALIDATED, instructir_bundle
+from tests.builders import VALIDATED, instructir_bundle
 
 
 def test_holm_matches_statsmodels_and_skips_undefined():

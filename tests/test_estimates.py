@@ -17,7 +17,7 @@ from annotation.estimates import (benchmark_estimates, design_estimate, design_p
 from annotation.studies import StudySettings, create_study
 from storage import projects, studies
 from storage.errors import ImportFailure
-from tests.test_pages import env_db, user_row  # noqa: F401  (fixture)
+from tests.builders import app, label_demo, user_row
 
 
 def test_two_stage_variance_matches_the_hand_computation():
@@ -190,10 +190,8 @@ def test_bad_judge_file_names_line_and_field(tmp_path, text, line, field):
 
 
 def test_monitor_page_shows_the_estimates_live(env_db):
-    from tests.test_pages import _label_demo, app
-
     db, r = env_db
-    _label_demo(db, r["study_id"])  # validity: 2 Yes, 1 No on each of the 8 items
+    label_demo(db, r["study_id"])  # validity: 2 Yes, 1 No on each of the 8 items
     at = app("pages/monitor.py")
     at.session_state["user"] = user_row(db, "lead")
     at.run()
@@ -207,7 +205,7 @@ def test_monitor_page_shows_the_estimates_live(env_db):
 def test_ifir_strata_and_passage_match_share(db_path):
     from annotation import auth
     from storage.db import connect
-    from tests.test_ifir_study import _label as label_ifir, ifir_bundle
+    from tests.builders import ifir_bundle, label_ifir
 
     db = connect(db_path)
     projects.import_bundle(db, "ifir", ifir_bundle(), fmt="ifir")
@@ -233,7 +231,11 @@ def test_ifir_strata_and_passage_match_share(db_path):
 
 
 def test_condition_shares_per_mode(demo):
-    from tests.test_infosearch_loop import ANSWERS, answer_all, parse, replace, DIMENSIONS, FIXTURE, import_bundle
+    from dataclasses import replace
+
+    from formats.readers import parse
+    from storage.projects import import_bundle
+    from tests.builders import CONDITION_ANSWERS as ANSWERS, DIMENSIONS, INFOSEARCH_FIXTURE as FIXTURE, answer_all
 
     db, _ = demo
     b = parse("infosearch", [FIXTURE])

@@ -291,7 +291,7 @@ def test_compare_project_parses_its_measure(tmp_path):
     from storage.db import connect
     from storage.projects import import_bundle
     from storage.projects import replace_qrels
-    from tests.test_eval_runs import VALIDATED, instructir_bundle
+    from tests.builders import VALIDATED, instructir_bundle
 
     db = connect(tmp_path / "t.db")
     import_bundle(db, "demo", instructir_bundle(), fmt="instructir")

@@ -11,45 +11,16 @@ from formats.bundle import Bundle, Document, Instance, Qrel, Query
 from storage.db import connect
 from storage.errors import IFJudgeError, NotFound
 from storage.eval_runs import list_eval_runs, load_eval_run
-from storage.projects import import_bundle, qrels, replace_qrels
+from storage.projects import import_bundle, qrels
+from tests.builders import DOCS
 
 pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
 
-DOCS = {
-    "d1": "Neapolitan pizza dough is made with flour, water, salt and yeast and baked in a wood-fired oven.",
-    "d2": "Gluten-free pizza crust uses rice flour and tapioca starch instead of wheat, safe for celiac disease.",
-    "d3": "The Roman Colosseum was completed in 80 AD under the emperor Titus after eight years of construction.",
-    "d4": "A story for young children about gladiators and lions in the big round arena of ancient Rome.",
-    "d5": "Python lists are mutable sequences while tuples are immutable.",
-    "d6": "Marathon training plans gradually increase weekly running distance.",
-}
-
-
-def instructir_bundle() -> Bundle:
-    """Two groups of two instances; ``validated`` moves q2_1's target from d4 to d3."""
-    return Bundle(
-        documents=[Document(k, v) for k, v in DOCS.items()],
-        queries=[Query("q1", "how to make pizza dough"), Query("q2", "history of the Colosseum")],
-        instances=[
-            Instance("q1_1", "q1", "q1", "I have celiac disease and cannot eat wheat."),
-            Instance("q1_2", "q1", "q1", "I am an Italian chef who wants a traditional wood-fired recipe."),
-            Instance("q2_1", "q2", "q2", "I am a teacher preparing a story for young children."),
-            Instance("q2_2", "q2", "q2", "I am an archaeologist who needs the precise construction dates."),
-        ],
-        qrels=[Qrel("q1_1", "d2", 1), Qrel("q1_2", "d1", 1), Qrel("q2_1", "d4", 1), Qrel("q2_2", "d3", 1)],
-    )
-
-
-# a derived version is stored through storage (imports hold only the published versions)
-VALIDATED = {"q1_1": {"d2": 1}, "q1_2": {"d1": 1}, "q2_1": {"d3": 1}, "q2_2": {"d3": 1}}
-
 
 @pytest.fixture
-def db(tmp_path):
-    db = connect(tmp_path / "t.db")
-    import_bundle(db, "demo", instructir_bundle(), fmt="instructir")
-    replace_qrels(db, 1, "validated", VALIDATED)
-    return db
+def db(instructir_db):
+    """The InstructIR-like project "demo" (tests/builders.py) with qrels "validated"."""
+    return instructir_db
 
 
 def test_bm25_run_is_evaluated_and_stored(db, tmp_path):

@@ -144,29 +144,21 @@ def test_cli_prints_pmrr_by_qrels_and_ties(db, tmp_path, run_cli):
     assert not run_file.exists()
 
 
-def test_evaluate_page_shows_published_vs_validated_pmrr(demo, db_path, monkeypatch, tmp_path):
+def test_evaluate_page_shows_published_vs_validated_pmrr(env_db, db_path, monkeypatch, tmp_path):
     """The demo's FollowIR query: its published changed instruction re-judged by three annotators;
     the Evaluate page gives p-MRR on published and validated qrels, equal to p_mrr on the stored
     runs; both are scored with the changed run under the published instruction (the one judged)."""
-    from pathlib import Path
-
-    from streamlit.testing.v1 import AppTest
-
     from annotation import qrels_builds
     from evaluation.pmrr import p_mrr
     from storage import projects
     from storage.eval_runs import list_eval_runs
-    from tests.test_rejudge_published import published_rejudged_demo
+    from tests.builders import published_rejudged_demo, signed_in_page
 
-    monkeypatch.setenv("IFJUDGE_DB", str(db_path))
     monkeypatch.setenv("IFJUDGE_CACHE_DIR", str(tmp_path / "cache"))
-    db, _ = demo
+    db, _ = env_db
     published_rejudged_demo(db)
     qrels_builds.store_changed_qrels(db, "demo")
-    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "pages/evaluate.py"), default_timeout=60)
-    at.session_state["user"] = dict(zip(("id", "name", "role"),
-                                        db.execute("SELECT id, name, role FROM users WHERE name = 'lead'").fetchone()))
-    at.run()
+    at = signed_in_page(db, "pages/evaluate.py", "lead", timeout=60)
     assert at.multiselect(key="ev_versions").value == ["changed", "changed-validated", "original"]
     at.button[0].click().run(timeout=120)
     assert not at.exception and not at.error
@@ -189,19 +181,14 @@ def test_evaluate_page_shows_published_vs_validated_pmrr(demo, db_path, monkeypa
 
 
 def test_evaluate_page_refuses_a_project_without_documents(tmp_path, monkeypatch):
-    from pathlib import Path
-
-    from streamlit.testing.v1 import AppTest
-
     from annotation import auth
+    from tests.builders import signed_in_page
 
     monkeypatch.setenv("IFJUDGE_DB", str(tmp_path / "p.db"))
     db = connect(tmp_path / "p.db")
     auth.add_user(db, "lead", "lead", "lead-password-1")
     import_bundle(db, "nodocs", bundle(with_documents=False), fmt="followir")
-    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "pages/evaluate.py"), default_timeout=60)
-    at.session_state["user"] = dict(zip(("id", "name", "role"), db.execute("SELECT id, name, role FROM users").fetchone()))
-    at.run()
+    at = signed_in_page(db, "pages/evaluate.py", "lead", timeout=60)
     assert any("has no documents" in e.value for e in at.error)
     at.button[0].click().run()
     assert any("bm25 / query_instruction / original: project 'nodocs' has no documents" in e.value for e in at.error)

@@ -7,7 +7,7 @@ import time
 
 from evaluation import jobs as eval_jobs
 from storage import jobs
-from tests.test_pages import app, env_db, user_row  # noqa: F401 (env_db: a fixture)
+from tests.builders import app, user_row
 
 
 def _page(db, name="lead"):

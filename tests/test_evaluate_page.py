@@ -7,7 +7,7 @@ import pytest
 
 from annotation.qrels_builds import store_validated_qrels
 from evaluation.runner import run_eval
-from tests.test_pages import _label_demo, app, env_db, user_row  # noqa: F401  (fixture)
+from tests.builders import app, label_demo, user_row
 
 pytestmark = pytest.mark.both_engines
 
@@ -35,7 +35,7 @@ def test_validated_version_is_preselected_once_built(env_db):
     assert sorted(at.multiselect(key="ev_versions").value) == ["changed", "original"]
     at.multiselect(key="ev_versions").set_value(["original"])  # the lead narrows the choice and runs
     at.button(key="FormSubmitter:ev_form-Run").click().run()
-    _label_demo(db, r["study_id"])
+    label_demo(db, r["study_id"])
     store_validated_qrels(db, r["study_id"])  # built meanwhile (on the Export page or the CLI)
     at.run()
     assert at.multiselect(key="ev_versions").value == ["original", "validated"]  # added; "changed" stays off
@@ -43,7 +43,7 @@ def test_validated_version_is_preselected_once_built(env_db):
 
 def test_measures_have_their_meaning_on_hover_and_compared_queries_are_listed(env_db, cache):
     db, r = env_db
-    _label_demo(db, r["study_id"])
+    label_demo(db, r["study_id"])
     store_validated_qrels(db, r["study_id"])
     for template in ("query", "instruction_query"):
         for version in ("original", "changed", "validated"):

@@ -1,38 +1,11 @@
 """The Export page (AppTest): a study picker with nothing chosen by default, a second unlabelled
 study that does not change what the first validated, the confirmation and the unresolved block;
 the export is built on request only and offered until the choices change."""
-from pathlib import Path
-
-import pytest
-from streamlit.testing.v1 import AppTest
 
 from annotation.glossary import label
 from exports import validated
 from storage import projects
-from tests.test_outcomes_exports import PLAN, labelled, user  # noqa: F401  (fixture)
-from tests.test_qrels_builds import _second_study
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture
-def page(labelled, monkeypatch, db_path):
-    monkeypatch.setenv("IFJUDGE_DB", str(db_path))
-    db, sid, order = labelled
-
-    def run(studies=None, build=True, **widgets):
-        at = AppTest.from_file(str(ROOT / "pages/export.py"), default_timeout=30)
-        at.session_state["user"] = user(db, "lead")
-        at.run()
-        if studies is not None:
-            at.multiselect(key="exp_studies").set_value(studies).run()
-        for key, value in widgets.items():
-            (at.checkbox(key=key) if key.startswith("exp_allow") else at.selectbox(key=key)).set_value(value).run()
-        if build and any(b.key == "exp_build" for b in at.button):
-            at.button(key="exp_build").click().run()
-        return at
-
-    return db, sid, order, run
+from tests.builders import second_study
 
 
 def frame(at, column):
@@ -48,15 +21,15 @@ def counts(at):
     return {names.get(w, w): n for w, n in zip(table["What"], table["Count"])}
 
 
-def test_no_study_by_default_and_a_second_unlabelled_study_changes_nothing(page):
-    db, sid, order, run = page
+def test_no_study_by_default_and_a_second_unlabelled_study_changes_nothing(export_page):
+    db, sid, order, run = export_page
     at = run()
     assert at.multiselect(key="exp_studies").value == [] and "validated_qrels" not in counts(at)
     assert not at.json and "Validated qrels" not in set(frame(at, "What")["What"])
     first = counts(run([sid]))
     n_original = sum(len(d) for d in projects.qrels(db, 1, "original").values())
     assert first["validated_qrels"] == n_original - 1 and first["instances_dropped"] == 1  # order[1] rejected
-    sid2 = _second_study(db)
+    sid2 = second_study(db)
     again = run([sid])
     assert counts(again) == first  # the new, unlabelled study is not used unless picked
     # the study's name is Markdown-escaped (untrusted): read as rendered
@@ -71,8 +44,8 @@ def test_no_study_by_default_and_a_second_unlabelled_study_changes_nothing(page)
     assert counts(chosen)["validated_qrels"] == first["validated_qrels"]
 
 
-def test_the_export_is_built_on_request_and_offered_until_the_choices_change(page, monkeypatch):
-    db, sid, order, run = page
+def test_the_export_is_built_on_request_and_offered_until_the_choices_change(export_page, monkeypatch):
+    db, sid, order, run = export_page
     calls = []
     real = validated.export_project
 

@@ -1,11 +1,9 @@
 """The Export page shows what a layout leaves out, with counts (AppTest), as the CLI says it on the
 terminal: the demo in the FollowIR layout keeps its one FollowIR query only."""
-from tests.test_export_page import page  # noqa: F401  (fixture)
-from tests.test_outcomes_exports import labelled  # noqa: F401  (fixture)
 
 
-def test_the_export_page_warns_with_the_counts_left_out(page):  # noqa: F811
-    _, _, _, run = page
+def test_the_export_page_warns_with_the_counts_left_out(export_page):
+    _, _, _, run = export_page
     # the page shows them as escaped Markdown ("\\:" reads ":")
     warnings = [w.value.replace("\\", "") for w in run(exp_format="followir").warning]
     assert "followir export left out 12 instances: the FollowIR layout holds queries with an original and a " \

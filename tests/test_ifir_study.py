@@ -8,32 +8,12 @@ import pytest
 from annotation import auth
 from annotation.scale_summary import mean_interval, scale_summary
 from annotation.studies import StudySettings, create_study
-from formats.bundle import Bundle, Document, Instance, Qrel, Query
 from storage import projects, studies
 from storage.db import connect
 from storage.errors import IFJudgeError
+from tests.builders import ifir_bundle, label_ifir, signed_in_page
 
 pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
-
-DOMAINS = {"fiqa": 20, "aila": 10, "pm": 3}  # queries per domain
-
-
-def ifir_bundle() -> Bundle:
-    """Queries <d><n> with subset d; instances <qid>_level1/_level2 and the bare <qid>_0; the bare
-    qrels hold the candidate set c0..c3, level1 gold {c0, c1}, level2 gold {c0}."""
-    b = Bundle()
-    for dom, n in DOMAINS.items():
-        for k in range(n):
-            qid = f"{dom}{k}"
-            b.queries.append(Query(qid, f"query {qid}", subset=dom))
-            b.instances.append(Instance(f"{qid}_0", qid, qid, "", "og"))
-            b.instances.append(Instance(f"{qid}_1", qid, qid, f"instruction 1 of {qid}", "level1"))
-            b.instances.append(Instance(f"{qid}_2", qid, qid, f"instruction 2 of {qid}", "level2"))
-            for c in range(4):
-                b.documents.append(Document(f"{qid}c{c}", f"passage {c} of {qid}"))
-                b.qrels.append(Qrel(f"{qid}_0", f"{qid}c{c}", 1))
-            b.qrels += [Qrel(f"{qid}_1", f"{qid}c0", 1), Qrel(f"{qid}_1", f"{qid}c1", 1), Qrel(f"{qid}_2", f"{qid}c0", 1)]
-    return b
 
 
 @pytest.fixture
@@ -86,18 +66,6 @@ def test_passage_match_items_for_gold_and_excluded_passages(ifir_db):
     assert capped["items_by_kind"] == {"excluded": 8, "gold": 12}
 
 
-def _label(db, study_id, values: dict[tuple[str, str | None, str], list[str]]):
-    """Store labels: (instance, doc or None, question) -> one value per annotator a0, a1, a2."""
-    users = {n: db.execute("SELECT id FROM users WHERE name = ?", [n]).fetchone()[0] for n in ("a0", "a1", "a2")}
-    for it in studies.items_of_study(db, study_id):
-        vals = values.get((it["instance_id"], it["doc_id"], it["question"]))
-        if vals is None:
-            continue
-        for name, v in zip(("a0", "a1", "a2"), vals):
-            db.execute("INSERT INTO labels (item_id, user_id, value, submitted_at) VALUES (?, ?, ?, 0)",
-                       [it["id"], users[name], v])
-
-
 def test_table2_means_by_hand(ifir_db):
     r = create_study(ifir_db, project="ifir", questions=["naturalness", "passage_match"],
                      annotators=["a0", "a1", "a2"], groups=["fiqa0", "aila0"],
@@ -106,7 +74,7 @@ def test_table2_means_by_hand(ifir_db):
     chosen = sorted({it["instance_id"] for it in studies.items_of_study(ifir_db, sid)})
     fiqa, aila = [i for i in chosen if i.startswith("fiqa")][0], [i for i in chosen if i.startswith("aila")][0]
     gold = lambda iid: f"{iid.split('_')[0]}c0"  # noqa: E731  (gold for level1 and level2)
-    _label(ifir_db, sid, {
+    label_ifir(ifir_db, sid, {
         (fiqa, None, "naturalness"): ["5", "4", "4"],       # 13/3
         (aila, None, "naturalness"): ["3", "3", "3"],       # 3
         (fiqa, gold(fiqa), "passage_match"): ["5", "4", "5"],  # 14/3
@@ -153,7 +121,7 @@ def test_cli_creates_a_stratified_ifir_study_and_prints_table2(ifir_db, db_path,
     assert code == 2 and "no label on a 1-5 or 0-3 question yet" in err
     items = studies.items_of_study(ifir_db, sid, "passage_match")
     gold = [it for it in items if it["payload"]["kind"] == "gold"][:2]
-    _label(ifir_db, sid, {(it["instance_id"], it["doc_id"], "passage_match"): v
+    label_ifir(ifir_db, sid, {(it["instance_id"], it["doc_id"], "passage_match"): v
                           for it, v in zip(gold, (["5", "5", "4"], ["2", "3", "4"]))})
     code, out, err = run_cli("summary", "--db", str(db_path), "--study", str(sid), "--json", "--bootstrap", "100")
     assert code == 0, err
@@ -169,7 +137,7 @@ def test_report_has_the_table2_section(ifir_db, tmp_path):
     r = create_study(ifir_db, project="ifir", questions=["passage_match"], annotators=["a0", "a1", "a2"],
                      groups=["pm0"], settings=StudySettings(group_fraction=1.0, per_group=1))
     it = studies.items_of_study(ifir_db, r["study_id"])[0]
-    _label(ifir_db, r["study_id"], {(it["instance_id"], it["doc_id"], "passage_match"): ["4", "4", "5"]})
+    label_ifir(ifir_db, r["study_id"], {(it["instance_id"], it["doc_id"], "passage_match"): ["4", "4", "5"]})
     write_report(ifir_db, r["study_id"], tmp_path, n_boot=50)
     md = (tmp_path / "report.md").read_text()
     assert "## Mean scores (IFIR Table 2" in md
@@ -178,16 +146,9 @@ def test_report_has_the_table2_section(ifir_db, tmp_path):
 
 
 def test_study_setup_page_samples_per_domain(ifir_db, db_path, monkeypatch):
-    from streamlit.testing.v1 import AppTest
-
-    from tests.test_pages import ROOT
-
     monkeypatch.setenv("IFJUDGE_DB", str(db_path))
     auth.add_user(ifir_db, "lead", "lead", "pw")
-    at = AppTest.from_file(str(ROOT / "pages/study_setup.py"), default_timeout=30)
-    at.session_state["user"] = {"id": ifir_db.execute("SELECT id FROM users WHERE name='lead'").fetchone()[0],
-                                "name": "lead", "role": "lead"}
-    at.run()
+    at = signed_in_page(ifir_db, "pages/study_setup.py", "lead")
     at.multiselect(key="study_questions").set_value(["passage_match"])
     at.multiselect(key="study_annotators").set_value(["a0", "a1", "a2"])
     at.checkbox(key="study_stratify").check()
@@ -202,20 +163,13 @@ def test_study_setup_page_samples_per_domain(ifir_db, db_path, monkeypatch):
 
 
 def test_monitor_page_shows_the_table2_means(ifir_db, db_path, monkeypatch):
-    from streamlit.testing.v1 import AppTest
-
-    from tests.test_pages import ROOT
-
     r = create_study(ifir_db, project="ifir", questions=["passage_match"], annotators=["a0", "a1", "a2"],
                      groups=["pm0"], settings=StudySettings(group_fraction=1.0, per_group=1))
     it = studies.items_of_study(ifir_db, r["study_id"])[0]
-    _label(ifir_db, r["study_id"], {(it["instance_id"], it["doc_id"], "passage_match"): ["4", "4", "5"]})
+    label_ifir(ifir_db, r["study_id"], {(it["instance_id"], it["doc_id"], "passage_match"): ["4", "4", "5"]})
     monkeypatch.setenv("IFJUDGE_DB", str(db_path))
     auth.add_user(ifir_db, "lead", "lead", "pw")
-    at = AppTest.from_file(str(ROOT / "pages/monitor.py"), default_timeout=30)
-    at.session_state["user"] = {"id": ifir_db.execute("SELECT id FROM users WHERE name='lead'").fetchone()[0],
-                                "name": "lead", "role": "lead"}
-    at.run()
+    at = signed_in_page(ifir_db, "pages/monitor.py", "lead")
     assert not at.exception
     table = next(d.value for d in at.dataframe if "Statistic" in d.value.columns and "By" in d.value.columns)
     overall = table[(table["By"] == "all") & (table["Passages"] == "gold")].iloc[0]
@@ -244,7 +198,7 @@ def rated(ifir_db):
     sid = r["study_id"]
     items = studies.items_of_study(ifir_db, sid)
     assert {(it["instance_id"], it["doc_id"]) for it in items} == set(MATCH_LABELS)
-    _label(ifir_db, sid, {(i, d, "passage_match"): v for (i, d), v in MATCH_LABELS.items()})
+    label_ifir(ifir_db, sid, {(i, d, "passage_match"): v for (i, d), v in MATCH_LABELS.items()})
     adj = next(it for it in items if (it["instance_id"], it["doc_id"]) == ("pm0_2", "pm0c0"))
     studies.add_adjudication(ifir_db, adj["id"], "4", "lead")
     return ifir_db, sid
@@ -300,18 +254,11 @@ def test_validate_cli_thresholds_and_the_report_counts(rated, db_path, run_cli, 
 
 
 def test_export_page_thresholds_decide_the_stored_validated_qrels(rated, db_path, monkeypatch):
-    from pathlib import Path
-
-    from streamlit.testing.v1 import AppTest
-
     db, sid = rated
     pid = projects.get_project(db, "ifir")["id"]
     monkeypatch.setenv("IFJUDGE_DB", str(db_path))
     auth.add_user(db, "boss", "lead", "pw")
-    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "pages/export.py"), default_timeout=30)
-    at.session_state["user"] = {k: v for k, v in zip(("id", "name", "role"), db.execute(
-        "SELECT id, name, role FROM users WHERE name = 'boss'").fetchone())}
-    at.run()
+    at = signed_in_page(db, "pages/export.py", "boss")
     at.multiselect(key="exp_studies").set_value([sid]).run()
     at.number_input(key="exp_match_gold_max").set_value(0).run()  # the gold side off
     if any(b.key == "exp_build" for b in at.button):

@@ -2,31 +2,21 @@
 original positives, the validated qrels they produce, and WISE / SICR / p-MRR per dimension on
 published and validated qrels (hand-checked against evaluation.infosearch on the stored runs)."""
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
-from annotation import workspace
 from annotation.qrels_builds import IncompleteStudy, build_versions, store_build
 from annotation.questions import question
 from evaluation.infosearch import infosearch_metrics
 from evaluation.runner import run_eval
 from formats.readers import parse
-from storage import projects, studies, users
+from storage import projects, studies
 from storage.eval_runs import load_eval_run
 from storage.projects import import_bundle
+from tests.builders import CONDITION_ANSWERS as ANSWERS, DIMENSIONS, INFOSEARCH_FIXTURE as FIXTURE, answer_all
 
 pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
 
-FIXTURE = Path(__file__).parent / "fixtures" / "importers" / "infosearch"
-DIMENSIONS = {"aud-1": "Audience", "lang-1": "Language"}
-# (mode, query, doc) -> the answer of ann1 and ann2; ann3 differs only where DISSENT says
-ANSWERS = {
-    ("changed", "aud-1", "is-d1"): "Yes", ("changed", "aud-1", "is-d2"): "No", ("changed", "aud-1", "is-d3"): "No",
-    ("changed", "lang-1", "is-d3"): "Yes", ("changed", "lang-1", "is-d1"): "No", ("changed", "lang-1", "is-d2"): "Yes",
-    ("reversed", "aud-1", "is-d1"): "No", ("reversed", "aud-1", "is-d2"): "Yes", ("reversed", "aud-1", "is-d3"): "No",
-    ("reversed", "lang-1", "is-d3"): "No", ("reversed", "lang-1", "is-d1"): "Yes", ("reversed", "lang-1", "is-d2"): "No",
-}
 DISSENT = {("reversed", "aud-1", "is-d1"): "Yes"}
 
 
@@ -37,17 +27,6 @@ def project(demo):
     b = replace(b, queries=[replace(q, subset=DIMENSIONS[q.query_id]) for q in b.queries])
     import_bundle(db, "is", b, fmt="infosearch")
     return db, projects.get_project(db, "is")["id"]
-
-
-def answer_all(db, sid, names, dissent=None):
-    payload = {it["screen"]: it["payload"] for it in studies.items_of_study(db, sid)}
-    for name in names:
-        user = users.get_user(db, name)
-        while (screen := workspace.open_screen(db, sid, user)) is not None:
-            p = payload[screen.screen]
-            key = (p["mode"], p["qid"], screen.document["doc_id"])
-            value = (dissent or {}).get(key, ANSWERS[key]) if name == "ann3" else ANSWERS[key]
-            workspace.submit_screen(db, screen, user, {"condition": {"value": value}}, started_at=None)
 
 
 def test_condition_question_is_registered():

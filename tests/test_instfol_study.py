@@ -195,12 +195,10 @@ def _all(**kw):
 
 
 def test_study_setup_page_creates_an_instfol_study_from_stored_runs_and_monitor_reports_it(files, db_path, monkeypatch):
-    from streamlit.testing.v1 import AppTest
-
     from annotation import auth as _auth
     from annotation.monitor import table7
     from storage import eval_runs
-    from tests.test_pages import ROOT
+    from tests.builders import signed_in_page
 
     db, tmp = files
     pid = projects.get_project(db, "ifir")["id"]
@@ -209,10 +207,7 @@ def test_study_setup_page_creates_an_instfol_study_from_stored_runs_and_monitor_
     inst_id = eval_runs.store_eval_run(db, pid, model="bm25-instructed", run=_read(tmp / "instructed.run"), **common)
     monkeypatch.setenv("IFJUDGE_DB", str(db_path))
     _auth.add_user(db, "lead", "lead", "pw")
-    at = AppTest.from_file(str(ROOT / "pages/study_setup.py"), default_timeout=30)
-    at.session_state["user"] = {"id": db.execute("SELECT id FROM users WHERE name='lead'").fetchone()[0],
-                                "name": "lead", "role": "lead"}
-    at.run()
+    at = signed_in_page(db, "pages/study_setup.py", "lead")
     at.selectbox(key="instfol_bare").set_value(bare_id)
     at.selectbox(key="instfol_instructed").set_value(inst_id)
     at.number_input(key="instfol_top_k").set_value(2)

@@ -19,7 +19,7 @@ from annotation.qrels_builds import build_validated
 from annotation.studies import StudySettings, create_study
 from storage import studies
 from storage.errors import IFJudgeError
-from tests.test_pages import user_row
+from tests.builders import user_row
 
 
 # ----------------------------------------------------------------------------- the rule itself

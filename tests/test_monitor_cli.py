@@ -5,13 +5,13 @@ import json
 
 from annotation import monitor
 from annotation.qrels_builds import study_completeness
-from tests.test_pages import _label_demo
+from tests.builders import label_demo
 
 
 def test_monitor_json_matches_the_page_functions(demo, db_path, run_cli):
     db, r = demo
     sid = r["study_id"]
-    _label_demo(db, sid)
+    label_demo(db, sid)
     code, out, err = run_cli("monitor", "--db", db_path, "--study", sid, "--json", "--bootstrap", "50")
     assert code == 0, err
     m = json.loads(out)

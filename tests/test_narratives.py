@@ -2,10 +2,8 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from annotation import narrative_versions, qrels_builds, rejudging, workspace
 from annotation.word_diff import diff_counts, diff_rows, diff_text, same_words, word_diff
@@ -17,12 +15,9 @@ from storage import projects, studies, users
 from formats.bundle import Bundle, Document, Instance, Narrative, Qrel, Query
 from storage.errors import IFJudgeError, NotFound, PermissionDenied
 from formats.readers import parse
+from tests.builders import ADDED, ANNOTATORS, judge, narratives_page, save_narrative as save, signed_in_page
 
 pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
-
-ROOT = Path(__file__).resolve().parents[1]
-ANNOTATORS = ["ann1", "ann2", "ann3"]
-ADDED = " Documents about knee surgery are not relevant."
 
 
 def ops(original, modified):
@@ -70,11 +65,6 @@ def test_diff_markdown_escapes_every_markdown_character_of_the_words():
 
 
 # ------------------------------------------------------------------------------------------ versions
-
-
-def save(db, text, **kw):
-    kw.setdefault("annotators", ANNOTATORS)
-    return narrative_versions.save_narrative(db, project="demo", query_id="f-robot", text=text, author=kw.pop("author", "expert"), **kw)
 
 
 def test_versions_form_a_parent_chain(demo):
@@ -218,14 +208,6 @@ def test_refuses_too_few_annotators_and_a_scale_change(demo):
 
 
 # ------------------------------------------------------------------------------------------ qrels
-
-
-def judge(db, study_id, name, answers, default="relevant"):
-    """``name`` answers every screen of theirs: answers[doc_id], else ``default``."""
-    user = users.get_user(db, name)
-    while (screen := workspace.open_screen(db, study_id, user)) is not None:
-        workspace.submit_screen(db, screen, user, {"relevance": {"value": answers.get(screen.document["doc_id"], default)}},
-                                started_at=None)
 
 
 def test_majority_adjudication_and_changed_qrels(demo):
@@ -446,28 +428,15 @@ def test_cli_edit_show_and_summary(demo, run_cli, db_path, tmp_path):
 # ------------------------------------------------------------------------------------------ page
 
 
-def page(db, name):
-    at = AppTest.from_file(str(ROOT / "pages" / "narratives.py"), default_timeout=30)
-    u = users.get_user(db, name)
-    at.session_state["user"] = {k: u[k] for k in ("id", "name", "role")}
-    return at.run()
-
-
-@pytest.fixture
-def env_demo(demo, monkeypatch, db_path):
-    monkeypatch.setenv("IFJUDGE_DB", str(db_path))
-    return demo
-
-
-def test_page_refuses_annotators(env_demo):
-    db, _ = env_demo
-    at = page(db, "ann1")
+def test_page_refuses_annotators(env_db):
+    db, _ = env_db
+    at = narratives_page(db, "ann1")
     assert [e.value for e in at.error] == ["You do not have access to this page."]
 
 
-def test_page_live_diff_and_save(env_demo):
-    db, _ = env_demo
-    at = page(db, "expert")
+def test_page_live_diff_and_save(env_db):
+    db, _ = env_db
+    at = narratives_page(db, "expert")
     assert not at.exception
     assert at.subheader[0].value == "Documents relevant under the original narrative: 5"
     assert [e.label for e in at.expander][:5] == [
@@ -489,14 +458,11 @@ def test_page_live_diff_and_save(env_demo):
     assert len(store.versions(db, projects.get_project(db, "demo")["id"], "f-robot")) == 3
 
 
-def test_rejudge_screen_marks_the_changes_and_hides_the_original_judgment(env_demo):
-    db, _ = env_demo
+def test_rejudge_screen_marks_the_changes_and_hides_the_original_judgment(env_db):
+    db, _ = env_db
     newest = narrative_versions.narrative_state(db, "demo", "f-robot")["newest"]["text"]
     r = save(db, newest + " <b>Knee</b> *surgery* is not relevant.")
-    at = AppTest.from_file(str(ROOT / "pages" / "annotate.py"), default_timeout=30)
-    u = users.get_user(db, "ann1")
-    at.session_state["user"] = {"id": u["id"], "name": u["name"], "role": u["role"]}
-    at.run()
+    at = signed_in_page(db, "pages/annotate.py", "ann1")
     sid = r["study_id"]
     next(s for s in at.selectbox if s.label == "Study").set_value(sid).run()  # keyed by the work left
     assert not at.exception

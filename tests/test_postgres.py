@@ -13,7 +13,7 @@ from annotation import adjudication
 from storage import studies
 from storage.db import connect
 from storage.transfer import table_checksums
-from tests.test_adjudication import label_all, user
+from tests.builders import label_all, user_row
 
 
 @pytest.fixture
@@ -143,7 +143,7 @@ def test_concurrent_annotators_never_take_the_same_expired_screen(pg_database):
     sid = load_demo(db)["study_id"]
     screens = {r["screen"] for r in studies.assignment_rows(db, sid)}
     for name in ("ann1", "ann2", "ann3"):  # each claims every screen of theirs (skip moves on), at t=1000
-        uid = user(db, name)["id"]
+        uid = user_row(db, name)["id"]
         for _ in screens:
             studies.skip(db, sid, uid, studies.claim_next(db, sid, uid, now=1000.0))
         db.execute("UPDATE assignments SET state = 'claimed', claimed_at = 1000.0 WHERE user_id = ?", [uid])

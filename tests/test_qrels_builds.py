@@ -9,22 +9,14 @@ import pytest
 from annotation import workspace
 from annotation.qrels_builds import (IncompleteStudy, UnresolvedJudgments, build_validated, build_versions,
                                      store_build, study_completeness)
-from annotation.studies import StudySettings, create_study
 from exports.validated import export_project, study_choices
 from formats.bundle import Bundle, Qrel
 from formats.trec_io import read_qrels
 from storage import projects, studies
 from storage.errors import IFJudgeError
-from tests.test_outcomes_exports import PLAN, labelled, user  # noqa: F401  (fixture)
+from tests.builders import second_study, user_row
 
 pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
-
-
-def _second_study(db):
-    groups = sorted({i["group_id"] for i in projects.instances(db, 1) if "_" in i["instance_id"]})
-    return create_study(db, project="demo", questions=["validity", "naturalness"], annotators=["ann1", "ann2", "ann3"],
-                        name="second", settings=StudySettings(group_fraction=1.0, per_group=2, overlap=3, seed=1),
-                        groups=groups)["study_id"]
 
 
 def _lines(path):
@@ -67,7 +59,7 @@ def test_second_unlabelled_study_does_not_change_what_the_first_validated(labell
     db, sid, order = labelled
     export_project(db, "demo", "trec", tmp_path / "a", study_ids=[sid])
     before = _lines(tmp_path / "a" / "qrels.validated.txt")
-    sid2 = _second_study(db)
+    sid2 = second_study(db)
     choices = {c["id"]: c for c in study_choices(db, 1)}
     assert choices[sid2]["labelled"] == 0 and choices[sid2]["planned"] > 0 and choices[sid]["complete"]
     manifest = export_project(db, "demo", "trec", tmp_path / "b", study_ids=[sid])
@@ -93,9 +85,9 @@ def test_without_a_study_only_published_versions_are_exported(labelled, tmp_path
 
 def test_unresolved_judgments_block_until_the_lead_chooses(labelled, tmp_path):
     db, sid, _ = labelled
-    sid2 = _second_study(db)
+    sid2 = second_study(db)
     screen = studies.items_of_study(db, sid2, "validity")[0]["screen"]
-    u = user(db, "ann1")
+    u = user_row(db, "ann1")
     s = workspace.open_screen(db, sid2, u, screen)
     workspace.submit_screen(db, s, u, {"validity": {"value": "No", "reason": "r"}, "naturalness": {"value": "No", "reason": "r"}},
                             started_at=time.time() - 1)
@@ -116,7 +108,7 @@ def test_unresolved_judgments_block_until_the_lead_chooses(labelled, tmp_path):
 
 def test_export_cli_names_studies_and_refuses_without_choices(run_cli, labelled, db_path, tmp_path):
     db, sid, _ = labelled
-    sid2 = _second_study(db)
+    sid2 = second_study(db)
     code, out, err = run_cli("export", "--db", db_path, "--project", "demo", "--format", "trec", "--out", tmp_path,
                              "--study", sid, "--study", sid2)
     assert code == 2 and "--allow-incomplete" in err and len(err.strip().splitlines()) == 1
@@ -135,11 +127,11 @@ def test_export_cli_names_studies_and_refuses_without_choices(run_cli, labelled,
 
 def test_rejudging_report_and_monitor_give_randolph_fleiss_and_percent_agreement(demo, tmp_path):
     from annotation import monitor, narrative_versions
-    from tests.test_narratives import ADDED, judge, save
+    from tests.builders import ADDED, judge, save_narrative
 
     db, _ = demo
     newest = narrative_versions.narrative_state(db, "demo", "f-robot")["newest"]["text"]
-    r = save(db, newest + ADDED)
+    r = save_narrative(db, newest + ADDED)
     judge(db, r["study_id"], "ann1", {"f-doc-3": "not relevant"})
     judge(db, r["study_id"], "ann2", {"f-doc-3": "not relevant", "f-doc-4": "not relevant"})
     judge(db, r["study_id"], "ann3", {"f-doc-3": "not relevant"})
@@ -187,7 +179,7 @@ def test_followir_project_rejudged_exports_the_validated_changed_qrels_with_the_
     from annotation import narrative_versions
     from evaluation.pmrr import p_mrr
     from formats.readers import parse
-    from tests.test_narratives import judge
+    from tests.builders import judge
 
     db, _ = demo
     fixture = Path(__file__).parent / "fixtures" / "importers" / "followir"

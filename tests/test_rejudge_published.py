@@ -14,30 +14,14 @@ from evaluation.pmrr import p_mrr
 from storage import narratives as store
 from storage import projects, studies, users
 from storage.errors import IFJudgeError, PermissionDenied
-from tests.test_narratives import ADDED, ANNOTATORS, judge
+from tests.builders import ADDED, ANNOTATORS, judge, narratives_page, published_rejudged_demo
 
 pytestmark = pytest.mark.both_engines
 
-# f-doc-1 relevant (published 1), f-doc-2 2:1 not relevant (published 1), f-doc-3 relevant (published 0),
+# published_rejudged_demo (tests/builders.py): f-doc-1 relevant (published 1), f-doc-2 2:1 not relevant (published 1), f-doc-3 relevant (published 0),
 # f-doc-4 not relevant (published 0), f-doc-5 2:1 relevant but adjudicated not relevant (published 0),
 # f-doc-6 the control, judged relevant by all three
-ANSWERS = {
-    "ann1": {"f-doc-2": "not relevant", "f-doc-4": "not relevant", "f-doc-5": "not relevant"},
-    "ann2": {"f-doc-2": "not relevant", "f-doc-4": "not relevant"},
-    "ann3": {"f-doc-4": "not relevant"},
-}
 EXPECTED = {"f-robot": {"f-doc-1": 1, "f-doc-2": 0, "f-doc-3": 1, "f-doc-4": 0, "f-doc-5": 0, "f-doc-6": 0}}
-
-
-def published_rejudged_demo(db) -> dict:
-    """The published changed instruction of f-robot re-judged by ann1..3 with one control; the lead
-    adjudicates f-doc-5. Returns the result of rejudge_published."""
-    r = narrative_versions.rejudge_published(db, project="demo", author="lead", annotators=ANNOTATORS, controls=1)
-    for name, answers in ANSWERS.items():
-        judge(db, r["study_id"], name, answers)
-    item = next(it for it in studies.items_of_study(db, r["study_id"]) if it["doc_id"] == "f-doc-5")
-    studies.add_adjudication(db, item["id"], "not relevant", "lead")
-    return r
 
 
 def test_a_lead_starts_it_without_an_edit_and_the_screens_show_the_published_text(demo):
@@ -187,16 +171,13 @@ def test_cli_rejudge_published_summary_and_store(demo, run_cli, db_path):
     assert code == 2 and "already being re-judged" in err
 
 
-def test_narratives_page_starts_the_published_rejudging_and_stores_changed_validated(demo, monkeypatch, db_path):
-    from tests.test_narratives import page
-
-    monkeypatch.setenv("IFJUDGE_DB", str(db_path))
-    db, _ = demo
+def test_narratives_page_starts_the_published_rejudging_and_stores_changed_validated(env_db):
+    db, _ = env_db
     pid = projects.get_project(db, "demo")["id"]
-    at = page(db, "expert")  # an expert edits, only a lead starts the published re-judging
+    at = narratives_page(db, "expert")  # an expert edits, only a lead starts the published re-judging
     assert not at.exception
     assert "Start re-judging the published instruction" not in [b.label for b in at.button]
-    at = page(db, "lead")
+    at = narratives_page(db, "lead")
     assert not at.exception
     at.multiselect(key=f"nar_pub_annotators:{pid}").set_value(ANNOTATORS)
     at.number_input(key=f"nar_pub_controls:{pid}").set_value(1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from storage import eval_runs, projects
-from tests.test_pages import _label_demo
+from tests.builders import label_demo
 
 
 def _runs(db):
@@ -19,7 +19,7 @@ def _runs(db):
 
 def test_report_json_and_markdown(demo, db_path, run_cli):
     db, r = demo
-    _label_demo(db, r["study_id"])  # validity: 2 Yes, 1 No on every item -> all valid
+    label_demo(db, r["study_id"])  # validity: 2 Yes, 1 No on every item -> all valid
     _runs(db)
     code, out, err = run_cli("report", "--db", db_path, "--study", r["study_id"], "--json", "--bootstrap", "100")
     assert code == 0, err
@@ -51,7 +51,7 @@ def test_report_refuses_bad_input(demo, db_path, run_cli, tmp_path):
 
 def test_report_with_a_judge(demo, db_path, run_cli, tmp_path):
     db, r = demo
-    _label_demo(db, r["study_id"])
+    label_demo(db, r["study_id"])
     judge = tmp_path / "judge.csv"
     every = ["f-robot-changed", "f-robot-og"] + [f"q-{g}_{k}" for g in ("endo", "kohl", "run", "sol") for k in (1, 2, 3)]
     judge.write_text("instance_id,question,value\n" + "".join(f"{i},validity,Yes\n" for i in every))

@@ -13,9 +13,14 @@ from evaluation.retrievers.rerank import Reranked, Reranker
 from evaluation.runner import run_eval
 from storage.errors import IFJudgeError
 from storage.eval_runs import load_eval_run
-from tests.test_eval_runs import db  # noqa: F401  (the fixture: an InstructIR-like project "demo")
 
 RUN = "q1_1 Q0 d2 1 9.0 sys\nq1_1 Q0 d1 2 5.0 sys\nq2_2 Q0 d3 1 3.0 sys\n"
+
+
+@pytest.fixture
+def db(instructir_db):
+    """The InstructIR-like project "demo" (tests/builders.py)."""
+    return instructir_db
 
 
 class Overlap:
@@ -68,7 +73,7 @@ def test_every_model_value_builds_a_retriever(tmp_path):
         build_retriever(42)
 
 
-def test_a_new_retriever_is_evaluated_stored_and_reused(db):  # noqa: F811
+def test_a_new_retriever_is_evaluated_stored_and_reused(db):
     first = Overlap()
     a = load_eval_run(db, run_eval(db, "demo", model=first, template="instruction_query", qrels_version="original"))
     assert first.calls == 1 and first.documents_seen == 6
@@ -85,7 +90,7 @@ def test_a_new_retriever_is_evaluated_stored_and_reused(db):  # noqa: F811
     assert other.calls == 1 and c["settings"]["retrieval_key"] != a["settings"]["retrieval_key"]
 
 
-def test_external_run_reranked_reads_documents_and_keeps_its_label(db, tmp_path):  # noqa: F811
+def test_external_run_reranked_reads_documents_and_keeps_its_label(db, tmp_path):
     path = tmp_path / "sys.run"
     path.write_text(RUN)
     seen = []

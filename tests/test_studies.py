@@ -3,28 +3,14 @@ from collections import Counter
 
 import pytest
 
-from annotation import auth
 from annotation.studies import StudySettings, balanced_plan, create_study, sample_instances
-from storage import projects, studies
-from formats.bundle import Bundle, Document, Instance, Qrel, Query
+from storage import studies
 from storage.db import connect
 from storage.errors import IFJudgeError
+from tests.builders import make_project
 
 pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
 
-
-def make_project(db, n_groups=25, per_group=4):
-    b = Bundle()
-    for g in range(n_groups):
-        b.queries.append(Query(f"g{g}", f"query {g}"))
-        for j in range(per_group):
-            iid = f"g{g}_{j}"
-            b.instances.append(Instance(iid, f"g{g}", f"g{g}", f"instruction {g}.{j}"))
-            b.documents.append(Document(f"p{g}_{j}", f"passage {g}.{j}"))
-            b.qrels.append(Qrel(iid, f"p{g}_{j}", 1))
-    projects.import_bundle(db, "p", b, fmt="instructir")
-    for n in range(5):
-        auth.add_user(db, f"a{n}", "annotator", "pw")
 
 
 def test_sample_is_seeded_and_respects_fraction_and_per_group():

@@ -8,7 +8,7 @@ import pytest
 from annotation.demo import demo_bundle, demo_data
 from annotation.glossary import label
 from storage import projects, studies
-from tests.test_pages import app, env_db, user_row  # noqa: F401  (fixture)
+from tests.builders import app, user_row
 
 pytestmark = pytest.mark.both_engines
 
