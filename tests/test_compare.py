@@ -12,7 +12,7 @@ from storage.db import connect
 from storage.errors import IFJudgeError
 from storage.eval_runs import load_eval_run
 from storage.projects import import_bundle, replace_qrels
-from tests.builders import VALIDATED, instructir_bundle
+from tests.builders import instructir_bundle
 
 
 def test_holm_matches_statsmodels_and_skips_undefined():
@@ -62,11 +62,9 @@ def test_kendall_tau_undefined_below_two_systems():
 
 
 @pytest.fixture
-def db(tmp_path):
-    db = connect(tmp_path / "t.db")
-    import_bundle(db, "demo", instructir_bundle(), fmt="instructir")
-    replace_qrels(db, 1, "validated", VALIDATED)
-    return db
+def db(instructir_db):
+    """The InstructIR-like project "demo" (tests/builders.py) with qrels "validated"."""
+    return instructir_db
 
 
 def test_compare_project_deltas_tau_tests_and_changes(db, tmp_path):

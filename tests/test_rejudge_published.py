@@ -14,7 +14,7 @@ from evaluation.pmrr import p_mrr
 from storage import narratives as store
 from storage import projects, studies, users
 from storage.errors import IFJudgeError, PermissionDenied
-from tests.builders import ADDED, ANNOTATORS, judge, narratives_page, published_rejudged_demo
+from tests.builders import ADDED, ANNOTATORS, REJUDGE_ANSWERS, judge, narratives_page, published_rejudged_demo
 
 pytestmark = pytest.mark.both_engines
 
@@ -156,7 +156,7 @@ def test_cli_rejudge_published_summary_and_store(demo, run_cli, db_path):
     assert code == 0, err
     r = json.loads(out)
     assert (r["items"], r["assignments"], r["controls"]) == (6, 18, 1)
-    for name, answers in ANSWERS.items():
+    for name, answers in REJUDGE_ANSWERS.items():
         judge(db, r["study_id"], name, answers)
     item = next(it for it in studies.items_of_study(db, r["study_id"]) if it["doc_id"] == "f-doc-5")
     studies.add_adjudication(db, item["id"], "not relevant", "lead")
@@ -187,7 +187,7 @@ def test_narratives_page_starts_the_published_rejudging_and_stores_changed_valid
         "Re-judging of the published changed instruction started in study 2: 1 queries, 6 documents to judge "
         "(1 controls), 18 assignments."]
     assert "Every query with a published changed instruction is being re-judged (study 2)." in [i.value for i in at.info]
-    for name, answers in ANSWERS.items():
+    for name, answers in REJUDGE_ANSWERS.items():
         judge(db, 2, name, answers)
     item = next(it for it in studies.items_of_study(db, 2) if it["doc_id"] == "f-doc-5")
     studies.add_adjudication(db, item["id"], "not relevant", "lead")
