@@ -208,7 +208,8 @@ with st.sidebar:
     st.button("Guidelines", key=f"guidelines_toggle:{sid}", shortcut="g", on_click=toggle_guidelines,
               help="Show or hide the project goal and the instructions")
     st.caption("Keys: the key printed on a button answers it; Ctrl+Enter submits; s skips; b goes back to "
-               "the previous item; g shows the guidelines. Keys do nothing while you type in a reason box.")
+               "the previous item; g shows the guidelines, a acknowledges them. A No opens its reason box with "
+               "the cursor in it; Escape leaves it (keys do nothing while you type in it).")
     if past:
         # what the list shows changes only with a submission: read once per submitted state
         recent_key = f"ann_recent:{sid}"

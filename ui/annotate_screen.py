@@ -48,7 +48,7 @@ ITEM_JS = """
   if (window.__ifjudgeItem) { return; }
   window.__ifjudgeItem = true;
   var busy = false, busyRun = null, busyItem = null, busySince = 0, queue = [];
-  var lastItem = null, known = {}, reasonsBefore = null, noticeTimer = null, typingTimer = null;
+  var lastItem = null, known = {}, watch = null, noticeTimer = null, typingTimer = null;
   var MAX_BUSY_MS = 8000;
 
   function newest() {
@@ -89,7 +89,12 @@ ITEM_JS = """
   }
   function reasons() {
     var box = itemBox(), out = {};
-    if (box) { box.querySelectorAll("textarea").forEach(function (t) { out[t.getAttribute("aria-label") || t.id] = t; }); }
+    if (box) {  // by the widget's key (its element's st-key class): one per question
+      box.querySelectorAll("textarea").forEach(function (t) {
+        var keyed = t.closest('[class*="st-key-ans"]');
+        out[keyed ? keyed.className : t.id] = t;
+      });
+    }
     return out;
   }
   function notice(text) {
@@ -104,7 +109,8 @@ ITEM_JS = """
     if (!btn || btn.disabled) { return false; }
     var r = newest();
     busy = true; busyRun = r ? r.dataset.run : null; busyItem = item; busySince = Date.now();
-    if (!reasonsBefore) { reasonsBefore = reasons(); }  // as before the first of a run of keys
+    if (!watch || watch.item !== item) { watch = {before: reasons(), item: item}; }  // as before the first of a run of keys
+    watch.until = Infinity;
     known = {};
     document.querySelectorAll("button kbd[aria-label]").forEach(function (k) { known[k.getAttribute("aria-label")] = true; });
     btn.click();
@@ -137,7 +143,7 @@ ITEM_JS = """
     if (busy && !finished && Date.now() - busySince > MAX_BUSY_MS) { finished = true; }  // a click that ran nothing
     if (!finished) { return; }
     busy = false;
-    if (item !== busyItem) { reasonsBefore = null; }
+    if (watch) { watch.until = Date.now() + 1500; }  // a reason box may still be loading
     var refused = [];
     while (queue.length && !busy) {  // in the order typed, each on the item it was typed on
       var k = queue.shift();
@@ -145,16 +151,20 @@ ITEM_JS = """
       if (!fire(k.labels, k.item)) { notice("Not taken: " + names([k]) + " does nothing here."); }
     }
     if (refused.length) { notice("Not taken: " + names(refused) + " (typed on the item before this one). Press again."); }
-    if (!busy && reasonsBefore) {  // a reason box that has just appeared ("No") takes the focus
-      var now = reasons(), before = reasonsBefore;
-      reasonsBefore = null;
-      var active = document.activeElement;
-      if (!typing(active)) {
-        for (var name in now) { if (!(name in before)) { now[name].focus(); break; } }
+  }
+  function focusNewReason() {  // a reason box that has just appeared ("No") takes the focus
+    if (!watch || busy) { return; }
+    if (shownItem() !== watch.item || Date.now() > watch.until) { watch = null; return; }
+    var now = reasons();
+    for (var name in now) {
+      if (!(name in watch.before)) {
+        watch = null;
+        if (!typing(document.activeElement)) { now[name].focus(); }
+        return;
       }
     }
   }
-  setInterval(tick, 20);
+  setInterval(function () { tick(); focusNewReason(); }, 20);
 
   window.addEventListener("keydown", function (e) {
     if ((!newest() && !busy) || e.isComposing) { return; }
