@@ -35,7 +35,21 @@ compact_page()
 keep_keys_on_item()
 annotate_screen.install()
 
-work = workspace.my_studies(conn, user)
+# the studies and their counts, read again when the item shown changes (a submit, skip, going back,
+# another study), not on every key: a choice reruns the page without reading them
+def shown_items() -> tuple:
+    """What the counts depend on in this tab: the item shown in each study, and the study chosen."""
+    return (tuple(sorted((k, v) for k, v in st.session_state.items()
+                         if isinstance(k, str) and k.startswith("ann_screen:") and isinstance(v, str))),
+            st.session_state.get("ann_study_pick"))
+
+
+cached_work = st.session_state.get("ann_work")
+if cached_work is not None and cached_work[0] == shown_items():
+    work = cached_work[1]
+else:
+    work = workspace.my_studies(conn, user)
+    st.session_state["ann_work"] = (shown_items(), work)
 if not work:
     st.info("You have no study assigned yet.")
     annotate_screen.ready_marker(None)
@@ -136,6 +150,7 @@ if screen is not None and (st.session_state.get(f"submit:{sid}:{screen.screen}")
 if submitted:  # the counts changed
     work = workspace.my_studies(conn, user)
     by_id = {w.study["id"]: w for w in work}
+    st.session_state["ann_work"] = (shown_items(), work)
 # keyed by the counts too: a new count redraws the selector (a kept widget would show its old label)
 study_key = "ann_study:" + ",".join(f"{w.study['id']}-{w.done}" for w in work)
 sid = top_left.selectbox(
@@ -187,7 +202,12 @@ def toggle_guidelines() -> None:
     st.session_state[show_key] = not st.session_state.get(show_key, False)
 
 
-past = workspace.history(conn, sid, user)
+# the submitted items, in order: read again only after a submission (here or, by its count, elsewhere)
+past_key = f"ann_past:{sid}"
+cached_past = st.session_state.get(past_key)
+if cached_past is None or cached_past[0] != done or submitted:
+    cached_past = st.session_state[past_key] = (done, workspace.history(conn, sid, user))
+past = cached_past[1]
 
 
 def open_screen(target: str) -> None:
