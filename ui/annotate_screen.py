@@ -48,7 +48,7 @@ ITEM_JS = """
   if (window.__ifjudgeItem) { return; }
   window.__ifjudgeItem = true;
   var busy = false, busyRun = null, busyItem = null, busySince = 0, queue = [];
-  var lastItem = null, known = {}, watch = null, noticeTimer = null, typingTimer = null;
+  var lastItem = null, seenRun = null, known = {}, watch = null, noticeTimer = null, typingTimer = null;
   var MAX_BUSY_MS = 8000;
 
   function newest() {
@@ -133,8 +133,12 @@ ITEM_JS = """
       if (busy && Date.now() - busySince > MAX_BUSY_MS) { busy = false; queue = []; }
       return;
     }
-    setDirections();
     var run = r.dataset.run, item = r.dataset.item;
+    if (run !== seenRun) {  // a run has ended: its text gets its direction (and once more, for late widgets)
+      seenRun = run;
+      setDirections();
+      setTimeout(setDirections, 400);
+    }
     if (item !== lastItem) {  // a new item (or none: all done): from its top, with its instruction in view
       lastItem = item;
       scrollTop();
