@@ -29,15 +29,17 @@ def long_text(n_words: int, lead: str = "") -> str:
 
 @pytest.fixture
 def long_server(demo_db):
-    """The demo study with every candidate passage 1,250 words long (the first one opens with
-    Arabic, another with Chinese) and a Persian instruction on ann1's first item."""
+    """The demo study with every candidate passage 1,250 words long and a Persian instruction on
+    ann1's first item, two of whose passages open with Arabic and Chinese."""
     db = connect(demo_db)
     first = db.execute("SELECT instance_id FROM items WHERE study_id = 1 ORDER BY position, id LIMIT 1").fetchone()[0]
     docs = [r[0] for r in db.execute("SELECT doc_id FROM documents ORDER BY doc_id")]
+    payload = db.execute("SELECT payload FROM items WHERE study_id = 1 AND instance_id = ? AND question = 'best_passage'",
+                         [first]).fetchone()[0]
+    lead = dict(zip(json.loads(payload)["candidates"], (ARABIC, CHINESE)))  # on the first item's passages
     with db.conn:
-        for k, d in enumerate(docs):
-            lead = ARABIC if k % 3 == 0 else CHINESE if k % 3 == 1 else ""
-            db.execute("UPDATE documents SET text = ? WHERE doc_id = ?", [long_text(1250, lead), d])
+        for d in docs:
+            db.execute("UPDATE documents SET text = ? WHERE doc_id = ?", [long_text(1250, lead.get(d, "")), d])
         db.execute("UPDATE instances SET instruction = ? WHERE instance_id = ?", [PERSIAN, first])
     db.conn.close()
     s = Server(demo_db)
@@ -76,6 +78,10 @@ def test_long_item_opens_at_its_top_keeps_the_answers_in_view_and_reads_right_to
     assert persian.evaluate("e => getComputedStyle(e.closest('[data-testid=\"stText\"]')).direction") == "rtl"
     arabic = page.locator('[data-testid="stText"]', has_text=ARABIC.strip()).first
     assert arabic.evaluate("e => getComputedStyle(e).direction") == "rtl"
+    chinese = page.locator('[data-testid="stText"]', has_text=CHINESE)  # left to right, every character shown
+    expect(chinese).to_have_count(1)
+    assert chinese.evaluate("e => getComputedStyle(e).direction") == "ltr"
+    assert chinese.inner_text().startswith(CHINESE)
     english = page.get_by_text("Query", exact=True)
     assert english.evaluate("e => getComputedStyle(e.closest('[data-testid=\"stCaptionContainer\"]') || e).direction") == "ltr"
 
