@@ -191,6 +191,7 @@ ITEM_JS = """
     e.preventDefault();
     e.stopImmediatePropagation();
     if (e.repeat) { return; }
+    window.__ifjudgeKeyAt = e.timeStamp;  // when the last key was taken (bench/bench_submit_latency.py)
     var item = shownItem();  // the item the annotator sees as the key is typed
     if (busy) { queue.push({labels: labels, item: item}); return; }
     fire(labels, item);
