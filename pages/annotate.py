@@ -25,6 +25,7 @@ from storage.errors import IFJudgeError, PermissionDenied
 from ui import annotate_screen
 from ui.keys import keep_keys_on_item
 from ui.layout import compact_page
+from ui.highlight import highlight_markdown, terms
 from ui.markdown import md_escape
 from ui.session import db, require_role
 from ui.text import literal
@@ -227,6 +228,8 @@ def previous_screen() -> str | None:
 with st.sidebar:
     st.button("Guidelines", key=f"guidelines_toggle:{sid}", shortcut="g", on_click=toggle_guidelines,
               help="Show or hide the project goal and the instructions")
+    st.toggle("Highlight query terms", key="ann_highlight",
+              help="Mark the words of the query and the instruction where they occur in the passages")
     st.caption("Keys: the key printed on a button answers it; Ctrl+Enter submits; s skips; b goes back to "
                "the previous item; g shows the guidelines, a acknowledges them. A No opens its reason box with "
                "the cursor in it; Escape leaves it (keys do nothing while you type in it).")
@@ -307,6 +310,18 @@ for it in screen.items:
         st.session_state[answer_key(screen.screen, it.question.id)] = it.current["value"]
         st.session_state[answer_key(screen.screen, it.question.id) + ":reason"] = it.current["reason"]
 
+marked = terms(screen.query, screen.instruction or "", screen.narrative or "") if st.session_state.get("ann_highlight") else None
+
+
+def passage_text(text: str) -> None:
+    """A passage or document: literal text, or (the switch on) escaped Markdown with the query's
+    and the instruction's words highlighted."""
+    if marked:
+        st.markdown(highlight_markdown(text, marked))
+    else:
+        st.text(text, width="stretch")
+
+
 def draw_texts() -> None:
     """The instruction and query (or the narrative), and the document: each in a box that scrolls when long."""
     if screen.narrative:
@@ -324,7 +339,8 @@ def draw_texts() -> None:
             literal("Query", screen.query)
     if screen.document:
         with st.container(key="ifj-document"):  # a long document scrolls in its box: the questions stay near
-            literal(f"Document {screen.document['doc_id']}: {screen.document['title']}", screen.document["text"])
+            st.caption(md_escape(f"Document {screen.document['doc_id']}: {screen.document['title']}"))
+            passage_text(screen.document["text"])
 
 
 revising = any(it.current for it in screen.items)
@@ -349,7 +365,7 @@ def draw_question(number: int, it) -> None:
         for n, (col, p, key) in enumerate(zip(cols, it.passages, keys[q.id]), start=1):
             picked_here = chosen == p["doc_id"]
             with col.container(border=True, key=f"ifj-passage-{n}"):  # a long passage scrolls in its box
-                st.text(p["text"], width="stretch")
+                passage_text(p["text"])
                 st.button(
                     f"Passage {n}", key=f"pick:{sid}:{screen.screen}:{n}", shortcut=key,
                     type="primary" if picked_here else "secondary", icon=CHECK if picked_here else None,

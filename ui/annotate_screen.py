@@ -31,8 +31,11 @@ ITEM_CSS = """
 [class*="st-key-ifj-item-"] [data-testid="stText"], [class*="st-key-ifj-item-"] textarea { unicode-bidi: plaintext; text-align: start; }
 [class*="st-key-ifj-item-"] [data-testid="stText"] { overflow-wrap: anywhere; }
 .st-key-ifj-instruction [data-testid="stText"], .st-key-ifj-query [data-testid="stText"] { max-height: 30vh; overflow-y: auto; }
-[class*="st-key-ifj-passage-"] [data-testid="stText"] { max-height: 40vh; overflow-y: auto; padding-right: 0.3rem; }
-.st-key-ifj-document [data-testid="stText"] { max-height: 45vh; overflow-y: auto; padding-right: 0.3rem; }
+[class*="st-key-ifj-passage-"] [data-testid="stText"], [class*="st-key-ifj-passage-"] [data-testid="stMarkdown"]
+  { max-height: 40vh; overflow-y: auto; padding-right: 0.3rem; }
+.st-key-ifj-document [data-testid="stText"], .st-key-ifj-document [data-testid="stMarkdown"]
+  { max-height: 45vh; overflow-y: auto; padding-right: 0.3rem; }
+[class*="st-key-ifj-item-"] [data-testid="stMarkdownContainer"] { unicode-bidi: plaintext; }
 [data-testid="stLayoutWrapper"]:has(> .st-key-ifj-bar) { position: sticky; bottom: 0; z-index: 50; }
 .st-key-ifj-bar { background-color: rgb(255, 255, 255); border-top: 1px solid rgba(49, 51, 63, 0.2); padding: 0.35rem 0 0.25rem 0; }
 .ifj-ready { display: none; }
