@@ -13,8 +13,9 @@ itself, before Streamlit sees them, on the annotate page only:
   run is over, if that item is still shown; if a new item was opened meanwhile (a submit), they
   are refused in a notice that names them ("press them again"): a key never lands on another item;
 - a new item (its container key, :func:`item_key`, changes) is scrolled to its top;
-- a reason box that appears after a "No" takes the focus; Escape leaves it; what is typed in it is
-  handed to the server (where it is kept as a draft) after a short pause, without leaving it;
+- a reason box that appears after a "No" takes the focus once the keys pause (250 ms: an answer
+  key typed right after the No still answers); Escape leaves it; what is typed in it is handed to
+  the server (where it is kept as a draft) after a short pause, without leaving it;
 - text elements get ``dir="auto"``: Persian or Arabic text runs right to left.
 
 The script and the style sheet are constants: no user text goes into them. The markers carry only
@@ -52,7 +53,7 @@ ITEM_JS = """
   window.__ifjudgeItem = true;
   var busy = false, busyRun = null, busyItem = null, busySince = 0, queue = [];
   var lastItem = null, seenRun = null, known = {}, watch = null, noticeTimer = null, typingTimer = null;
-  var MAX_BUSY_MS = 8000;
+  var MAX_BUSY_MS = 8000, PAUSE_MS = 250, lastKeyAt = 0;
 
   function newest() {
     var best = null;
@@ -150,7 +151,7 @@ ITEM_JS = """
     if (busy && !finished && Date.now() - busySince > MAX_BUSY_MS) { finished = true; }  // a click that ran nothing
     if (!finished) { return; }
     busy = false;
-    if (watch) { watch.until = Date.now() + 1500; }  // a reason box may still be loading
+    if (watch) { watch.until = Date.now() + PAUSE_MS + 1500; }  // a reason box may still be loading
     var refused = [];
     while (queue.length && !busy) {  // in the order typed, each on the item it was typed on
       var k = queue.shift();
@@ -160,7 +161,8 @@ ITEM_JS = """
     if (refused.length) { notice("Not taken: " + names(refused) + " (typed on the item before this one). Press again."); }
   }
   function focusNewReason() {  // a reason box that has just appeared ("No") takes the focus
-    if (!watch || busy) { return; }
+    // once the keys pause: an answer key typed right after the No still answers its question
+    if (!watch || busy || queue.length || Date.now() - lastKeyAt < PAUSE_MS) { return; }
     if (shownItem() !== watch.item || Date.now() > watch.until) { watch = null; return; }
     var now = reasons();
     for (var name in now) {
@@ -195,6 +197,7 @@ ITEM_JS = """
     e.stopImmediatePropagation();
     if (e.repeat) { return; }
     window.__ifjudgeKeyAt = e.timeStamp;  // when the last key was taken (bench/bench_submit_latency.py)
+    lastKeyAt = Date.now();
     var item = shownItem();  // the item the annotator sees as the key is typed
     if (busy) { queue.push({labels: labels, item: item}); return; }
     fire(labels, item);
