@@ -21,6 +21,16 @@ class StaleSubmission(IFJudgeError):
     """The screen was already submitted (another tab, a double click): nothing was written."""
 
 
+class AlreadyAnswered(StaleSubmission):
+    """A submission based on an older state of the screen than what is stored: the user answered it
+    since (in another tab or window). Nothing was written; the stored answer stays the current one.
+    ``submitted_at`` is when the stored answer was given (epoch seconds)."""
+
+    def __init__(self, message: str, submitted_at: float | None = None):
+        super().__init__(message)
+        self.submitted_at = submitted_at
+
+
 def insert_study(
     db: Database,
     *,
@@ -257,13 +267,16 @@ def submit(
     based_on: dict[int, int | None],
     started_at: float | None,
     now: float | None = None,
+    replace: bool = False,
 ) -> list[int]:
     """Append one label per answered item and mark the screen done, in one transaction.
 
     ``answers``: item id -> {"value", "reason", "shown_order"}. ``based_on``: item id -> the id of
     the user's newest label when the screen was shown (None if none). If any differs from what is
-    stored now, the screen was already submitted elsewhere and :class:`StaleSubmission` is raised
-    with nothing written: a double click or a second tab cannot add a second label.
+    stored now, the screen was already submitted elsewhere and :class:`AlreadyAnswered` (a
+    :class:`StaleSubmission`) is raised with nothing written: a double click or a second tab cannot
+    add a second label, nor silently replace the current one. ``replace=True`` is the user's
+    explicit "replace my answer": the new labels then supersede whatever is current.
     """
     now = time.time() if now is None else now
     duration = None if started_at is None else max(0, int(round((now - started_at) * 1000)))
@@ -292,8 +305,13 @@ def submit(
             )
         }
         for item_id in item_ids:
-            if current.get(item_id) != based_on.get(item_id):
-                raise StaleSubmission("this screen was already submitted (another tab or a double click); nothing was changed")
+            if not replace and current.get(item_id) != based_on.get(item_id):
+                row = db.execute("SELECT submitted_at FROM labels WHERE id = ?", [current.get(item_id)]).fetchone()
+                raise AlreadyAnswered(
+                    "you already answered this item (in another tab or window) after this page opened it; "
+                    "that answer is kept as your current one and these answers were not stored",
+                    row[0] if row else None,
+                )
         label_ids = []
         for item_id in item_ids:
             a = answers[item_id]
