@@ -16,7 +16,9 @@ itself, before Streamlit sees them, on the annotate page only:
 - a reason box that appears after a "No" takes the focus once the keys pause (250 ms: an answer
   key typed right after the No still answers); Escape leaves it; what is typed in it is handed to
   the server (where it is kept as a draft) after a short pause, without leaving it;
-- text elements get ``dir="auto"``: Persian or Arabic text runs right to left.
+- text elements get ``dir="auto"``: Persian or Arabic text runs right to left;
+- a toast ("Saved", "Not saved: ...", drawn by Streamlit as an alertdialog labelled by an element
+  that does not exist) is named by its own text, so screen readers announce it and axe-core finds no unnamed dialog.
 
 The script and the style sheet are constants: no user text goes into them. The markers carry only
 a hash of the screen id and a run counter.
@@ -131,7 +133,20 @@ ITEM_JS = """
       .forEach(function (el) { if (!el.hasAttribute("dir")) { el.setAttribute("dir", "auto"); } });
   }
 
+  function nameDialogs() {  // Streamlit draws a toast as an alertdialog labelled by an element that does not exist
+    document.querySelectorAll('[role="dialog"], [role="alertdialog"]').forEach(function (d) {
+      if (d.getAttribute("aria-label")) { return; }
+      var by = (d.getAttribute("aria-labelledby") || "").split(/\s+/).filter(function (id) {
+        var el = id && document.getElementById(id);
+        return el && (el.textContent || "").trim();
+      });
+      var text = (d.textContent || "").trim();
+      if (!by.length && text) { d.setAttribute("aria-label", text.slice(0, 120)); }
+    });
+  }
+
   function tick() {
+    nameDialogs();
     var r = newest();
     if (!r) {  // between pages, or a run that has not reached its end yet (it drew over the old marker)
       if (busy && Date.now() - busySince > MAX_BUSY_MS) { busy = false; queue = []; }
