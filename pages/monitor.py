@@ -10,10 +10,11 @@ from annotation.glossary import label
 from annotation.scale_summary import scale_summary
 from annotation.qrels_builds import study_completeness
 from ui.markdown import md_escape
+from storage import studies
 from ui.session import db, pick_study, require_role
 
 require_role("lead")
-conn = db()
+conn = studies.share_reads(db())  # read-only page: the study's labels are read once per run
 st.title("Monitor")
 study = pick_study(conn, key="mon_study")
 sid = study["id"]
