@@ -3,10 +3,14 @@ study_monitor use it) answers items_of_study and current_labels with the same ro
 database, for every question, reads the study once, and sees a label written through it."""
 import time
 
+import pytest
+
 from annotation import monitor, workspace
 from storage import studies
 from storage.db import connect
 from tests.test_pages import _label_demo, user_row
+
+pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
 
 
 def test_shared_reads_answer_as_the_database_and_a_write_ends_them(demo, db_path):
