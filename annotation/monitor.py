@@ -205,6 +205,11 @@ def study_monitor(db: Database, study_id: int, *, n_boot: int = 200, seed: int |
     ``"disagreements"`` and ``"reasons"``}. Intervals use ``n_boot`` bootstrap replicates with
     ``seed`` (default: the study's seed), as the page does.
     """
+    with studies.shared_reads(db):  # the pieces below read the same labels: once
+        return _study_monitor(db, study_id, n_boot=n_boot, seed=seed)
+
+
+def _study_monitor(db: Database, study_id: int, *, n_boot: int, seed: int | None) -> dict:
     study = studies.get_study(db, study_id)
     seed = int(study["settings"].get("seed", 0) if seed is None else seed)
     done = study_completeness(db, study_id)

@@ -11,13 +11,13 @@ from annotation.glossary import STATISTIC_HELP, label
 from annotation.scale_summary import scale_summary
 from annotation.qrels_builds import study_completeness
 from ui.markdown import md_escape
-from storage import projects
+from storage import projects, studies
 from ui.estimates_view import render_estimates
 from ui.session import db, pick_study, require_role
 from ui.text import literal
 
 require_role("lead")
-conn = db()
+conn = studies.share_reads(db())  # read-only page: the study's labels are read once per run
 st.title("Monitor")
 study = pick_study(conn, key="mon_study")
 sid = study["id"]

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from storage import dialect
-from storage.db import Database, now_iso, user_lock, write
+from storage.db import SHARED_READS, Database, now_iso, user_lock, write
 from storage.errors import IFJudgeError, NotFound, PermissionDenied
 
 ITEM_KEYS = ("id", "study_id", "screen", "position", "instance_id", "question", "doc_id", "narrative_version_id", "payload", "cap")
@@ -134,8 +136,53 @@ def screen_items(db: Database, study_id: int, screen: str) -> list[dict]:
     return [_row_item(r) for r in rows]
 
 
+def share_reads(db: Database) -> Database:
+    """From now on :func:`items_of_study` and :func:`current_labels` read each study's rows from
+    the database once and answer later calls (any question) from them, as fresh dicts, and
+    :func:`shared` keeps what is computed from them; the first write through ``db``
+    (:func:`storage.db.write`) ends it. For read-only screens and reports that call several
+    library functions over the same study (the monitor read the labels of a study a dozen times
+    per run): a page's connection lives for one run. Returns ``db``."""
+    setattr(db, SHARED_READS, {})
+    return db
+
+
+@contextmanager
+def shared_reads(db: Database) -> Iterator[Database]:
+    """:func:`share_reads` within the block only."""
+    share_reads(db)
+    try:
+        yield db
+    finally:
+        vars(db).pop(SHARED_READS, None)
+
+
+def shared(db: Database, key: tuple, compute):
+    """``compute()``, kept under ``key`` while ``db`` shares its reads (:func:`share_reads`);
+    simply ``compute()`` otherwise. For values derived from the shared rows only."""
+    cache = vars(db).get(SHARED_READS)
+    if cache is None:
+        return compute()
+    if key not in cache:
+        cache[key] = compute()
+    return cache[key]
+
+
+def _shared_rows(db: Database, key: tuple, read) -> list | None:
+    cache = vars(db).get(SHARED_READS)
+    if cache is None:
+        return None
+    if key not in cache:
+        cache[key] = read()
+    return cache[key]
+
+
 def items_of_study(db: Database, study_id: int, question: str | None = None) -> list[dict]:
     sql, args = f"SELECT {', '.join(ITEM_KEYS)} FROM items WHERE study_id = ?", [study_id]
+    shared = _shared_rows(db, ("items", study_id),
+                          lambda: [_row_item(r) for r in db.execute(sql + " ORDER BY position, id", args)])
+    if shared is not None:  # copies: a caller may change its dicts
+        return [{**d, "payload": dict(d["payload"])} for d in shared if not question or d["question"] == question]
     if question:
         sql, args = sql + " AND question = ?", [*args, question]
     return [_row_item(r) for r in db.execute(sql + " ORDER BY position, id", args)]
@@ -366,10 +413,13 @@ def current_labels(db: Database, study_id: int, question: str | None = None) -> 
         " WHERE i.study_id = ? AND l.id = (SELECT MAX(id) FROM labels l2 WHERE l2.item_id = l.item_id AND l2.user_id = l.user_id)"
     )
     args: list = [study_id]
+    keys = ("item", "instance", "question", "doc_id", "annotator", "value", "reason", "shown_order", "submitted_at", "duration_ms", "screen")
+    shared = _shared_rows(db, ("labels", study_id), lambda: db.execute(sql + " ORDER BY l.item_id, u.name", args).fetchall())
+    if shared is not None:
+        return [dict(zip(keys, r)) for r in shared if not question or r[2] == question]
     if question:
         sql += " AND i.question = ?"
         args.append(question)
-    keys = ("item", "instance", "question", "doc_id", "annotator", "value", "reason", "shown_order", "submitted_at", "duration_ms", "screen")
     return [dict(zip(keys, r)) for r in db.execute(sql + " ORDER BY l.item_id, u.name", args)]
 
 
