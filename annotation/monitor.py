@@ -1,5 +1,5 @@
-"""What the lead watches while a study runs: the InstructIR Table 7 view per question, the
-extrapolation to the whole benchmark, per-annotator progress and agreement, disagreements and reasons.
+"""What the lead watches while a study runs: the InstructIR Table 7 view per question, the naive
+extrapolation to the whole benchmark (for comparison with :mod:`annotation.estimates`), per-annotator progress and agreement, disagreements and reasons.
 
 Table 7 (Oh et al., 2024, Appendix B): for Q1 and Q2 the Randolph free-marginal kappa and the
 proportion of Yes; for Q3 Cohen's kappa between the human majority and the dataset's target, and
@@ -117,9 +117,12 @@ def wilson(k: int, n: int) -> dict:
 
 
 def extrapolation(db: Database, study_id: int) -> dict:
-    """From the sampled instances: the estimated share of invalid and of unnatural instances, and
-    of instances whose human majority disagrees with the dataset's target, each with a Wilson 95%
-    interval. Instances without a decided outcome are not counted."""
+    """The naive extrapolation, kept for comparison (``ifjudge monitor``): the share of invalid and
+    of unnatural sampled instances, and of instances whose human majority disagrees with the
+    dataset's target, each with a Wilson 95% interval that treats the sampled instances as
+    independent (too narrow when the instances of a query group are alike). Instances without a
+    decided outcome are not counted. The benchmark-wide estimate the Monitor page and the report
+    show is :func:`annotation.estimates.benchmark_estimates` (design-aware intervals)."""
     out = {}
     by_q: dict[str, list] = defaultdict(list)
     for o in item_outcomes(db, study_id):
@@ -202,6 +205,11 @@ def study_monitor(db: Database, study_id: int, *, n_boot: int = 200, seed: int |
     ``"disagreements"`` and ``"reasons"``}. Intervals use ``n_boot`` bootstrap replicates with
     ``seed`` (default: the study's seed), as the page does.
     """
+    with studies.shared_reads(db):  # the pieces below read the same labels: once
+        return _study_monitor(db, study_id, n_boot=n_boot, seed=seed)
+
+
+def _study_monitor(db: Database, study_id: int, *, n_boot: int, seed: int | None) -> dict:
     study = studies.get_study(db, study_id)
     seed = int(study["settings"].get("seed", 0) if seed is None else seed)
     done = study_completeness(db, study_id)

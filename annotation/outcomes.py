@@ -47,6 +47,11 @@ class Outcome:
 
 
 def item_outcomes(db: Database, study_id: int, question_id: str | None = None) -> list[Outcome]:
+    # computed once per page run or report when the connection shares its reads (storage.studies.share_reads)
+    return list(studies.shared(db, ("outcomes", study_id, question_id), lambda: _item_outcomes(db, study_id, question_id)))
+
+
+def _item_outcomes(db: Database, study_id: int, question_id: str | None) -> list[Outcome]:
     labels = studies.current_labels(db, study_id, question_id)
     adj = studies.adjudications(db, study_id)
     by_item: dict[int, list[dict]] = {}

@@ -174,13 +174,19 @@ def submit_screen(
     *,
     started_at: float | None,
     now: float | None = None,
+    replace: bool = False,
 ) -> list[int]:
     """Validate and store the answers of one screen (question id -> {"value", "reason"}).
 
     Refused with :class:`ScreenRefused` (an :class:`storage.errors.InvalidAnswer`) naming *every*
     question that is unanswered, has a value outside its categories, or a "No" without a reason,
-    each as the annotator reads it ("Q2 “Is the instruction natural ...”: ..."); with ``StaleSubmission`` when the screen was
-    already submitted from another tab. Nothing is written unless everything is accepted.
+    each as the annotator reads it ("Q2 “Is the instruction natural ...”: ..."). One current answer
+    per item and annotator: ``screen`` carries the answers that were current when it was opened
+    (:attr:`Screen.based_on`); when the user has answered it since (another tab or window, a double
+    press), :class:`storage.studies.AlreadyAnswered` (a ``StaleSubmission``) is raised, checked in
+    the same transaction as the write, and the stored answer stays current. ``replace=True`` is the
+    user's explicit "replace my answer" (the new labels supersede the current ones; the history
+    keeps both). Nothing is written unless everything is accepted.
     """
     study = studies.get_study(db, screen.study_id)
     _check_member(db, study, user)
@@ -210,11 +216,12 @@ def submit_screen(
     try:
         ids = studies.submit(
             db, study_id=screen.study_id, user_id=user["id"], screen=screen.screen, answers=payload,
-            based_on=screen.based_on, started_at=started_at, now=now,
+            based_on=screen.based_on, started_at=started_at, now=now, replace=replace,
         )
     except (studies.StaleSubmission, PermissionDenied):
-        # stored already (another tab), or the claim expired and the screen went to someone else:
-        # either way this user's draft of it is done with
+        # answered already (another tab), or the claim expired and the screen went to someone else:
+        # either way this user's draft of it is done with (the page keeps the answers it shows, for
+        # an explicit "replace my answer")
         discard_draft(db, screen, user)
         raise
     discard_draft(db, screen, user)

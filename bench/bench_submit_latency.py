@@ -7,17 +7,22 @@ bench1 (the browser user), bench2, bench3, one study over every instance with ov
 the same function submit_screen ends in, without the page-level open_screen per screen).
 
 Then ``streamlit run`` on a loopback port (tests/e2e/conftest.Server), sign in as bench1 with
-Playwright + /usr/bin/chromium, and time ~30 submits: from pressing Ctrl+Enter to the new
-progress text "{n} of {total}" and the next instance's instruction being visible. Prints the median
-and p95 against the 300 ms target, and the same cycle measured in-process (submit_screen +
-open_screen) so the browser and Streamlit overhead is visible.
+Playwright + /usr/bin/chromium at 1280x720, and time ~30 submits idle, then ~30 with ``--hogs``
+CPU-bound processes beside the server (as an evaluation job): from pressing Ctrl+Enter to the next
+instance's instruction visible and the page ready for its keys (``--hog-nice``: their priority;
+by default the evaluation worker's, nice +10). Prints the median and p95 against
+the p95 targets (200 ms idle, 300 ms beside a job), the load average before and after (the machine
+may be shared), and the same cycle measured in-process (submit_screen + open_screen) so the
+browser and Streamlit overhead is visible.
 
-Run: ``python bench/bench_submit_latency.py [--submits 30] [--instances 10000]``
+Run: ``python bench/bench_submit_latency.py [--submits 30] [--instances 10000] [--hogs 1]``
 """
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -32,7 +37,8 @@ from bench.load_test import percentile, synthetic_bundle  # noqa: E402
 from storage import projects, studies, users  # noqa: E402
 from storage.db import connect  # noqa: E402
 
-TARGET_MS = 300.0
+TARGET_MS = 200.0  # p95, idle (issue 20)
+TARGET_BUSY_MS = 300.0  # p95, with a CPU-bound process beside the server
 PASSWORD = "bench-pw"
 NAMES = ["bench1", "bench2", "bench3"]
 
@@ -90,67 +96,129 @@ def library_cycle(db_path: Path, sid: int, n: int) -> list[float]:
     return out
 
 
-def browser_cycle(db_path: Path, sid: int, instr: dict[str, str], n: int, total: int) -> list[float]:
+def _cpu_hogs(n: int, nice: int) -> list[subprocess.Popen]:
+    """``n`` CPU-bound processes beside the server, at CPU priority ``nice`` (an evaluation job runs
+    in ``ifjudge worker``, at nice +10 by default: cli/worker_cmd.py; 0 is the harder case)."""
+    code = f"import os; os.nice({int(nice)})\nwhile True: pass"
+    return [subprocess.Popen([sys.executable, "-c", code]) for _ in range(n)]
+
+
+# In the page: the time of the Ctrl+Enter keydown event (as the page's key script took it), and the first animation frame after the
+# run that it started has drawn its end marker for a new item (ui.annotate_screen.ready_marker):
+# what the annotator sees, without the test harness's round trips to the browser.
+WATCH_JS = """() => {
+  const last = () => Array.from(document.querySelectorAll('.ifj-ready')).pop();
+  const old = last().dataset.item;
+  const b = window.__ifjBench = {key: null, done: null};
+  window.__ifjudgeKeyAt = null;  // set by the page's key script when it takes the key
+  const obs = new MutationObserver(() => {
+    const m = last();
+    if (window.__ifjudgeKeyAt !== null && m && m.dataset.item !== old) {
+      obs.disconnect();
+      b.key = window.__ifjudgeKeyAt;
+      requestAnimationFrame(() => { b.done = performance.now(); });
+    }
+  });
+  obs.observe(document.body, {subtree: true, childList: true, attributes: true});
+}"""
+
+
+def browser_cycle(db_path: Path, sid: int, instr: dict[str, str], n: int, total: int, *,
+                  phases: tuple[int, ...] = (0,), hog_nice: int = 10) -> dict[int, list[tuple[float, float]]]:
+    """Per phase (the number of CPU-bound processes beside the server), ``n`` timed submits: from
+    pressing Ctrl+Enter to the next instance's instruction visible *and* the page ready for its
+    keys (the run that drew it has ended: ui.annotate_screen's end marker names the new item).
+    Each submit gives (in the page: keydown to the next frame after the marker, seconds; wall
+    time in the harness, which adds Playwright's round trips)."""
     from playwright.sync_api import expect, sync_playwright
 
     from tests.e2e.conftest import CHROMIUM, Server, settle, sign_in
 
     db = connect(db_path)
+    queue = list(dict.fromkeys(r["screen"] for r in studies.items_of_study(db, sid)))  # bench1 has every screen
     uid = users.get_user(db, "bench1")["id"]
-    queue = [r["screen"] for r in studies.items_of_study(db, sid)]  # bench1 has every screen, in position order
-    queue = list(dict.fromkeys(queue))
+    studies.acknowledge_guidelines(db, sid, uid)
     db.close()
     server = Server(db_path)
     server.start()
-    times = []
+    out: dict[int, list[float]] = {}
+    done = 0
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=[
                 "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"])
-            page = browser.new_page(viewport={"width": 1280, "height": 1600})
+            page = browser.new_page(viewport={"width": 1280, "height": 720})
             sign_in(page, server.url, "bench1", PASSWORD)
             expect(page.get_by_text(f"0 of {total}", exact=True)).to_be_visible(timeout=60_000)
-            for k in range(n + 1):
-                page.evaluate("document.activeElement && document.activeElement.blur()")
-                for key in ("1", "3", "5"):
-                    settle(page)  # a key pressed during a rerun can be lost; not timed
-                    page.keyboard.press(key)
-                    expect(page.locator('[data-testid="stBaseButton-primary"]', has_text=f"[{key}]")).to_be_visible(
-                        timeout=30_000)
-                settle(page)
-                t0 = time.perf_counter()
-                page.keyboard.press("Control+Enter")
-                expect(page.get_by_text(f"{k + 1} of {total}", exact=True)).to_be_visible(timeout=60_000)
-                expect(page.get_by_text(instr[queue[k + 1]], exact=True)).to_be_visible(timeout=60_000)
-                if k:  # the first submit warms the server's caches; not counted
-                    times.append(time.perf_counter() - t0)
+            for hogs in phases:
+                procs = _cpu_hogs(hogs, hog_nice)
+                times = []
+                try:
+                    for k in range(n + 1):
+                        page.evaluate("document.activeElement && document.activeElement.blur()")
+                        for key in ("1", "3", "5"):
+                            settle(page)  # not timed
+                            page.keyboard.press(key)
+                            expect(page.locator('[data-testid="stBaseButton-primary"]'
+                                                f':has(kbd[aria-label="Shortcut {key}"])')).to_be_visible(timeout=30_000)
+                        settle(page)
+                        page.evaluate(WATCH_JS)
+                        t0 = time.perf_counter()
+                        page.keyboard.press("Control+Enter")
+                        page.wait_for_function("() => window.__ifjBench.done !== null", polling=10, timeout=60_000)
+                        wall = time.perf_counter() - t0
+                        expect(page.get_by_text(instr[queue[done + 1]], exact=True)).to_be_visible(timeout=60_000)
+                        done += 1
+                        expect(page.get_by_text(f"{done} of {total}", exact=True)).to_be_visible(timeout=60_000)
+                        b = page.evaluate("() => window.__ifjBench")
+                        if k:  # the first submit of a phase warms caches; not counted
+                            times.append(((b["done"] - b["key"]) / 1000, wall))
+                finally:
+                    for p in procs:
+                        p.kill()
+                        p.wait()
+                out[hogs] = times
             browser.close()
     finally:
         server.stop()
-    assert uid
-    return times
+    return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--instances", type=int, default=10_000)
     ap.add_argument("--submits", type=int, default=30)
+    ap.add_argument("--hogs", type=int, default=1,
+                    help="CPU-bound processes beside the server in the second phase (default 1; 0: idle only)")
+    ap.add_argument("--hog-nice", type=int, default=None,
+                    help="their CPU priority (default: the worker's, ifjudge worker --nice default; 0: the harder case)")
     args = ap.parse_args()
+    from cli.worker_cmd import WORKER_NICE
+
+    hog_nice = WORKER_NICE if args.hog_nice is None else args.hog_nice
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
     with tempfile.TemporaryDirectory(prefix="ifjudge-latency-") as tmp:
         db_path = Path(tmp) / "bench.db"
         sid, instr = build(db_path, args.instances)
         total = args.instances
         lib = library_cycle(db_path, sid, args.submits)
-        web = browser_cycle(db_path, sid, instr, args.submits, total)
+        web = browser_cycle(db_path, sid, instr, args.submits, total, phases=(0, args.hogs) if args.hogs else (0,),
+                            hog_nice=hog_nice)
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     ms = lambda xs: (1000 * statistics.median(xs), 1000 * percentile(xs, 95))  # noqa: E731
+    verdict = lambda p, target: "meets" if p <= target else "MISSES"  # noqa: E731
     lm, lp = ms(lib)
-    wm, wp = ms(web)
-    verdict = lambda p: "meets" if p <= TARGET_MS else "MISSES"  # noqa: E731
-    print(f"library  submit_screen + open_screen ({len(lib)} cycles): median {lm:.0f} ms, p95 {lp:.0f} ms "
-          f"-> {verdict(lp)} the {TARGET_MS:.0f} ms target")
-    print(f"browser  Ctrl+Enter -> next item rendered ({len(web)} submits): median {wm:.0f} ms, p95 {wp:.0f} ms "
-          f"-> {verdict(wp)} the {TARGET_MS:.0f} ms target")
-    print(f"browser + Streamlit overhead over the library call: median {wm - lm:.0f} ms")
+    print(f"library  submit_screen + open_screen ({len(lib)} cycles): median {lm:.0f} ms, p95 {lp:.0f} ms")
+    for hogs, pairs in web.items():
+        wm, wp = ms([p[0] for p in pairs])
+        hm, hp = ms([p[1] for p in pairs])
+        target = TARGET_MS if hogs == 0 else TARGET_BUSY_MS
+        what = "idle" if hogs == 0 else (f"with {hogs} CPU-bound process{'es' if hogs > 1 else ''} at nice "
+                                         f"+{hog_nice} beside the server")
+        print(f"browser  Ctrl+Enter -> next item ready, {what} ({len(pairs)} submits): median {wm:.0f} ms, "
+              f"p95 {wp:.0f} ms -> {verdict(wp, target)} the p95 target {target:.0f} ms "
+              f"(harness wall time: median {hm:.0f} ms, p95 {hp:.0f} ms)")
+    print(f"browser + Streamlit overhead over the library call (idle): median {ms([p[0] for p in web[0]])[0] - lm:.0f} ms")
 
 
 if __name__ == "__main__":

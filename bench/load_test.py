@@ -284,8 +284,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.worker:
         return worker(args.db, args.study, args.user, seconds=args.seconds, max_screens=args.max_screens,
                       seed=args.seed, pause_s=args.pause)
-    if not 1 <= args.annotators <= 64 or not 0 < args.seconds <= 600:
-        ap.error("bounded run: 1-64 annotators, at most 600 s")
+    if not 1 <= args.annotators <= 128 or not 0 < args.seconds <= 600:
+        ap.error("bounded run: 1-128 annotators, at most 600 s")
     with tempfile.TemporaryDirectory(prefix="ifjudge-load-") as tmp:
         # a postgresql:// URL runs the same test against PostgreSQL (its database must be empty)
         db_path = (args.db if is_url(args.db) else Path(args.db)) if args.db else Path(tmp) / "load.db"

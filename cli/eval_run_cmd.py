@@ -52,7 +52,7 @@ def register_eval(eval_sub) -> None:
     p.add_argument("--candidates", default="auto", choices=["auto", "corpus", "top_ranked"],
                    help="score the whole corpus or only the top_ranked lists (default: auto)")
     p.add_argument("--score", default="cosine", choices=["cosine", "dot"], help="dense similarity (default cosine)")
-    p.add_argument("--device", default=None, help="dense encoder device: cpu | cuda | cuda:N | mps (default: CUDA, then MPS, then CPU)")
+    p.add_argument("--device", default=None, help="dense encoder and --rerank cross-encoder device: cpu | cuda | cuda:N | mps (default: CUDA, then MPS, then CPU)")
     p.add_argument("--backend", default="torch", choices=["torch", "onnx", "onnx-int8"],
                    help="dense encoder backend (default torch; onnx-int8: int8 weights, see docs/evaluation.md)")
     p.add_argument("--batch-size", type=int, default=None, help="dense encoder batch (default: 128 CUDA, 64 MPS, 32 CPU)")
@@ -119,7 +119,7 @@ def run_cmd(args) -> int:
     try:
         run_id = run_eval(
             db, args.project, model=_model(args), template=args.template, qrels_version=args.qrels_version,
-            k=args.k, measures=measures, variant=args.variant, rerank=args.rerank, candidates=args.candidates,
+            k=args.k, measures=measures, variant=args.variant, rerank=_rerank(args), candidates=args.candidates,
             missing=args.missing, score=args.score, progress=bar, cache_dir=args.cache_dir, reuse=not args.no_reuse,
             ties=args.ties,
         )
@@ -190,10 +190,21 @@ def _encoder_options(args) -> dict | None:
     if not dense:
         given = [flag for flag, on in (("--device", args.device), ("--backend", args.backend != "torch"),
                                        ("--batch-size", args.batch_size), ("--no-fp16", args.no_fp16)) if on]
-        if given:
+        if given and not args.rerank:  # a cross-encoder reranker takes them too (_rerank)
             raise IFJudgeError(f"{', '.join(given)} apply to dense models only; --model {args.model!r} is not one")
         return None
     return {"device": args.device, "backend": args.backend, "batch_size": args.batch_size, "fp16": not args.no_fp16}
+
+
+def _rerank(args):
+    """``--rerank`` as run_eval takes it: a cross-encoder on ``--device`` / ``--backend`` /
+    ``--batch-size`` / ``--no-fp16``, as the dense encoder."""
+    if args.rerank is None:
+        return None
+    from evaluation.retrievers.rerank import cross_encoder_reranker
+
+    return cross_encoder_reranker(args.rerank, device=args.device, backend=args.backend, fp16=not args.no_fp16,
+                                  batch_size=args.batch_size)
 
 
 def _model(args):

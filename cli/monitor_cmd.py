@@ -42,7 +42,8 @@ def run(args) -> int:
         why = f" ({r['undefined_reason']})" if r["value"] is None and r["undefined_reason"] else ""
         print(f"{r['question']}\t{r['statistic']}\t{_fmt(r['value'])}{ci}{why}")
     for name, e in m["extrapolation"].items():
-        print(f"extrapolation {name.replace('_', ' ')}: {_fmt(e['share'])} [{_fmt(e['low'])}, {_fmt(e['high'])}] "
+        print(f"naive extrapolation (independent, Wilson; `ifjudge report` gives the design-aware estimate) "
+              f"{name.replace('_', ' ')}: {_fmt(e['share'])} [{_fmt(e['low'])}, {_fmt(e['high'])}] "
               f"({e['k']} of {e['n']})")
     for a in m["annotators"]:
         print(f"{a['annotator']}\t{a['done']}/{a['total']} screens\tmedian {_fmt(a['median_seconds_per_screen'])} s"

@@ -124,10 +124,12 @@ def leaderboard_tables(board: dict) -> list[str]:
     return lines
 
 
-def to_markdown(report: dict) -> str:
-    """The report as Markdown (design, methods and counts stated)."""
+def markdown_sections(report: dict) -> list[str]:
+    """The report's sections as Markdown lines under level-2 headings (methods, benchmark-wide
+    estimates, leaderboard change): the body of :func:`to_markdown`, and what the validation report
+    (:func:`exports.report.write_report`) appends after its Table 7."""
     m = report["methods"]
-    lines = ["# Do the benchmark's conclusions survive?", "", "## Methods", "",
+    lines = ["## Methods", "",
              f"- Benchmark-wide shares: {m['estimates'] or '—'}.",
              f"- Leaderboards: {m['leaderboard']}; {m['bootstrap_replicates']} replicates, seed {m['seed']}."]
     if m.get("prediction_powered"):
@@ -138,4 +140,101 @@ def to_markdown(report: dict) -> str:
     lines += ["## Does the leaderboard change?", ""]
     for board in report["leaderboards"]:
         lines += leaderboard_tables(board)
+    return lines
+
+
+def to_markdown(report: dict) -> str:
+    """The report as Markdown (design, methods and counts stated)."""
+    lines = ["# Do the benchmark's conclusions survive?", "", *markdown_sections(report)]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _num(value) -> str:
+    """A CSV cell: ``repr`` of a number (full precision), empty when undefined."""
+    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else repr(value)
+
+
+def csv_rows(report: dict) -> list[list[str]]:
+    """The report as rows of the validation report's CSV (``question, statistic, value, ci_low,
+    ci_high, band, undefined_reason``): per estimate its design-aware share and interval, the naive
+    independent (Wilson) one for comparison, the design effect, the effective n, the decided items,
+    the sampled groups and the further labels to halve the interval; per leaderboard comparison each
+    system's published and validated score, each pair's P(order differs) and Kendall tau (or why the
+    comparison is undefined)."""
+    rows = []
+    for est in report["studies"]:
+        for e in est["estimates"]:
+            q = f"benchmark-wide: {e['estimand']}"
+            naive = e.get("naive_independent") or {}
+            rows += [[q, "share (design-aware, Korn-Graubard)", _num(e["share"]), _num(e["low"]), _num(e["high"]), "",
+                      e.get("undefined") or ""],
+                     [q, "share (naive independent, Wilson; comparison)", _num(naive.get("share")), _num(naive.get("low")),
+                      _num(naive.get("high")), "", "" if naive else "no decided item yet"],
+                     [q, "design effect", _num(e["deff"]), "", "", "", ""],
+                     [q, "effective sample size", _num(e["n_effective"]), "", "", "", ""],
+                     [q, "decided items", str(e["n_items"]), "", "", "", ""],
+                     [q, "sampled groups", str(e["n_groups"]), "", "", "", ""],
+                     [q, "further labels to halve the CI", _num(e["to_halve"]["further_labels"]), "", "", "", ""]]
+    for board in report["leaderboards"]:
+        if board.get("undefined"):
+            rows.append([f"leaderboard {board['project']}", f"{board['measure']} published vs validated", "", "", "", "",
+                         board["undefined"]])
+        for c in board["comparisons"]:
+            q = f"leaderboard {board['project']}: {c['published']} vs {c['validated']} ({board['measure']})"
+            for r in c["systems"]:
+                for side in ("published", "validated"):
+                    d = r[side]
+                    rows.append([q, f"{r['system']} on {c[side]} (rank {r[f'rank_{side}']})", _num(d["value"]),
+                                 _num(d["low"]), _num(d["high"]), "", d["undefined"] or ""])
+            for p in c["pairs"]:
+                rows.append([q, f"P(order differs) {p['a']} vs {p['b']}", _num(p["p_order_differs"]), "", "", "",
+                             p["undefined"] or ""])
+            t = c["kendall_tau"]
+            rows.append([q, "Kendall tau (published vs validated)", _num(t["value"]), _num(t["low"]), _num(t["high"]), "",
+                         t["undefined"] or ""])
+    return rows
+
+
+def latex_escape(text: str) -> str:
+    r"""Text for a LaTeX table cell, its special characters escaped.
+
+    >>> latex_escape("50% of a_b & c")
+    '50\\% of a\\_b \\& c'
+    """
+    for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("$", r"\$"), ("#", r"\#"),
+                 ("_", r"\_"), ("{", r"\{"), ("}", r"\}"), ("~", r"\textasciitilde{}"), ("^", r"\textasciicircum{}")):
+        text = text.replace(a, b)
+    return text
+
+
+def latex_tables(report: dict) -> list[str]:
+    """The benchmark-wide estimates and each leaderboard comparison as LaTeX tabulars (booktabs)."""
+    def tex(value) -> str:
+        if value is None or isinstance(value, float):
+            return latex_escape(_cell(value))
+        return latex_escape(" ".join(str(value).splitlines()))
+
+    def ci(d) -> str:
+        return latex_escape("—" if not d or d.get("low") is None else f"[{_cell(d['low'])}, {_cell(d['high'])}]")
+
+    lines = []
+    for est in report["studies"]:
+        lines += ["", rf"% benchmark-wide estimates, study {est['study']['id']}: {tex(est['method'])}",
+                  r"\begin{tabular}{lrrrrr}", r"\toprule",
+                  r"estimate & share & 95\% CI (design) & naive CI (Wilson) & deff & effective $n$ \\", r"\midrule"]
+        for e in est["estimates"]:
+            lines.append(rf"{tex(e['estimand'])} & {tex(e['share'])} & {ci(e)} & {ci(e.get('naive_independent'))} & "
+                         rf"{tex(e['deff'])} & {tex(e['n_effective'])} \\")
+        lines += [r"\bottomrule", r"\end{tabular}"]
+    for board in report["leaderboards"]:
+        for c in board["comparisons"]:
+            t = c["kendall_tau"]
+            lines += ["", rf"% {tex(board['project'])}: {c['published']} vs {c['validated']} ({tex(board['measure'])}); "
+                      rf"Kendall tau {tex(t['value']) if t['undefined'] is None else tex(t['undefined'])}",
+                      r"\begin{tabular}{lrrrr}", r"\toprule",
+                      rf"system & {tex(c['published'])} & rank & {tex(c['validated'])} & rank \\", r"\midrule"]
+            for r in c["systems"]:
+                lines.append(rf"{tex(r['system'])} & {tex(r['published']['value'])} & {r['rank_published']} & "
+                             rf"{tex(r['validated']['value'])} & {r['rank_validated']} \\")
+            lines += [r"\bottomrule", r"\end{tabular}"]
+    return lines

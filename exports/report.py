@@ -1,12 +1,15 @@
 """The validation report of a study as Markdown, CSV and LaTeX (like InstructIR's Table 7), with
-the extrapolation to the whole benchmark."""
+the benchmark-wide estimates (design-aware intervals, the naive independent one beside them for
+comparison) and the leaderboard change on the validated qrels
+(:func:`exports.benchmark_report.benchmark_report`, computed once and written in each format)."""
 from __future__ import annotations
 
 import csv
 from pathlib import Path
 
-from annotation.monitor import extrapolation, table7
+from annotation.monitor import table7
 from annotation.scale_summary import scale_summary
+from exports.benchmark_report import benchmark_report, csv_rows, latex_escape, latex_tables, markdown_sections
 from formats.bundle import VALIDATES
 from storage import studies
 from storage.db import Database
@@ -26,25 +29,22 @@ def _is_share(statistic: str) -> bool:
     return statistic.startswith(("Proportion", "Top-1", "Percent"))
 
 
-def _latex_escape(text: str) -> str:
-    for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("$", r"\$"), ("#", r"\#"),
-                 ("_", r"\_"), ("{", r"\{"), ("}", r"\}"), ("~", r"\textasciitilde{}"), ("^", r"\textasciicircum{}")):
-        text = text.replace(a, b)
-    return text
-
-
 def write_report(db: Database, study_id: int, out: Path, *, n_boot: int = BOOTSTRAP,
                  builds: dict | None = None) -> list[Path]:
     """report.md, report.csv, report.tex of one study: Table 7 rows (with top-1 accuracy excluding
     ties and the number of ties for best_passage; Randolph, Fleiss and percent agreement for
-    re-judging), the study's completeness (labelled / planned), the extrapolation, and for each
-    qrels version built (``builds``) the studies it comes from and its provenance counts."""
+    re-judging), the study's completeness (labelled / planned), the benchmark-wide estimates and
+    the leaderboard change (:func:`exports.benchmark_report.benchmark_report`: ``n_boot`` bootstrap
+    replicates over queries, the study's seed; the leaderboards read the project's stored eval
+    runs), and for each qrels version built (``builds``) the studies it comes from and its
+    provenance counts."""
     from annotation.qrels_builds import describe_studies, study_completeness
 
     study = studies.get_study(db, study_id)
     done = study_completeness(db, study_id)
-    rows = table7(db, study_id, n_boot=n_boot, seed=study["settings"].get("seed", 0))
-    extra = extrapolation(db, study_id)
+    seed = int(study["settings"].get("seed", 0))
+    rows = table7(db, study_id, n_boot=n_boot, seed=seed)
+    bench = benchmark_report(db, [study_id], n_boot=n_boot, seed=seed)
     out = Path(out)
     csv_path = out / "report.csv"
     with csv_path.open("w", newline="", encoding="utf-8") as f:
@@ -54,10 +54,7 @@ def write_report(db: Database, study_id: int, out: Path, *, n_boot: int = BOOTST
             w.writerow([r["question"], r["statistic"], "" if r["value"] is None else repr(r["value"]),
                         "" if r["low"] is None else repr(r["low"]), "" if r["high"] is None else repr(r["high"]),
                         r["band"] or "", r["undefined_reason"] or ""])
-        for name, e in extra.items():
-            w.writerow(["extrapolation", f"share {name.replace('_', ' ')} (k={e['k']}, n={e['n']})",
-                        "" if e["share"] is None else repr(e["share"]),
-                        "" if e["low"] is None else repr(e["low"]), "" if e["high"] is None else repr(e["high"]), "", ""])
+        w.writerows(csv_rows(bench))
     md = [f"# Human verification: study {study_id} ({study['name']})", "",
           f"Completeness: {done['labelled']} of {done['planned']} planned labels"
           f"{'' if done['complete'] else ' (the study is not finished)'}.", "",
@@ -69,17 +66,14 @@ def write_report(db: Database, study_id: int, out: Path, *, n_boot: int = BOOTST
         ci = "" if r["low"] is None else f"[{_fmt(r['low'], pct)}, {_fmt(r['high'], pct)}]"
         if r["question"] != last_q:
             md.append(f"| *{r['question']}* | | | |")
-            tex.append(rf"\multicolumn{{3}}{{l}}{{\textit{{{_latex_escape(r['question'])}}}}} \\")
+            tex.append(rf"\multicolumn{{3}}{{l}}{{\textit{{{latex_escape(r['question'])}}}}} \\")
             last_q = r["question"]
         value = _fmt(r["value"], pct) + ("" if r["value"] is not None else f" ({r['undefined_reason']})")
         md.append(f"| {r['statistic']} | {value} | {ci} | {r['band'] or ''} |")
-        tex.append(rf"{_latex_escape(r['statistic'])} & {_latex_escape(_fmt(r['value'], pct))} & {_latex_escape(ci)} \\")
+        tex.append(rf"{latex_escape(r['statistic'])} & {latex_escape(_fmt(r['value'], pct))} & {latex_escape(ci)} \\")
     tex += [r"\bottomrule", r"\end{tabular}"]
-    if extra:
-        md += ["", "## Extrapolation to the whole benchmark (Wilson 95% intervals)", "", "| estimate | share | 95% CI | k / n |", "|---|---|---|---|"]
-        for name, e in extra.items():
-            ci = "" if e["low"] is None else f"[{_fmt(e['low'], True)}, {_fmt(e['high'], True)}]"
-            md.append(f"| {name.replace('_', ' ')} | {_fmt(e['share'], True)} | {ci} | {e['k']} / {e['n']} |")
+    tex += latex_tables(bench)
+    md += ["", *markdown_sections(bench)]
     md += scale_section(db, study_id, n_boot=n_boot, seed=study["settings"].get("seed", 0))
     for version, b in (builds or {}).items():
         md += build_section(version, b, describe_studies(b.studies))

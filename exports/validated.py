@@ -500,11 +500,11 @@ def _write_validated_set(bundle: Bundle, decisions: dict, out: Path) -> list[Pat
     have that shape, else BEIR), with the validated qrels."""
     dropped = {i for i, d in decisions.items() if not d["keep"]}
     kept = [i for i in bundle.instances if i.instance_id not in dropped]
-    keep_ids = {i.instance_id for i in kept}
+    keep_ids = {i.instance_id for i in kept} | {i.query_id for i in kept}  # once, not per qrel (quadratic)
     subset = replace(
         bundle,
         instances=kept,
-        qrels=[replace(q, version="original") for q in bundle.qrels if q.version == "validated" and q.qid in keep_ids | {i.query_id for i in kept}],
+        qrels=[replace(q, version="original") for q in bundle.qrels if q.version == "validated" and q.qid in keep_ids],
         narratives=[], top_ranked={}, runs={},
     )
     try:

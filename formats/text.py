@@ -70,7 +70,7 @@ def read_text(path: Path, sources: list[tuple[str, str]]) -> str:
         raise ImportFailure(str(path), None, None, "no such file")
     data = path.read_bytes()
     text = decode_utf8(data, path)
-    if not text.strip():
+    if not text or text.isspace():  # not text.strip(), which copies the whole file
         raise ImportFailure(str(path), None, None, "the file is empty; expected at least one record")
     sources.append((str(path), hashlib.sha256(data).hexdigest()))
     return text.replace("\r\n", "\n").replace("\r", "\n")
@@ -82,11 +82,11 @@ def read_lines(path: Path, sources: list[tuple[str, str]]) -> list[tuple[int, st
     Trailing blank lines are accepted; a blank line between records is refused.
     """
     lines = read_text(path, sources).split("\n")
-    while lines and not lines[-1].strip():
+    while lines and (not lines[-1] or lines[-1].isspace()):
         lines.pop()
     out: list[tuple[int, str]] = []
     for number, line in enumerate(lines, start=1):
-        if not line.strip():
+        if not line or line.isspace():  # blank; isspace stops at the first other character, strip copies the line
             raise ImportFailure(
                 str(path), number, None,
                 "blank line between records; expected one record per line (blank lines only at the end)",

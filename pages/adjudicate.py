@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from annotation import adjudication
+from storage import studies
 from storage.errors import IFJudgeError
 from annotation.glossary import PROVENANCE, label, votes
 from ui.keys import keep_keys_on_item
@@ -18,7 +19,7 @@ from ui.session import db, pick_study, require_role
 from ui.text import literal
 
 lead = require_role("lead")
-conn = db()
+conn = studies.share_reads(db())  # the queue is asked for each filter: outcomes computed once; a write ends it
 compact_page()
 keep_keys_on_item()
 top_left, top_right = st.columns([2, 3], vertical_alignment="bottom")

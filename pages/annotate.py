@@ -2,8 +2,14 @@
 keyboard first. Every submission is committed before the next screen is shown.
 
 Keys: each answer button shows its key (Streamlit prints a button's shortcut on it); Ctrl+Enter
-submits, s skips, b goes back to the previous submitted item, g shows the guidelines. After a
-choice in a select box the focus leaves it (ui.keys), so the answer keys never type into it.
+submits, s skips, b goes back to the previous submitted item, g shows the guidelines, a
+acknowledges them. After a choice in a select box the focus leaves it (ui.keys), so the answer keys
+never type into it. ui.annotate_screen takes the keys on this page (none lost, none on another
+item), opens each item at its top and keeps the answer bar in view.
+
+One current answer per item: the screen shown is kept as it was opened (with the answers that were
+current then), so a tab that opened an item before another tab answered it is refused
+(``AlreadyAnswered``) and offered the next item or an explicit "replace my answer".
 """
 from __future__ import annotations
 
@@ -16,8 +22,11 @@ from ui.markdown import diff_markdown
 from annotation.questions import screen_shortcuts
 from storage import studies
 from storage.errors import IFJudgeError, PermissionDenied
+from ui import annotate_screen
 from ui.keys import keep_keys_on_item
 from ui.layout import compact_page
+from ui.highlight import highlight_markdown, terms
+from ui.markdown import md_escape
 from ui.session import db, require_role
 from ui.text import literal
 
@@ -25,10 +34,26 @@ user = require_role("annotator", "expert", "lead")
 conn = db()
 compact_page()
 keep_keys_on_item()
+annotate_screen.install()
 
-work = workspace.my_studies(conn, user)
+# the studies and their counts, read again when the item shown changes (a submit, skip, going back,
+# another study), not on every key: a choice reruns the page without reading them
+def shown_items() -> tuple:
+    """What the counts depend on in this tab: the item shown in each study, and the study chosen."""
+    return (tuple(sorted((k, v) for k, v in st.session_state.items()
+                         if isinstance(k, str) and k.startswith("ann_screen:") and isinstance(v, str))),
+            st.session_state.get("ann_study_pick"))
+
+
+cached_work = st.session_state.get("ann_work")
+if cached_work is not None and cached_work[0] == shown_items():
+    work = cached_work[1]
+else:
+    work = workspace.my_studies(conn, user)
+    st.session_state["ann_work"] = (shown_items(), work)
 if not work:
     st.info("You have no study assigned yet.")
+    annotate_screen.ready_marker(None)
     st.stop()
 by_id = {w.study["id"]: w for w in work}
 ids = list(by_id)
@@ -49,19 +74,32 @@ top_left, top_right = st.columns([3, 2], vertical_alignment="bottom")
 sid = picked
 study = by_id[sid].study
 state_key = f"ann_screen:{sid}"
+shown_key = f"ann_screen_obj:{sid}"  # the Screen as it was opened: its answers current at that time
+stale_key = f"ann_stale:{sid}"
 
 answer_key = lambda screen_id, q: f"ans:{sid}:{screen_id}:{q}"  # noqa: E731
 
 
 def current_screen():
-    """The screen in progress (UI state); a new one is claimed when there is none."""
+    """The screen in progress (UI state); a new one is claimed when there is none. A screen is read
+    once, when it is opened, and kept: its ``based_on`` (the answers current then) is what a
+    submission from this tab is checked against, and a rerun does no reading."""
     if st.session_state.get(state_key) is None:
         opened = workspace.open_screen(conn, sid, user)
         if opened is not None:
             st.session_state[state_key] = opened.screen
             st.session_state[f"started:{sid}:{opened.screen}"] = time.time()
+        st.session_state[shown_key] = opened
         return opened
-    return workspace.open_screen(conn, sid, user, st.session_state[state_key])
+    kept = st.session_state.get(shown_key)
+    if kept is None or kept.screen != st.session_state[state_key]:
+        kept = st.session_state[shown_key] = workspace.open_screen(conn, sid, user, st.session_state[state_key])
+    return kept
+
+
+def forget_answers(screen_id: str) -> None:
+    for k in [k for k in st.session_state if isinstance(k, str) and k.startswith(f"ans:{sid}:{screen_id}:")]:
+        del st.session_state[k]
 
 
 screen = current_screen()
@@ -74,9 +112,11 @@ for (screen_id, qid), shown in st.session_state.pop(DRAFTS, {}).items():
                          reason=st.session_state.get(reason_key) if reason_key in st.session_state else None)
 problems: dict[str, str] = {}
 submit_error = notice = None
+submitted = False
 # The one submit branch, run before anything is drawn, so the next screen shows in this same run:
 # the answers are committed to SQLite before it appears.
-if screen is not None and st.session_state.get(f"submit:{sid}:{screen.screen}"):
+replacing = screen is not None and bool(st.session_state.get(f"replace:{sid}:{screen.screen}"))
+if screen is not None and (st.session_state.get(f"submit:{sid}:{screen.screen}") or replacing):
     answers = {
         it.question.id: {
             "value": st.session_state.get(answer_key(screen.screen, it.question.id)),
@@ -86,12 +126,11 @@ if screen is not None and st.session_state.get(f"submit:{sid}:{screen.screen}"):
     }
     try:
         workspace.submit_screen(
-            conn, screen, user, answers, started_at=st.session_state.get(f"started:{sid}:{screen.screen}")
+            conn, screen, user, answers, started_at=st.session_state.get(f"started:{sid}:{screen.screen}"),
+            replace=replacing,
         )
-    except studies.StaleSubmission:  # already stored from another tab or by a double press: move on
-        st.session_state[state_key] = None
-        st.toast("Already saved")
-        screen = current_screen()
+    except studies.StaleSubmission as exc:  # answered since in another tab: said, never replaced silently
+        st.session_state[stale_key] = (screen.screen, getattr(exc, "submitted_at", None))
     except PermissionDenied:  # the claim expired and the screen went to someone else
         st.session_state[state_key] = None
         notice = ("This item was open too long: its claim expired and it was handed to another annotator, "
@@ -102,14 +141,17 @@ if screen is not None and st.session_state.get(f"submit:{sid}:{screen.screen}"):
     except IFJudgeError as exc:
         submit_error = str(exc)
     else:
-        for k in [k for k in st.session_state if isinstance(k, str) and k.startswith(f"ans:{sid}:{screen.screen}:")]:
-            del st.session_state[k]
+        forget_answers(screen.screen)
+        st.session_state.pop(stale_key, None)
         st.session_state[state_key] = None
-        st.toast("Saved")
+        submitted = True
+        st.toast("Replaced your earlier answer" if replacing else "Saved")
         screen = current_screen()
 
-work = workspace.my_studies(conn, user)
-by_id = {w.study["id"]: w for w in work}
+if submitted:  # the counts changed
+    work = workspace.my_studies(conn, user)
+    by_id = {w.study["id"]: w for w in work}
+    st.session_state["ann_work"] = (shown_items(), work)
 # keyed by the counts too: a new count redraws the selector (a kept widget would show its old label)
 study_key = "ann_study:" + ",".join(f"{w.study['id']}-{w.done}" for w in work)
 sid = top_left.selectbox(
@@ -129,7 +171,31 @@ if problems:  # the banner, at the top of the item: every refused answer, as the
 if submit_error:
     st.error(submit_error)
 
-guide = workspace.guidelines(conn, sid, user)
+
+def next_item(screen_id: str) -> None:
+    """Leave a screen answered in another tab for the next one (its answers here are dropped)."""
+    forget_answers(screen_id)
+    st.session_state.pop(stale_key, None)
+    st.session_state[state_key] = None
+
+
+stale = st.session_state.get(stale_key)
+if screen is not None and stale and stale[0] == screen.screen:
+    when = f" at {time.strftime('%H:%M:%S', time.localtime(stale[1]))}" if stale[1] else ""
+    with st.container(border=True, key=f"stale_box:{sid}"):
+        st.warning(f"Not saved: you already answered this item in another tab or window{when}. That answer is "
+                   "kept as your current one; the answers on this page were not stored.", icon=":material/tab:")
+        with st.container(horizontal=True, gap="small"):
+            st.button("Next item", key=f"stale_next:{sid}:{screen.screen}", type="primary", shortcut="n",
+                      on_click=next_item, args=(screen.screen,))
+            st.button("Replace my answer with these", key=f"replace:{sid}:{screen.screen}",
+                      help="Store the answers on this page as your current ones; the history keeps the earlier answer")
+
+# the guidelines, once acknowledged, do not change for this session: read them once
+guide_cache = f"ann_guidelines:{sid}"
+guide = st.session_state.get(guide_cache) or workspace.guidelines(conn, sid, user)
+if guide.acknowledged_at is not None:
+    st.session_state[guide_cache] = guide
 show_key = f"show_guidelines:{sid}"
 
 
@@ -137,7 +203,12 @@ def toggle_guidelines() -> None:
     st.session_state[show_key] = not st.session_state.get(show_key, False)
 
 
-past = workspace.history(conn, sid, user)
+# the submitted items, in order: read again only after a submission (here or, by its count, elsewhere)
+past_key = f"ann_past:{sid}"
+cached_past = st.session_state.get(past_key)
+if cached_past is None or cached_past[0] != done or submitted:
+    cached_past = st.session_state[past_key] = (done, workspace.history(conn, sid, user))
+past = cached_past[1]
 
 
 def open_screen(target: str) -> None:
@@ -157,10 +228,18 @@ def previous_screen() -> str | None:
 with st.sidebar:
     st.button("Guidelines", key=f"guidelines_toggle:{sid}", shortcut="g", on_click=toggle_guidelines,
               help="Show or hide the project goal and the instructions")
+    st.toggle("Highlight query terms", key="ann_highlight",
+              help="Mark the words of the query and the instruction where they occur in the passages")
     st.caption("Keys: the key printed on a button answers it; Ctrl+Enter submits; s skips; b goes back to "
-               "the previous item; g shows the guidelines. Keys do nothing while you type in a reason box.")
+               "the previous item; g shows the guidelines, a acknowledges them. A No opens its reason box with "
+               "the cursor in it; Escape leaves it (keys do nothing while you type in it).")
     if past:
-        recent = dict(workspace.recent_history(conn, sid, user))
+        # what the list shows changes only with a submission: read once per submitted state
+        recent_key = f"ann_recent:{sid}"
+        cached = st.session_state.get(recent_key)
+        if cached is None or cached[0] != tuple(past[-20:]):
+            cached = st.session_state[recent_key] = (tuple(past[-20:]), dict(workspace.recent_history(conn, sid, user)))
+        recent = cached[1]
         back = st.selectbox("Go back to", [None, *recent], key=f"back:{sid}",
                             format_func=lambda s: "(choose a submitted item)" if s is None else recent[s])
         if back is not None and st.button("Open", key=f"open_back:{sid}"):
@@ -171,7 +250,8 @@ with st.sidebar:
 # InstructIR Fig. 9a: the project goal and the labeler instructions come before the first item
 # (until the annotator acknowledges them) and are one key (g) away afterwards.
 if guide.acknowledged_at is None or st.session_state.get(show_key):
-    with st.container(border=True, key=f"guidelines:{sid}"):
+    # a box of its own height: the first item shows below it, not a screen further down
+    with st.container(border=True, key=f"guidelines:{sid}", height=300):
         st.subheader("Project goal")
         st.text(guide.goal, width="stretch")
         st.subheader("Instructions for the data labeler")
@@ -180,20 +260,27 @@ if guide.acknowledged_at is None or st.session_state.get(show_key):
         for _, prompt, text in guide.questions:
             st.caption(prompt)
             st.text(text, width="stretch")
-        if guide.acknowledged_at is None:
-            if st.button("I have read the guidelines", key=f"guidelines_ack:{sid}", type="primary"):
+    if guide.acknowledged_at is None:
+        with st.container(horizontal=True, gap="small", vertical_alignment="center"):
+            if st.button("I have read the guidelines", key=f"guidelines_ack:{sid}", type="primary", shortcut="a"):
                 workspace.acknowledge_guidelines(conn, sid, user)
                 st.session_state[show_key] = False
+                st.session_state.pop(guide_cache, None)
                 st.rerun()
-            st.caption("Your first item follows below. Press g at any time to see these guidelines again.")
-        else:
-            st.caption("Press g (or the Guidelines button) to hide them.")
+            st.caption("Scroll the box to read them all. Your first item follows below; press g at any time "
+                       "to see these guidelines again.")
+    else:
+        st.caption("Press g (or the Guidelines button) to hide them.")
 
 if screen is None:
     others = [w for w in work if w.left and w.study["id"] != sid]
     st.success("All done: there is nothing left in your queue for this study. Thank you!")
     if others:
         st.info("Still waiting for you: " + "; ".join(w.label() for w in others) + ". Choose it under Study above.")
+    target = previous_screen()
+    st.button("Back", key=f"back_btn:{sid}:done", shortcut="b", width="content", disabled=target is None,
+              on_click=open_screen, args=(target,), help="Open the last item you submitted, to change an answer")
+    annotate_screen.ready_marker(None)
     st.stop()
 
 
@@ -223,25 +310,46 @@ for it in screen.items:
         st.session_state[answer_key(screen.screen, it.question.id)] = it.current["value"]
         st.session_state[answer_key(screen.screen, it.question.id) + ":reason"] = it.current["reason"]
 
-revising = any(it.current for it in screen.items)
-if revising:
-    st.info("You are changing an answer you already submitted; the earlier answer stays in the history.")
+marked = terms(screen.query, screen.instruction or "", screen.narrative or "") if st.session_state.get("ann_highlight") else None
 
-if screen.narrative:
-    literal("Query", screen.query)
-    literal("Narrative", screen.narrative)
-    if screen.narrative_changes and any(c.op != "equal" for c in screen.narrative_changes):
-        with st.container(border=True, key=f"changes:{sid}:{screen.screen}"):
-            st.caption("Changes from the original narrative (added in green, removed struck through)")
-            st.markdown(diff_markdown(screen.narrative_changes))  # every token Markdown-escaped
-else:  # InstructIR Fig. 9b: the instruction, then the query, then the questions and their passages
-    left, right = st.columns(2)
-    with left:
-        literal("Instruction", screen.instruction)
-    with right:
+
+def passage_text(text: str) -> None:
+    """A passage or document: literal text, or (the switch on) escaped Markdown with the query's
+    and the instruction's words highlighted."""
+    if marked:
+        st.markdown(highlight_markdown(text, marked))
+    else:
+        st.text(text, width="stretch")
+
+
+def draw_texts() -> None:
+    """The instruction and query (or the narrative), and the document: each in a box that scrolls when long."""
+    if screen.narrative:
         literal("Query", screen.query)
-if screen.document:
-    literal(f"Document {screen.document['doc_id']}: {screen.document['title']}", screen.document["text"])
+        literal("Narrative", screen.narrative)
+        if screen.narrative_changes and any(c.op != "equal" for c in screen.narrative_changes):
+            with st.container(border=True, key=f"changes:{sid}:{screen.screen}"):
+                st.caption("Changes from the original narrative (added in green, removed struck through)")
+                st.markdown(diff_markdown(screen.narrative_changes))  # every token Markdown-escaped
+    else:  # InstructIR Fig. 9b: the instruction, then the query, then the questions and their passages
+        left, right = st.columns(2)
+        with left.container(key="ifj-instruction"):
+            literal("Instruction", screen.instruction)
+        with right.container(key="ifj-query"):
+            literal("Query", screen.query)
+    if screen.document:
+        with st.container(key="ifj-document"):  # a long document scrolls in its box: the questions stay near
+            st.caption(md_escape(f"Document {screen.document['doc_id']}: {screen.document['title']}"))
+            passage_text(screen.document["text"])
+
+
+revising = any(it.current for it in screen.items)
+# the item in one container keyed by (a hash of) its screen: the key script sees a new item by it
+item_box = st.container(key=annotate_screen.item_key(sid, screen.screen))
+with item_box:
+    if revising:
+        st.info("You are changing an answer you already submitted; the earlier answer stays in the history.")
+    draw_texts()
 
 passages = max((len(it.passages) for it in screen.items if it.passages), default=0)
 keys = screen_shortcuts([it.question for it in screen.items], passages)
@@ -256,8 +364,8 @@ def draw_question(number: int, it) -> None:
         cols = st.columns(len(it.passages)) if len(it.passages) <= 4 else [st.container() for _ in it.passages]
         for n, (col, p, key) in enumerate(zip(cols, it.passages, keys[q.id]), start=1):
             picked_here = chosen == p["doc_id"]
-            with col.container(border=True):
-                st.text(p["text"], width="stretch")
+            with col.container(border=True, key=f"ifj-passage-{n}"):  # a long passage scrolls in its box
+                passage_text(p["text"])
                 st.button(
                     f"Passage {n}", key=f"pick:{sid}:{screen.screen}:{n}", shortcut=key,
                     type="primary" if picked_here else "secondary", icon=CHECK if picked_here else None,
@@ -281,16 +389,33 @@ def draw_question(number: int, it) -> None:
 numbered = list(enumerate(screen.items, start=1))
 short = [(n, it) for n, it in numbered if it.question.id != "best_passage" and len(it.question.categories) <= 3]
 if len(short) >= 2:  # two Yes/No questions side by side (InstructIR Q1, Q2): the screen fits without scrolling
-    for col, (n, it) in zip(st.columns(len(short)), short):
+    for col, (n, it) in zip(item_box.columns(len(short)), short):
         with col:
             draw_question(n, it)
     rest = [(n, it) for n, it in numbered if (n, it) not in short]
 else:
     rest = numbered
-for n, it in rest:
-    draw_question(n, it)
+with item_box:
+    for n, it in rest:
+        draw_question(n, it)
 
-with st.container(horizontal=True, gap="small", key=f"actions:{sid}"):
+
+def chosen_text(number: int, it) -> str:
+    """``Q3 Passage 2``: a question's current choice, as the answer bar shows it (— when none)."""
+    value = st.session_state.get(answer_key(screen.screen, it.question.id))
+    if value is None:
+        shown = "—"
+    elif it.question.id == "best_passage":
+        order = [p["doc_id"] for p in it.passages]
+        shown = f"Passage {order.index(value) + 1}" if value in order else "—"
+    else:
+        shown = it.question.label(value)
+    return f"Q{number} {shown}"
+
+
+# the answer bar: sticky at the bottom of the window, so the choices and Submit stay in view on a long item
+with st.container(horizontal=True, gap="small", key="ifj-bar", vertical_alignment="center"):
+    st.caption(md_escape(" · ".join(chosen_text(n, it) for n, it in numbered)), width="content")
     st.button("Submit", key=f"submit:{sid}:{screen.screen}", type="primary", shortcut="ctrl+enter", width="content")
     if not revising and st.button("Skip for now", key=f"skip:{sid}:{screen.screen}", shortcut="s", width="content"):
         workspace.skip(conn, screen, user)  # its draft is forgotten: the screen comes back empty
@@ -302,3 +427,4 @@ with st.container(horizontal=True, gap="small", key=f"actions:{sid}"):
     st.button("Back", key=f"back_btn:{sid}:{screen.screen}", shortcut="b", width="content",
               disabled=target is None, on_click=open_screen, args=(target,),
               help="Open the previous item you submitted, to change an answer")
+annotate_screen.ready_marker(annotate_screen.item_key(sid, screen.screen))

@@ -19,6 +19,7 @@ import streamlit as st
 from annotation.glossary import label, table
 from annotation.outcomes import ValidationRules
 from annotation.qrels_builds import UNRESOLVED_POLICIES, IncompleteStudy, UnresolvedJudgments, build_versions, store_build
+from exports.report import BOOTSTRAP as REPORT_BOOTSTRAP
 from exports.validated import FORMATS, export_project, left_out_lines, study_choices
 from storage.errors import IFJudgeError
 from ui.markdown import md_escape
@@ -47,6 +48,11 @@ if unfinished:
     st.warning(f"Unfinished studies: {names}. Their missing labels count as unresolved.")
     allow_incomplete = st.checkbox("I confirm: export from unfinished studies", key="exp_allow_incomplete")
 fmt = st.selectbox("Format", FORMATS, key="exp_format")
+if fmt == "report":
+    st.caption("The report (Markdown, CSV, LaTeX) carries InstructIR's Table 7, the benchmark-wide estimates "
+               "(design-aware 95% intervals; the naive independent Wilson interval only as a comparison column) and "
+               "whether the leaderboard changes on the validated qrels (the project's stored evaluation runs; "
+               f"{REPORT_BOOTSTRAP:,} bootstrap replicates over queries), each with its design, method and counts.")
 c1, c2, c3 = st.columns(3)
 rules = ValidationRules(
     drop_invalid=c1.checkbox("Drop invalid instances", True, key="exp_drop_invalid"),
@@ -123,6 +129,9 @@ for line in left_out_lines(manifest):  # what the layout could not hold, with co
     st.warning(md_escape(line))
 for note in manifest.get("notes", []):
     st.caption(md_escape(note))
+for name in (n for n in files if n.endswith("report.md")):  # the report, shown literally (names are data)
+    with st.expander(f"Read {name}"):
+        st.code(files[name].decode("utf-8"), language="markdown")
 derived = {v: i for v, i in manifest["qrels_versions"].items() if i["built_from"] != "published"}
 for v, info in derived.items():
     st.caption(f"{v}: {info['counts']['judgments']} judgments, {info['counts']['left_out']} left out, "

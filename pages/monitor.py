@@ -1,4 +1,4 @@
-"""Monitor a study (lead): Table 7 view, extrapolation, annotators, agreement charts, disagreements, reasons."""
+"""Monitor a study (lead): Table 7 view, benchmark-wide estimates, annotators, agreement charts, disagreements, reasons."""
 from __future__ import annotations
 
 import altair as alt
@@ -11,12 +11,13 @@ from annotation.glossary import STATISTIC_HELP, label
 from annotation.scale_summary import scale_summary
 from annotation.qrels_builds import study_completeness
 from ui.markdown import md_escape
-from storage import projects
+from storage import projects, studies
+from ui.estimates_view import render_estimates
 from ui.session import db, pick_study, require_role
 from ui.text import literal
 
 require_role("lead")
-conn = db()
+conn = studies.share_reads(db())  # read-only page: the study's labels are read once per run
 st.title("Monitor")
 study = pick_study(conn, key="mon_study")
 sid = study["id"]
@@ -45,13 +46,9 @@ if t7:
 else:
     st.caption("These questions have no agreement table; see the tables below.")
 
-extra = monitor.extrapolation(conn, sid)
-if extra:
-    st.subheader("Extrapolation to the whole benchmark (Wilson 95%)")
-    st.dataframe(pd.DataFrame([{
-        "Estimate": label(k), "Share": "—" if v["share"] is None else f"{v['share']:.1%}",
-        "95% interval": "—" if v["low"] is None else f"{v['low']:.1%} to {v['high']:.1%}",
-        "Instances": f"{v['k']} of {v['n']}"} for k, v in extra.items()]), hide_index=True, key="mon_extra")
+# THE benchmark-wide estimate: design-aware (stratified two-stage) intervals, the naive independent
+# (Wilson) interval beside them only as a labelled comparison column
+render_estimates(conn, sid)
 
 scales = scale_summary(conn, sid, n_boot=n_boot)
 if not scales.empty:
@@ -152,6 +149,3 @@ else:
     st.dataframe(pd.DataFrame(shown_r), hide_index=True, key="mon_reasons",
                  column_config={"Reason": st.column_config.TextColumn(width="medium"),
                                 "Instruction": st.column_config.TextColumn(width="large")})
-
-from ui.estimates_view import render_estimates  # noqa: E402  (benchmark-wide estimates, live)
-render_estimates(conn, sid)

@@ -443,6 +443,9 @@ def _statements(sql: str) -> list[str]:
     return [s.strip() for s in sql.split(";") if s.strip()]
 
 
+SHARED_READS = "_ifjudge_shared_reads"  # attribute of a connection: see storage.studies.shared_reads
+
+
 @contextlib.contextmanager
 def write(db: Database, *, lock: tuple[int, int] = WRITE_LOCK) -> Iterator[Database]:
     """One write transaction; committed on success, rolled back on any exception. Nesting is
@@ -454,6 +457,7 @@ def write(db: Database, *, lock: tuple[int, int] = WRITE_LOCK) -> Iterator[Datab
     writers that touch only one annotator's rows (claim, submit, skip) run side by side, their
     shared rows guarded by row locks (``FOR UPDATE [SKIP LOCKED]``).
     """
+    vars(db).pop(SHARED_READS, None)  # a write ends the rows shared by storage.studies.shared_reads
     if db.engine == dialect.POSTGRESQL:
         with db.transaction(lock):
             yield db

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from storage import dialect
-from storage.db import Database, now_iso, user_lock, write
+from storage.db import SHARED_READS, Database, now_iso, user_lock, write
 from storage.errors import IFJudgeError, NotFound, PermissionDenied
 
 ITEM_KEYS = ("id", "study_id", "screen", "position", "instance_id", "question", "doc_id", "narrative_version_id", "payload", "cap")
@@ -19,6 +21,16 @@ ITEM_KEYS = ("id", "study_id", "screen", "position", "instance_id", "question", 
 
 class StaleSubmission(IFJudgeError):
     """The screen was already submitted (another tab, a double click): nothing was written."""
+
+
+class AlreadyAnswered(StaleSubmission):
+    """A submission based on an older state of the screen than what is stored: the user answered it
+    since (in another tab or window). Nothing was written; the stored answer stays the current one.
+    ``submitted_at`` is when the stored answer was given (epoch seconds)."""
+
+    def __init__(self, message: str, submitted_at: float | None = None):
+        super().__init__(message)
+        self.submitted_at = submitted_at
 
 
 def insert_study(
@@ -124,8 +136,53 @@ def screen_items(db: Database, study_id: int, screen: str) -> list[dict]:
     return [_row_item(r) for r in rows]
 
 
+def share_reads(db: Database) -> Database:
+    """From now on :func:`items_of_study` and :func:`current_labels` read each study's rows from
+    the database once and answer later calls (any question) from them, as fresh dicts, and
+    :func:`shared` keeps what is computed from them; the first write through ``db``
+    (:func:`storage.db.write`) ends it. For read-only screens and reports that call several
+    library functions over the same study (the monitor read the labels of a study a dozen times
+    per run): a page's connection lives for one run. Returns ``db``."""
+    setattr(db, SHARED_READS, {})
+    return db
+
+
+@contextmanager
+def shared_reads(db: Database) -> Iterator[Database]:
+    """:func:`share_reads` within the block only."""
+    share_reads(db)
+    try:
+        yield db
+    finally:
+        vars(db).pop(SHARED_READS, None)
+
+
+def shared(db: Database, key: tuple, compute):
+    """``compute()``, kept under ``key`` while ``db`` shares its reads (:func:`share_reads`);
+    simply ``compute()`` otherwise. For values derived from the shared rows only."""
+    cache = vars(db).get(SHARED_READS)
+    if cache is None:
+        return compute()
+    if key not in cache:
+        cache[key] = compute()
+    return cache[key]
+
+
+def _shared_rows(db: Database, key: tuple, read) -> list | None:
+    cache = vars(db).get(SHARED_READS)
+    if cache is None:
+        return None
+    if key not in cache:
+        cache[key] = read()
+    return cache[key]
+
+
 def items_of_study(db: Database, study_id: int, question: str | None = None) -> list[dict]:
     sql, args = f"SELECT {', '.join(ITEM_KEYS)} FROM items WHERE study_id = ?", [study_id]
+    shared = _shared_rows(db, ("items", study_id),
+                          lambda: [_row_item(r) for r in db.execute(sql + " ORDER BY position, id", args)])
+    if shared is not None:  # copies: a caller may change its dicts
+        return [{**d, "payload": dict(d["payload"])} for d in shared if not question or d["question"] == question]
     if question:
         sql, args = sql + " AND question = ?", [*args, question]
     return [_row_item(r) for r in db.execute(sql + " ORDER BY position, id", args)]
@@ -257,13 +314,16 @@ def submit(
     based_on: dict[int, int | None],
     started_at: float | None,
     now: float | None = None,
+    replace: bool = False,
 ) -> list[int]:
     """Append one label per answered item and mark the screen done, in one transaction.
 
     ``answers``: item id -> {"value", "reason", "shown_order"}. ``based_on``: item id -> the id of
     the user's newest label when the screen was shown (None if none). If any differs from what is
-    stored now, the screen was already submitted elsewhere and :class:`StaleSubmission` is raised
-    with nothing written: a double click or a second tab cannot add a second label.
+    stored now, the screen was already submitted elsewhere and :class:`AlreadyAnswered` (a
+    :class:`StaleSubmission`) is raised with nothing written: a double click or a second tab cannot
+    add a second label, nor silently replace the current one. ``replace=True`` is the user's
+    explicit "replace my answer": the new labels then supersede whatever is current.
     """
     now = time.time() if now is None else now
     duration = None if started_at is None else max(0, int(round((now - started_at) * 1000)))
@@ -292,8 +352,13 @@ def submit(
             )
         }
         for item_id in item_ids:
-            if current.get(item_id) != based_on.get(item_id):
-                raise StaleSubmission("this screen was already submitted (another tab or a double click); nothing was changed")
+            if not replace and current.get(item_id) != based_on.get(item_id):
+                row = db.execute("SELECT submitted_at FROM labels WHERE id = ?", [current.get(item_id)]).fetchone()
+                raise AlreadyAnswered(
+                    "you already answered this item (in another tab or window) after this page opened it; "
+                    "that answer is kept as your current one and these answers were not stored",
+                    row[0] if row else None,
+                )
         label_ids = []
         for item_id in item_ids:
             a = answers[item_id]
@@ -348,10 +413,13 @@ def current_labels(db: Database, study_id: int, question: str | None = None) -> 
         " WHERE i.study_id = ? AND l.id = (SELECT MAX(id) FROM labels l2 WHERE l2.item_id = l.item_id AND l2.user_id = l.user_id)"
     )
     args: list = [study_id]
+    keys = ("item", "instance", "question", "doc_id", "annotator", "value", "reason", "shown_order", "submitted_at", "duration_ms", "screen")
+    shared = _shared_rows(db, ("labels", study_id), lambda: db.execute(sql + " ORDER BY l.item_id, u.name", args).fetchall())
+    if shared is not None:
+        return [dict(zip(keys, r)) for r in shared if not question or r[2] == question]
     if question:
         sql += " AND i.question = ?"
         args.append(question)
-    keys = ("item", "instance", "question", "doc_id", "annotator", "value", "reason", "shown_order", "submitted_at", "duration_ms", "screen")
     return [dict(zip(keys, r)) for r in db.execute(sql + " ORDER BY l.item_id, u.name", args)]
 
 

@@ -67,3 +67,13 @@ def test_the_export_is_built_on_request_and_offered_until_the_choices_change(exp
     assert calls == ["trec", "trec"] and not at.get("download_button")
     labels = set(frame(at, "Labels given").columns)
     assert {"Labels given", "Labels planned"} <= labels and "labelled" not in labels
+
+
+def test_the_report_carries_the_estimates_and_the_leaderboard_change(page):
+    db, sid, order, run = page
+    at = run([sid], exp_format="report")
+    assert not at.exception
+    assert any("benchmark-wide estimates" in c.value and "1,000 bootstrap replicates" in c.value for c in at.caption)
+    (shown,) = [c.value for c in at.code]  # report.md, shown literally in its expander
+    assert "## Benchmark-wide estimates" in shown and "| valid instruction | 0.875 |" in shown  # 7 of 8 valid
+    assert "## Does the leaderboard change?" in shown and "Extrapolation" not in shown

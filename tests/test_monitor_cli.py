@@ -42,3 +42,13 @@ def test_monitor_text_and_errors(demo, db_path, run_cli):
     assert "kappa coefficient (Randolph, 2005)\t- (no labels yet)" in out
     code, _, err = run_cli("monitor", "--db", db_path, "--study", 99, "--json")
     assert code == 2 and err.startswith("ifjudge: error:") and "99" in err and len(err.strip().splitlines()) == 1
+
+
+def test_monitor_text_labels_the_extrapolation_as_naive(demo, db_path, run_cli):
+    db, r = demo
+    _label_demo(db, r["study_id"])  # every validity majority is Yes: 0 of 8 invalid
+    code, out, err = run_cli("monitor", "--db", db_path, "--study", r["study_id"], "--bootstrap", "0")
+    assert code == 0, err
+    line = next(x for x in out.splitlines() if " invalid: " in x)
+    assert line.startswith("naive extrapolation (independent, Wilson; `ifjudge report` gives the design-aware estimate)")
+    assert line.endswith("(0 of 8)")

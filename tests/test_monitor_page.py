@@ -3,6 +3,7 @@ on hover when kappa is undefined), and the question's agreement report is a tabl
 import json
 
 import pyarrow as pa
+import pytest
 
 from tests.test_pages import _label_demo, app, env_db, user_row  # noqa: F401  (fixture)
 
@@ -114,3 +115,25 @@ def test_heading_names_the_benchmarks_own_table(env_db):
     heads = [h.value for h in at.subheader]
     assert "Agreement (IFIR Table 2 questions)" in heads and not any("InstructIR" in h for h in heads)
     assert "Human verification (InstructIR Table 7)" in [h.value for h in _monitor(db, 1).subheader]
+
+
+def test_the_design_aware_estimate_replaces_the_extrapolation(env_db):
+    """THE benchmark-wide estimate is the design-aware one, shown where the Wilson-only extrapolation
+    table was (after the agreement table); the naive interval is only a labelled comparison column."""
+    from annotation.estimates import benchmark_estimates
+    db, r = env_db
+    _label_demo(db, r["study_id"])  # validity: 2 Yes, 1 No on each of the 8 items -> 8 of 8 valid
+    at = _monitor(db)
+    assert not at.exception
+    heads = [h.value for h in at.subheader]
+    assert not any("Extrapolation" in h or "Wilson" in h for h in heads)
+    assert heads.index("Benchmark-wide estimates (design-aware 95%)") == 1  # right after the Table 7 view
+    table = _frame(at, "95% CI (design)").value
+    assert "Naive CI (independent, Wilson; comparison only)" in table.columns
+    valid = table[table["Estimate"] == "valid instruction"].iloc[0]
+    e = next(e for e in benchmark_estimates(db, r["study_id"])["estimates"] if e["question"] == "validity")
+    assert valid["Share"] == "1.000" and valid["95% CI (design)"] == f"[{e['low']:.3f}, {e['high']:.3f}]"
+    n = e["naive_independent"]
+    assert valid["Naive CI (independent, Wilson; comparison only)"] == f"[{n['low']:.3f}, {n['high']:.3f}]"
+    # Wilson for 8 of 8 by hand: [n / (n + z^2), 1] = [8 / 11.84, 1]
+    assert n["low"] == pytest.approx(8 / (8 + 1.959963984540054 ** 2))

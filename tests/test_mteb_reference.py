@@ -142,3 +142,30 @@ def test_instructir_defaults_give_mtebs_ndcg_and_robustness(tmp_path, run_cli, o
     assert ours["nDCG@10"] == pytest.approx(theirs["ndcg_at_10"], abs=1e-4)
     assert ours["Robustness@10"] == pytest.approx(theirs["robustness_at_10"], abs=1e-4)
     assert 0 < theirs["ndcg_at_10"] < 1 and 0 < theirs["robustness_at_10"] < 1
+
+
+def test_generic_project_with_queries_without_instruction_gives_mtebs_ndcg(tmp_path, run_cli, offline_mteb):
+    """A generic project where two queries have no instruction: every query is evaluated (MTEB
+    averages over all of them), the export writes "" as their instruction, and the defaults give
+    MTEB's nDCG@10."""
+    mteb = offline_mteb
+    from mteb.tasks.instruction_retrieval.eng.instruct_ir import InstructIR
+
+    b = instructir_bundle()
+    rng = random.Random(5)
+    for q, text in {"q4": "fish in the river", "q5": "piano and guitar songs"}.items():
+        b.queries.append(Query(q, text))
+        target = f"t{q}"
+        b.documents.append(Document(target, f"{text} " + " ".join(rng.choice(WORDS) for _ in range(6))))
+        b.qrels.append(Qrel(q, target, 1))
+    db = tmp_path / "g.db"
+    import_bundle(connect(db), "g", b, fmt="mteb", kind="generic")
+    code, _, err = run_cli("export", "--db", db, "--project", "g", "--format", "mteb", "--out", tmp_path / "export")
+    assert code == 0, err
+    code, out, err = run_cli("eval", "run", "--db", db, "--project", "g", "--model", "minilm",
+                             "--cache-dir", tmp_path / "emb", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["n_queries"] == 11 and result["missing_queries"] == []  # 9 instances + the 2 bare queries
+    theirs = mteb_scores(mteb, local_task(InstructIR, tmp_path / "export", "LocalGeneric"))
+    assert result["metrics"]["nDCG@10"] == pytest.approx(theirs["ndcg_at_10"], abs=1e-4)

@@ -7,13 +7,14 @@ import pytest
 import pytrec_eval
 
 from annotation import monitor, workspace
+from annotation.estimates import benchmark_estimates
 from annotation.majority import decide as majority_decide
 from annotation.outcomes import ValidationRules, instance_decisions, item_outcomes, validated_qrels
 from annotation.qrels_builds import store_validated_qrels
 from formats.trec_io import read_qrels
 from exports.validated import export_project
 from formats import readers as importers
-from storage import projects, studies
+from storage import eval_runs, projects, studies
 
 pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
 
@@ -162,12 +163,65 @@ def test_report_like_table7(labelled, tmp_path):
     db, sid, _ = labelled
     export_project(db, "demo", "report", tmp_path, study_ids=[sid])
     md = (tmp_path / "report.md").read_text()
-    assert "kappa coefficient (Randolph, 2005)" in md and "Top-1 Accuracy" in md and "Wilson" in md
+    assert "kappa coefficient (Randolph, 2005)" in md and "Top-1 Accuracy" in md
+    # the design-aware estimate is THE estimate; the old Wilson-only extrapolation table is gone
+    assert "## Benchmark-wide estimates" in md and "Extrapolation" not in md
     rows = monitor.table7(db, sid, n_boot=0)
     top1 = next(r for r in rows if r["statistic"] == "Top-1 Accuracy")
     assert top1["value"] == pytest.approx(7 / 8)  # screens 1 and 3-8: ann1 and ann2 pick the target; screen 2 only ann1
     assert "\\begin{tabular}" in (tmp_path / "report.tex").read_text()
     assert (tmp_path / "report.csv").read_text().startswith("question,statistic,value,ci_low,ci_high,band,undefined_reason")
+
+
+def test_report_carries_the_benchmark_wide_estimates(labelled, tmp_path):
+    db, sid, _ = labelled
+    export_project(db, "demo", "report", tmp_path, study_ids=[sid])
+    md = (tmp_path / "report.md").read_text()
+    est = benchmark_estimates(db, sid)
+    assert f"Design: {est['design']['description']}." in md and est["method"] in md  # the design and the method stated
+    for e in est["estimates"]:  # every row as the library gives it (design CI, naive CI, deff, n*, counts)
+        n = e["naive_independent"]
+        assert (f"| {e['estimand'].replace('_', chr(92) + '_')} | {e['share']:.3f} | [{e['low']:.3f}, {e['high']:.3f}] | "
+                f"[{n['low']:.3f}, {n['high']:.3f}] | {e['deff']:.3f} | {e['n_effective']:.3f} | {e['n_items']} | "
+                f"{e['n_groups']} | {e['to_halve']['further_labels']} |") in md
+    # by hand: 4 of the 5 groups sampled, 2 of each group's 3 instances; screen 2 is the one invalid
+    # instance, so R = 7/8 with equal weights 5/4 * 3/2. Group totals t_g = 3/2 * sum(y - R):
+    # -9/8 for its group, 3/8 for the three others (variance 0.5625); within its group var(u) = 0.5.
+    # V = [5^2 (1 - 4/5) 0.5625 / 4 + 5/4 * 3^2 (1 - 2/3) 0.5 / 2] / 15^2 = 1.640625 / 225, and the SRS
+    # variance of 8 of 15 items is (1 - 8/15) (7/8)(1/8) / 7 -- the same: design effect 1, n* = 8.
+    v = (25 * 0.2 * 0.5625 / 4 + 5 / 4 * 9 * (1 / 3) * 0.5 / 2) / 15**2
+    srs = (1 - 8 / 15) * (7 / 8) * (1 / 8) / 7
+    assert v / srs == pytest.approx(1.0)
+    z, p, k = 1.959963984540054, 7 / 8, 8  # Wilson for 7 of 8: the naive independent comparison
+    centre, half = (p + z * z / (2 * k)) / (1 + z * z / k), z / (1 + z * z / k) * (p * (1 - p) / k + z * z / (4 * k * k)) ** 0.5
+    assert f"| valid instruction | 0.875 | [0.482, 0.996] | [{centre - half:.3f}, {centre + half:.3f}] | 1.000 | 8.000 | 8 | 4 |" in md
+    csv_text = (tmp_path / "report.csv").read_text()
+    assert f"benchmark-wide: valid instruction,\"share (design-aware, Korn-Graubard)\",0.875,{est['estimates'][0]['low']!r}," in csv_text
+    assert "benchmark-wide: valid instruction,design effect," in csv_text
+    tex = (tmp_path / "report.tex").read_text()
+    assert "valid instruction & 0.875 & [0.482, 0.996] &" in tex
+
+
+def test_report_leaderboard_undefined_below_three_systems(labelled, tmp_path):
+    db, sid, _ = labelled
+    export_project(db, "demo", "report", tmp_path, study_ids=[sid])
+    md = (tmp_path / "report.md").read_text()
+    assert "## Does the leaderboard change?" in md
+    assert "Undefined: no stored evaluation on both a published and its validated qrels version (have: none)" in md
+    pid = projects.get_project(db, "demo")["id"]
+    for version in ("original", "validated"):
+        for k, model in enumerate(("bm25", "dense")):  # two systems: a ranking, but no Kendall tau
+            eval_runs.store_eval_run(db, pid, model=model, template="query", settings={}, qrels_version=version,
+                                     metrics={"nDCG@10": 0.5}, per_query={f"q{i:02d}": {"nDCG@10": 0.1 * (i % 4) + 0.3 * k}
+                                                                          for i in range(12)}, run={})
+    export_project(db, "demo", "report", tmp_path, study_ids=[sid])
+    md = (tmp_path / "report.md").read_text()
+    assert "original (12 queries) vs validated (12 queries), 2 systems, 1000 bootstrap replicates (seed 0)." in md
+    assert ("Kendall tau (published vs validated): undefined (undefined with 12 queries and 2 systems: needs at least "
+            "10 queries and 3 systems)") in md
+    # the rank table holds by hand: dense = bm25 + 0.3 on every query; bm25's mean over q00..q11 is 0.15
+    assert "| bm25 \\[query\\] | 0.150 |" in md and "| dense \\[query\\] | 0.450 |" in md
+    assert "Kendall tau (published vs validated),,,,,undefined with 12 queries and 2 systems" in (tmp_path / "report.csv").read_text()
 
 
 def test_extrapolation_has_wilson_intervals(labelled):

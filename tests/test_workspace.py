@@ -146,3 +146,35 @@ def test_going_back_lists_submitted_items_by_their_query(demo):
     workspace.submit_screen(db, s, u, answers(s), started_at=None)
     [(screen, text)] = workspace.recent_history(db, r["study_id"], u)
     assert screen == s.screen and text.startswith(s.query + " — ") and s.instance_id not in text
+
+
+def test_a_stale_tab_is_refused_and_the_stored_answer_stays_current(demo):
+    """One current answer per item and annotator: tab 2 opened the screen before tab 1 answered
+    it; tab 2's submission is refused with a message that says so, and only an explicit replace
+    makes its answer the current one (the history keeps both)."""
+    db, r = demo
+    sid, u = r["study_id"], ann(db, "ann1")
+    tab1 = workspace.open_screen(db, sid, u)
+    tab2 = workspace.open_screen(db, sid, u, tab1.screen)
+    workspace.submit_screen(db, tab1, u, answers(tab1), started_at=None, now=1000.0)
+    with pytest.raises(studies.AlreadyAnswered, match="already answered this item") as refused:
+        workspace.submit_screen(db, tab2, u, answers(tab2, nat="No", reason="too generic"), started_at=None)
+    assert refused.value.submitted_at == 1000.0
+    naturalness = lambda: [x for x in studies.current_labels(db, sid) if x["question"] == "naturalness"]  # noqa: E731
+    assert [(x["value"], x["reason"]) for x in naturalness()] == [("Yes", "")]
+    assert len(studies.label_history(db, sid)) == 3
+    # the explicit "replace my answer": stored, superseding tab 1's label
+    workspace.submit_screen(db, tab2, u, answers(tab2, nat="No", reason="too generic"), started_at=None, replace=True)
+    assert [(x["value"], x["reason"]) for x in naturalness()] == [("No", "too generic")]
+    history = [h for h in studies.label_history(db, sid) if h["item"] == naturalness()[0]["item"]]
+    assert [h["value"] for h in history] == ["Yes", "No"] and history[1]["supersedes"] == history[0]["id"]
+    assert workspace.progress(db, sid, u) == (1, 8)
+
+
+def test_replace_still_needs_the_screen_to_be_assigned(demo):
+    db, r = demo
+    sid = r["study_id"]
+    s = workspace.open_screen(db, sid, ann(db, "ann1"))
+    with pytest.raises(PermissionDenied):  # an id that holds no assignment of this screen
+        workspace.submit_screen(db, s, {"id": 999, "name": "ann1", "role": "annotator"}, answers(s),
+                                started_at=None, replace=True)

@@ -31,7 +31,7 @@ def estimate_rows(result: dict) -> list[dict]:
             "Estimate": e["estimand"], "Share": _fig(e["share"], ".3f"),
             "95% CI (design)": (f"[{e['low']:.3f}, {e['high']:.3f}]" if e.get("low") is not None
                                 else f"undefined: {e.get('undefined') or 'no interval'}"),
-            "Naive CI (independent, Wilson)": (f"[{naive['low']:.3f}, {naive['high']:.3f}]" if naive else "—"),
+            "Naive CI (independent, Wilson; comparison only)": (f"[{naive['low']:.3f}, {naive['high']:.3f}]" if naive else "—"),
             "Design effect": _fig(e["deff"], ".2f"), "Effective n": _fig(e["n_effective"], ".1f"),
             "Decided items": e["n_items"], "Groups": e["n_groups"],
             "Further labels to halve the CI": _fig(e["to_halve"]["further_labels"], "d"),

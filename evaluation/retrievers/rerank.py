@@ -127,18 +127,56 @@ class Reranked:
         return self.second.rerank(run, topics, documents, template=template, k=k, progress=progress)
 
 
-def cross_encoder_reranker(model: str, *, batch_size: int = 32) -> Reranker:
+def cross_encoder_reranker(
+    model: str,
+    *,
+    device: str | None = None,
+    backend: str = "torch",
+    fp16: bool = True,
+    batch_size: int | None = None,
+) -> Reranker:
     """A :class:`Reranker` over a sentence-transformers ``CrossEncoder`` at a local path (or a hub
-    name when a hub is reachable). Raw CrossEncoder outputs are the scores."""
+    name when a hub is reachable). Raw CrossEncoder outputs are the scores.
+
+    Device, precision and batch size follow the bi-encoder's rules
+    (:mod:`evaluation.retrievers.encoders`): ``device`` ``None`` or ``"auto"`` picks CUDA, then MPS,
+    then the CPU (:func:`~evaluation.retrievers.encoders.pick_device`); an unavailable device is
+    refused with the list of those available. With the ``torch`` backend on CUDA the model runs in
+    half precision (fp16) unless ``fp16=False``; elsewhere in fp32. ``batch_size`` defaults to 128
+    pairs on CUDA, 64 on MPS, 32 on a CPU. The ONNX backends are refused with a message: the ONNX
+    export of :mod:`~evaluation.retrievers.encoders` covers sentence-transformers bi-encoders
+    only (and sentence-transformers' own ONNX path needs ``optimum-onnx``, not installable with
+    this transformers). The reranker's ``device``, ``precision`` and ``backend`` attributes say
+    where it runs; its name carries the precision when it is not fp32 (so fp16 scores never
+    reuse an fp32 run).
+    """
+    from evaluation.retrievers.encoders import check_backend, default_batch_size, pick_device, precision_for
+
+    check_backend(backend)
+    if backend != "torch":
+        raise IFJudgeError(
+            f"--backend {backend} applies to bi-encoders; the cross-encoder reranker runs with --backend torch "
+            "(its ONNX export is not part of this version)"
+        )
+    where = pick_device(device)
+    precision = precision_for(where, backend, fp16=fp16)
+    batch = batch_size or default_batch_size(where)
+    if batch < 1:
+        raise IFJudgeError(f"batch size must be >= 1, got {batch}")
     from sentence_transformers import CrossEncoder
 
     local = Path(model).exists()
     try:
-        ce = CrossEncoder(str(Path(model).resolve()) if local else model, device="cpu", local_files_only=local)
+        ce = CrossEncoder(str(Path(model).resolve()) if local else model, device=where, local_files_only=local)
     except Exception as exc:
         raise IFJudgeError(f"cannot load CrossEncoder {model!r}: {exc}") from None
+    if precision == "fp16":
+        ce.half()
 
     def score(pairs):
-        return ce.predict(pairs, batch_size=batch_size, show_progress_bar=False)
+        return ce.predict(pairs, batch_size=batch, show_progress_bar=False)
 
-    return Reranker(score, name=str(Path(model).resolve()) if local else model, batch_size=batch_size)
+    name = str(Path(model).resolve()) if local else model
+    reranker = Reranker(score, name=name if precision == "fp32" else f"{name} [{precision}]", batch_size=batch)
+    reranker.device, reranker.precision, reranker.backend, reranker.model = where, precision, backend, ce
+    return reranker

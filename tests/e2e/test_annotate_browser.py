@@ -70,8 +70,12 @@ def test_annotator_keyboard_flow(page, server, artifacts):
     wait_progress(page, "1 of 8")
 
     # Instance 2: a No without a reason is refused by the server
-    answer_by_keyboard(page, ["1", "4", "6"])
-    expect(page.get_by_label("Reason (required when the answer is No)")).to_be_visible()
+    answer_by_keyboard(page, ["1", "4"])
+    box = page.get_by_label("Reason (required when the answer is No)")
+    expect(box).to_be_focused(timeout=10_000)  # the No put the cursor in its reason box
+    page.keyboard.press("Escape")  # left empty
+    expect(box).not_to_be_focused()
+    answer_by_keyboard(page, ["6"])
     page.keyboard.press("Control+Enter")
     expect(page.get_by_text("a reason is required when the answer is No", exact=True)).to_be_visible(timeout=10_000)
     assert len(current_screen_labels(server.db_path, "ann1")) == 3
@@ -88,8 +92,11 @@ def test_annotator_keyboard_flow(page, server, artifacts):
     wait_progress(page, "2 of 8")
 
     # Instance 3
-    answer_by_keyboard(page, ["2", "3", "7"])
-    page.get_by_label("Reason (required when the answer is No)").fill("no user context")
+    answer_by_keyboard(page, ["2"])
+    expect(page.get_by_label("Reason (required when the answer is No)")).to_be_focused(timeout=10_000)
+    page.keyboard.type("no user context")
+    page.keyboard.press("Escape")
+    answer_by_keyboard(page, ["3", "7"])
     page.keyboard.press("Control+Enter")
     wait_progress(page, "3 of 8")
 

@@ -20,7 +20,6 @@ pytestmark = pytest.mark.e2e
 
 AXE = ROOT / ".cache" / "axe" / "node_modules" / "axe-core" / "axe.min.js"
 BLOCKING = ("serious", "critical")
-OWNED_ELSEWHERE = {("Annotate, saved", "aria-dialog-name")}
 
 
 def _user(db, name):
@@ -90,6 +89,7 @@ def test_no_serious_or_critical_axe_violation_on_the_main_pages(page, busy_serve
         settle(page)
     page.keyboard.press("Control+Enter")
     expect(page.get_by_text("1 of 8", exact=True)).to_be_visible(timeout=20_000)
+    settle(page)  # the run that drew the next item is over (a stale, dimmed element fails contrast)
     expect(page.locator("[data-testid='stToast']")).to_be_visible(timeout=10_000)
     found["Annotate, saved"] = _axe(page)
     sign_in(page, busy_server.url, "lead", "lead-demo")
@@ -106,7 +106,6 @@ def test_no_serious_or_critical_axe_violation_on_the_main_pages(page, busy_serve
     (artifacts / "axe-violations.json").write_text(json.dumps(found, indent=1), encoding="utf-8")
     assert sorted(found) == ["Adjudicate", "Annotate", "Annotate, saved", "Evaluate", "Home", "Monitor", "Set up a study"]
     bad = {(k, v["id"]) for k, vs in found.items() for v in vs}
-    # Streamlit draws st.toast as a dialog without a name; the toast is pages/annotate.py's (its
-    # "Saved" message): listed here until that page names it, so that this test fails on any other
-    # violation, and also once the toast is fixed (then drop the entry)
-    assert bad == OWNED_ELSEWHERE, json.dumps(found, indent=1)
+    # (Streamlit draws st.toast as a dialog without a name: the annotate page's key script names it
+    # by its text, so "Annotate, saved" is checked like every other state)
+    assert not bad, json.dumps(found, indent=1)

@@ -1,5 +1,5 @@
 """Answers chosen but not submitted survive a reload: the annotator picks answers by keys, types a
-reason, reloads; the same choices and reason are back, Submit stores exactly them, and the draft
+reason (without leaving its box), reloads; the same choices and reason are back, Submit stores exactly them, and the draft
 is gone afterwards."""
 from __future__ import annotations
 
@@ -31,12 +31,13 @@ def test_choices_survive_a_reload_and_submit_stores_them(page, server, artifacts
     wait_progress(page, "0 of 8")
     page.get_by_role("button", name="I have read the guidelines").click()
     settle(page)
-    answer_by_keyboard(page, ["1", "4", "6"])  # Yes, No, passage 2
+    answer_by_keyboard(page, ["1", "6", "4"])  # Yes, passage 2, No
     box = page.get_by_label(REASON)
-    box.fill("it names no user")
-    box.press("Tab")  # leaving the box hands the reason to the server
+    expect(box).to_be_focused(timeout=10_000)  # the No put the cursor in its reason box
+    page.keyboard.type("it names no user", delay=20)  # typed, never left: kept after a short pause
+    page.wait_for_timeout(1200)
     settle(page)
-    page.wait_for_timeout(300)
+    expect(box).to_be_focused()  # still typing there
     before = chosen_keys(page)
 
     page.reload()

@@ -77,8 +77,9 @@ def test_error_in_view_at_1280x720(page, two_study_server):
     page.evaluate("document.activeElement && document.activeElement.blur()")
     settle(page)
     page.screenshot(path=str(SHOTS / "annotate-1280x720.png"))
-    press_answers(page, ["2", "5"])  # Q1 No without a reason; Q2 left unanswered
-    page.keyboard.press("Control+Enter")
+    press_answers(page, ["5", "2"])  # Q1 No without a reason; Q2 left unanswered
+    expect(page.get_by_label("Reason (required when the answer is No)")).to_be_focused(timeout=10_000)
+    page.keyboard.press("Control+Enter")  # from the (empty) reason box
     banner = page.get_by_text("Not saved yet. Please fix:")
     expect(banner).to_be_in_viewport(timeout=20_000)
     expect(page.get_by_text("Not saved: 2 questions to fix, marked in red")).to_be_in_viewport()  # the toast

@@ -1,0 +1,45 @@
+"""A connection that shares its reads (storage.studies.share_reads; the Monitor page and
+study_monitor use it) answers items_of_study and current_labels with the same rows as the
+database, for every question, reads the study once, and sees a label written through it."""
+import time
+
+import pytest
+
+from annotation import monitor, workspace
+from storage import studies
+from storage.db import connect
+from tests.test_pages import _label_demo, user_row
+
+pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
+
+
+def test_shared_reads_answer_as_the_database_and_a_write_ends_them(demo, db_path):
+    db, r = demo
+    sid = r["study_id"]
+    u = user_row(db, "ann1")
+    s = workspace.open_screen(db, sid, u)
+    workspace.submit_screen(db, s, u, {"validity": {"value": "No", "reason": "vague"}, "naturalness": {"value": "Yes"},
+                                       "best_passage": {"value": s.items[2].passages[0]["doc_id"]}},
+                            started_at=time.time() - 1)
+    plain = connect(db_path)
+    with studies.shared_reads(db):
+        for q in (None, "validity", "naturalness", "best_passage"):
+            assert studies.current_labels(db, sid, q) == studies.current_labels(plain, sid, q)
+            assert studies.items_of_study(db, sid, q) == studies.items_of_study(plain, sid, q)
+        assert len(studies.current_labels(db, sid)) == 3  # one screen of ann1: three questions
+        first = studies.items_of_study(db, sid)
+        first[0]["payload"]["candidates"] = ["changed by a caller"]
+        assert studies.items_of_study(db, sid) == studies.items_of_study(plain, sid)  # copies were handed out
+        u2 = user_row(db, "ann2")  # a write through the sharing connection: the next read sees it
+        s2 = workspace.open_screen(db, sid, u2)
+        workspace.submit_screen(db, s2, u2, {"validity": {"value": "Yes"}, "naturalness": {"value": "Yes"},
+                                             "best_passage": {"value": s2.items[2].passages[0]["doc_id"]}},
+                                started_at=time.time() - 1)
+        assert len(studies.current_labels(db, sid)) == 6
+    assert not hasattr(db, "_ifjudge_shared_reads")  # leaving the block forgets the rows
+
+
+def test_study_monitor_is_the_same_with_and_without_shared_reads(demo):
+    db, r = demo
+    _label_demo(db, r["study_id"])
+    assert monitor.study_monitor(db, r["study_id"], n_boot=50) == monitor._study_monitor(db, r["study_id"], n_boot=50, seed=None)
