@@ -1,16 +1,9 @@
 """One current answer per item and annotator, on the annotate page (issue 20, item 4): a second
 tab (a second session) that opened an item before the first tab answered it is refused with a
 message that says so, its answer is not stored, and only "Replace my answer with these" stores it."""
-import pytest
 
 from storage import studies
-from tests.test_pages import app, user_row
-
-
-@pytest.fixture
-def env_db(demo, monkeypatch, db_path):
-    monkeypatch.setenv("IFJUDGE_DB", str(db_path))
-    return demo
+from tests.builders import app, user_row
 
 
 def answer(at, sid, screen, naturalness, passage):

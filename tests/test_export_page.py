@@ -69,8 +69,8 @@ def test_the_export_is_built_on_request_and_offered_until_the_choices_change(exp
     assert {"Labels given", "Labels planned"} <= labels and "labelled" not in labels
 
 
-def test_the_report_carries_the_estimates_and_the_leaderboard_change(page):
-    db, sid, order, run = page
+def test_the_report_carries_the_estimates_and_the_leaderboard_change(export_page):
+    db, sid, order, run = export_page
     at = run([sid], exp_format="report")
     assert not at.exception
     assert any("benchmark-wide estimates" in c.value and "1,000 bootstrap replicates" in c.value for c in at.caption)

@@ -2,9 +2,7 @@
 literal (escaped), only whole words are marked; the switch on the annotate page."""
 from ui.highlight import highlight_markdown, terms
 from ui.markdown import md_escape
-from tests.test_pages import app, user_row
-
-import pytest
+from tests.builders import app, user_row
 
 
 def test_terms_are_the_words_worth_marking():
@@ -20,12 +18,6 @@ def test_highlight_escapes_everything_but_the_marks():
     assert plain == "  \n".join(md_escape(line) for line in text.split("\n"))
     assert md.count(":orange-background[") == 2  # KOHLRABI_soup is one word, not a term
     assert "<script>" not in md and "](" not in md and "**" not in md
-
-
-@pytest.fixture
-def env_db(demo, monkeypatch, db_path):
-    monkeypatch.setenv("IFJUDGE_DB", str(db_path))
-    return demo
 
 
 def test_the_switch_marks_query_words_in_the_passages(env_db):

@@ -46,7 +46,7 @@ def test_monitor_text_and_errors(demo, db_path, run_cli):
 
 def test_monitor_text_labels_the_extrapolation_as_naive(demo, db_path, run_cli):
     db, r = demo
-    _label_demo(db, r["study_id"])  # every validity majority is Yes: 0 of 8 invalid
+    label_demo(db, r["study_id"])  # every validity majority is Yes: 0 of 8 invalid
     code, out, err = run_cli("monitor", "--db", db_path, "--study", r["study_id"], "--bootstrap", "0")
     assert code == 0, err
     line = next(x for x in out.splitlines() if " invalid: " in x)

@@ -8,7 +8,7 @@ import pytest
 from annotation import monitor, workspace
 from storage import studies
 from storage.db import connect
-from tests.test_pages import _label_demo, user_row
+from tests.builders import label_demo, user_row
 
 pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
 
@@ -41,5 +41,5 @@ def test_shared_reads_answer_as_the_database_and_a_write_ends_them(demo, db_path
 
 def test_study_monitor_is_the_same_with_and_without_shared_reads(demo):
     db, r = demo
-    _label_demo(db, r["study_id"])
+    label_demo(db, r["study_id"])
     assert monitor.study_monitor(db, r["study_id"], n_boot=50) == monitor._study_monitor(db, r["study_id"], n_boot=50, seed=None)
