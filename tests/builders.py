@@ -6,7 +6,9 @@ from each other (tests/test_house_rules.py checks it), as datasette's tests shar
 """
 from __future__ import annotations
 
+import io
 import time
+import zipfile
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
@@ -213,8 +215,22 @@ def label_ifir(db, study_id, values: dict[tuple[str, str | None, str], list[str]
                        [it["id"], ids[name], v])
 
 
+# ---- uploads (tests/fixtures/importers) --------------------------------------------------------
+IMPORTER_FIXTURES = ROOT / "tests" / "fixtures" / "importers"
+
+
+def zipped(folder: Path, prefix: str = "") -> bytes:
+    """The files under ``folder`` as the bytes of a .zip, paths relative to ``folder`` after ``prefix``."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for p in sorted(folder.rglob("*")):
+            if p.is_file():
+                z.write(p, prefix + str(p.relative_to(folder)))
+    return buf.getvalue()
+
+
 # ---- InfoSearch (tests/fixtures/importers/infosearch) -------------------------------------------
-INFOSEARCH_FIXTURE = ROOT / "tests" / "fixtures" / "importers" / "infosearch"
+INFOSEARCH_FIXTURE = IMPORTER_FIXTURES / "infosearch"
 DIMENSIONS = {"aud-1": "Audience", "lang-1": "Language"}
 # (mode, query, doc) -> the answer of ann1 and ann2; ann3 differs only where a dissent says
 CONDITION_ANSWERS = {

@@ -5,7 +5,7 @@ import json
 import pyarrow as pa
 import pytest
 
-from tests.test_pages import _label_demo, app, env_db, user_row  # noqa: F401  (fixture)
+from tests.builders import app, label_demo, user_row
 
 
 def _heatmap(at):
@@ -17,7 +17,7 @@ def _heatmap(at):
 
 def test_heatmap_cells_show_their_value_or_a_dash_with_the_reason(env_db):
     db, r = env_db
-    _label_demo(db, r["study_id"])  # validity: ann1 and ann2 all Yes (kappa 0/0), ann3 all No
+    label_demo(db, r["study_id"])  # validity: ann1 and ann2 all Yes (kappa 0/0), ann3 all No
     at = app("pages/monitor.py")
     at.session_state["user"] = user_row(db, "lead")
     at.run()
@@ -55,7 +55,6 @@ def _frame(at, column):
 
 
 def _monitor(db, study_id=None):
-    from tests.test_pages import app
     at = app("pages/monitor.py")
     at.session_state["user"] = user_row(db, "lead")
     at.run()
@@ -67,7 +66,7 @@ def _monitor(db, study_id=None):
 
 def test_disagreements_read_as_words_with_the_texts(env_db):
     db, r = env_db
-    _label_demo(db, r["study_id"])  # validity: ann1, ann2 Yes; ann3 No
+    label_demo(db, r["study_id"])  # validity: ann1, ann2 Yes; ann3 No
     at = _monitor(db)
     dis = _frame(at, "Votes").value
     assert list(dis.columns) == ["Question", "Votes", "Disagreement", "Decision", "Instruction", "Query", "Passage",
@@ -122,7 +121,7 @@ def test_the_design_aware_estimate_replaces_the_extrapolation(env_db):
     table was (after the agreement table); the naive interval is only a labelled comparison column."""
     from annotation.estimates import benchmark_estimates
     db, r = env_db
-    _label_demo(db, r["study_id"])  # validity: 2 Yes, 1 No on each of the 8 items -> 8 of 8 valid
+    label_demo(db, r["study_id"])  # validity: 2 Yes, 1 No on each of the 8 items -> 8 of 8 valid
     at = _monitor(db)
     assert not at.exception
     heads = [h.value for h in at.subheader]

@@ -1,12 +1,11 @@
 """Decisions, provenance, validated qrels, exports (round trips) and the monitoring report."""
 import json
-import time
 from collections import Counter
 
 import pytest
 import pytrec_eval
 
-from annotation import monitor, workspace
+from annotation import monitor
 from annotation.estimates import benchmark_estimates
 from annotation.majority import decide as majority_decide
 from annotation.outcomes import ValidationRules, instance_decisions, item_outcomes, validated_qrels
@@ -17,37 +16,7 @@ from formats import readers as importers
 from storage import eval_runs, projects, studies
 
 pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
-
-
-def user(db, name):
-    return dict(zip(("id", "name", "role"), db.execute("SELECT id, name, role FROM users WHERE name = ?", [name]).fetchone()))
-
-
-# per annotator, per screen position: (validity, naturalness, best passage = gold?)
-PLAN = {
-    "ann1": [("Yes", "Yes", True)] * 8,
-    "ann2": [("Yes", "Yes", True), ("No", "No", False)] + [("Yes", "Yes", True)] * 6,
-    "ann3": [("Yes", "No", False), ("No", "No", False)] + [("Yes", "Yes", False)] * 6,
-}
-
-
-@pytest.fixture
-def labelled(demo):
-    """The demo study with every screen answered by the three annotators, deterministically."""
-    db, r = demo
-    sid = r["study_id"]
-    order = [it["screen"] for it in studies.items_of_study(db, sid, "validity")]
-    for name, answers in PLAN.items():
-        u = user(db, name)
-        for screen_id, (v, n, gold) in zip(order, answers):
-            s = workspace.open_screen(db, sid, u, screen_id)
-            bp = s.items[2]
-            item = studies.screen_items(db, sid, screen_id)[2]
-            target = item["payload"]["gold"]
-            pick = target if gold else next(p["doc_id"] for p in bp.passages if p["doc_id"] != target)
-            workspace.submit_screen(db, s, u, {"validity": {"value": v, "reason": "r"}, "naturalness": {"value": n, "reason": "r"},
-                                               "best_passage": {"value": pick}}, started_at=time.time() - 1)
-    return db, sid, order
+# ``labelled``: the fixture of tests/conftest.py (builders.label_by_plan)
 
 
 def decide(counts: Counter) -> tuple[str | None, str]:

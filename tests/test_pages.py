@@ -1,34 +1,17 @@
 """Page logic through Streamlit's AppTest: sign-in, role checks on every page, the annotate page."""
 import json
-from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from storage.db import write
+from tests.builders import app, label_demo, make_project, user_row
 
 pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def app(path):
-    return AppTest.from_file(str(ROOT / path), default_timeout=30)
+# ``env_db``: the fixture of tests/conftest.py
 
 LEAD_PAGES = ["pages/home.py", "pages/study_setup.py", "pages/monitor.py", "pages/adjudicate.py",
               "pages/export.py", "pages/evaluate.py"]
 EXPERT_PAGES = ["pages/narratives.py"]
-
-
-@pytest.fixture
-def env_db(demo, monkeypatch, db_path):
-    monkeypatch.setenv("IFJUDGE_DB", str(db_path))
-    return demo
-
-
-def user_row(db, name):
-    row = db.execute("SELECT id, name, role FROM users WHERE name = ?", [name]).fetchone()
-    return dict(zip(("id", "name", "role"), row))
 
 
 def test_sign_in_form_and_wrong_password(env_db):
@@ -71,7 +54,7 @@ def test_lead_sees_project_counts(env_db):
 
 def test_lead_lands_on_an_overview_of_studies_with_progress(env_db):
     db, r = env_db
-    _label_demo(db, r["study_id"])  # every annotator finished every screen
+    label_demo(db, r["study_id"])  # every annotator finished every screen
     at = app("pages/home.py")
     at.session_state["user"] = user_row(db, "lead")
     at.run()
@@ -129,24 +112,9 @@ def test_annotate_page_refuses_no_without_reason_then_saves(env_db):
     assert at.session_state[f"ann_screen:{r['study_id']}"] != screen
 
 
-def _label_demo(db, study_id):
-    """ann1 and ann2 agree on validity Yes; ann3 says No (with a reason), on every screen."""
-    import time
-
-    from annotation import workspace
-
-    for name, v in (("ann1", "Yes"), ("ann2", "Yes"), ("ann3", "No")):
-        u = user_row(db, name)
-        while (s := workspace.open_screen(db, study_id, u)) is not None:
-            workspace.submit_screen(db, s, u, {
-                "validity": {"value": v, "reason": "<b>not</b> a *user*"}, "naturalness": {"value": "Yes"},
-                "best_passage": {"value": s.items[2].passages[0]["doc_id"]},
-            }, started_at=time.time() - 1)
-
-
 def test_monitor_shows_table7_charts_and_reasons(env_db):
     db, r = env_db
-    _label_demo(db, r["study_id"])
+    label_demo(db, r["study_id"])
     at = app("pages/monitor.py")
     at.session_state["user"] = user_row(db, "lead")
     at.run()
@@ -162,7 +130,7 @@ def test_monitor_shows_table7_charts_and_reasons(env_db):
 def test_adjudicate_records_a_decision_and_moves_on(env_db):
     db, r = env_db
     sid = r["study_id"]
-    _label_demo(db, sid)  # validity 2 Yes / 1 No: decided by majority, so not in the default queue
+    label_demo(db, sid)  # validity 2 Yes / 1 No: decided by majority, so not in the default queue
     from annotation import adjudication
     from storage import studies
 
@@ -203,7 +171,7 @@ def test_adjudicate_records_a_decision_and_moves_on(env_db):
 def test_evaluate_page_runs_bm25_on_two_qrels_versions_and_compares(env_db, db_path, tmp_path, monkeypatch):
     monkeypatch.setenv("IFJUDGE_CACHE_DIR", str(tmp_path / "cache"))
     db, r = env_db
-    _label_demo(db, r["study_id"])
+    label_demo(db, r["study_id"])
     from annotation.qrels_builds import store_validated_qrels
 
     store_validated_qrels(db, r["study_id"])
@@ -243,7 +211,6 @@ def test_annotate_page_keys_never_mean_two_things_and_every_passage_shows(tmp_pa
     passages 5/6/7, the 1-5 scale and the fourth passage are answered by click only."""
     from annotation.studies import StudySettings, create_study
     from storage.db import connect
-    from tests.test_studies import make_project
 
     path = tmp_path / "keys.db"
     monkeypatch.setenv("IFJUDGE_DB", str(path))

@@ -3,24 +3,15 @@ from __future__ import annotations
 
 import io
 import zipfile
-from pathlib import Path
 
 import pytest
 
 from storage.errors import ImportFailure
 from formats.readers import parse
 from formats.readers.upload import materialize
+from tests.builders import IMPORTER_FIXTURES, zipped
 
-FIX = Path(__file__).parent / "fixtures" / "importers"
-
-
-def zipped(folder: Path, prefix: str = "") -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as z:
-        for p in sorted(folder.rglob("*")):
-            if p.is_file():
-                z.write(p, prefix + str(p.relative_to(folder)))
-    return buf.getvalue()
+FIX = IMPORTER_FIXTURES
 
 
 @pytest.mark.parametrize("prefix", ["", "followir/"])

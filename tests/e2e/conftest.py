@@ -144,6 +144,21 @@ def settle(page) -> None:
     expect(page.locator("[data-testid='stStatusWidget']")).to_have_count(0, timeout=20_000)
 
 
+def wait_progress(page, text: str) -> None:
+    """Wait until the annotator's progress reads ``text`` (e.g. "0 of 8")."""
+    expect(page.get_by_text(text, exact=True)).to_be_visible(timeout=20_000)
+
+
+def answer_by_keyboard(page, keys) -> None:
+    """Press each answer key and wait until its button shows as chosen (a rerun has happened)."""
+    page.evaluate("document.activeElement && document.activeElement.blur()")
+    for k in keys:
+        settle(page)
+        page.keyboard.press(k)
+        chosen = page.locator('[data-testid="stBaseButton-primary"]:has(kbd[aria-label="Shortcut %s"])' % k)
+        expect(chosen).to_be_visible(timeout=10_000)
+
+
 def choose(page, label: str, option: str) -> None:
     """Pick an option of a Streamlit selectbox (or add one to a multiselect) from the keyboard:
     type to filter, Enter."""

@@ -11,7 +11,7 @@ from annotation import adjudication
 from storage import studies
 from storage.db import connect
 from tests.e2e.conftest import SHOTS, Server, settle, sign_in
-from tests.test_adjudication import label_all
+from tests.builders import label_all
 
 pytestmark = pytest.mark.e2e
 

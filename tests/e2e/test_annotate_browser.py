@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 from annotation.questions import PROJECT_GOAL_INSTRUCTIR
 from storage import studies
 from storage.db import connect
-from tests.e2e.conftest import settle, sign_in
+from tests.e2e.conftest import answer_by_keyboard, settle, sign_in, wait_progress
 
 pytestmark = pytest.mark.e2e
 
@@ -24,21 +24,6 @@ def _acked(db_path, name):
     db = connect(db_path)
     uid = db.execute("SELECT id FROM users WHERE name = ?", [name]).fetchone()[0]
     return studies.guidelines_acknowledged(db, 1, uid)
-
-
-def wait_progress(page, text):
-    expect(page.get_by_text(text, exact=True)).to_be_visible(timeout=20_000)
-
-
-def answer_by_keyboard(page, keys):
-    """Press each answer key and wait until its button shows as chosen (a rerun has happened)."""
-    page.evaluate("document.activeElement && document.activeElement.blur()")
-    for k in keys:
-        settle(page)
-        page.keyboard.press(k)
-        chosen = page.locator('[data-testid="stBaseButton-primary"]:has(kbd[aria-label="Shortcut %s"])' % k)
-        expect(chosen).to_be_visible(timeout=10_000)
-
 
 
 def test_annotator_keyboard_flow(page, server, artifacts):

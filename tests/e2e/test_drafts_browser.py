@@ -10,8 +10,7 @@ from playwright.sync_api import expect
 
 from storage import studies
 from storage.db import connect
-from tests.e2e.conftest import settle, sign_in
-from tests.e2e.test_annotate_browser import answer_by_keyboard, wait_progress
+from tests.e2e.conftest import answer_by_keyboard, settle, sign_in, wait_progress
 
 pytestmark = pytest.mark.e2e
 

@@ -9,7 +9,7 @@ from annotation.qrels_builds import store_validated_qrels
 from formats.trec_io import read_run
 from storage.db import connect
 from tests.e2e.conftest import Server, choose, settle, sign_in, wait_for_jobs
-from tests.test_pages import _label_demo
+from tests.builders import label_demo
 
 pytestmark = pytest.mark.e2e
 
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.e2e
 def validated_server(demo_db, tmp_path, monkeypatch):
     monkeypatch.setenv("IFJUDGE_CACHE_DIR", str(tmp_path / "embeddings"))
     db = connect(demo_db)
-    _label_demo(db, 1)
+    label_demo(db, 1)
     assert store_validated_qrels(db, 1) > 0
     s = Server(demo_db)
     s.start()

@@ -11,7 +11,7 @@ from annotation import monitor
 from formats.trec_io import read_qrels
 from storage.db import connect
 from tests.e2e.conftest import Server, choose, settle, sign_in
-from tests.test_pages import _label_demo
+from tests.builders import IMPORTER_FIXTURES, label_demo, zipped
 
 pytestmark = pytest.mark.e2e
 
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.e2e
 @pytest.fixture
 def labelled_server(demo_db):
     db = connect(demo_db)
-    _label_demo(db, 1)  # validity: ann1, ann2 Yes; ann3 No -> every instance kept by majority
+    label_demo(db, 1)  # validity: ann1, ann2 Yes; ann3 No -> every instance kept by majority
     s = Server(demo_db)
     s.start()
     yield s
@@ -106,14 +106,13 @@ def test_lead_monitor_adjudicate_download(page, labelled_server, artifacts, tmp_
 
 def test_lead_imports_a_followir_zip_in_the_browser(page, server, tmp_path):
     from storage import projects
-    from tests.test_upload import FIX, zipped
 
     sign_in(page, server.url, "lead", "lead-demo")
     expect(page.get_by_role("button", name="Import")).to_be_visible(timeout=20_000)
     page.get_by_label("Project name").fill("fir")
     choose(page, "Format", "followir")
     page.locator("[data-testid='stFileUploader'] input[type=file]").set_input_files(
-        files=[{"name": "followir.zip", "mimeType": "application/zip", "buffer": zipped(FIX / "followir")}])
+        files=[{"name": "followir.zip", "mimeType": "application/zip", "buffer": zipped(IMPORTER_FIXTURES / "followir")}])
     expect(page.get_by_text("followir.zip")).to_be_visible(timeout=20_000)
     settle(page)
     page.get_by_role("button", name="Import").click()
