@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from cli.options import add_db
+
 APP = Path(__file__).resolve().parents[1] / "ui" / "entry.py"  # runs app.py; see ui/entry.py
 ROOT = Path(__file__).resolve().parents[1]
 WORKER_STOP_SECONDS = 10
@@ -13,7 +15,7 @@ WORKER_STOP_SECONDS = 10
 
 def register(sub) -> None:
     p = sub.add_parser("serve", help="serve the web app (and an evaluation worker)")
-    p.add_argument("--db", required=True)
+    add_db(p)
     p.add_argument("--port", type=int, default=8501)
     p.add_argument("--address", default="localhost")
     p.add_argument("--demo", action="store_true", help="load the demo project on first start and print its sign-ins")

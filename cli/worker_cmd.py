@@ -10,6 +10,7 @@ import sys
 import threading
 
 from cli.eval_cmd import _positive_float
+from cli.options import add_db
 
 #: the worker's CPU priority: ``os.nice`` increment (0-19; higher yields more to the web app)
 WORKER_NICE = 10
@@ -51,7 +52,7 @@ def register(sub) -> None:
     p = sub.add_parser("worker", help="run queued evaluation jobs",
                        description="Claims queued jobs one at a time and runs them; stops on SIGTERM / Ctrl-C "
                                    "(a running job goes back to the queue).")
-    p.add_argument("--db", required=True, help="IFJudge database: a file path or a postgresql:// URL")
+    add_db(p)
     p.add_argument("--once", action="store_true", help="run the queued jobs, then exit instead of waiting for more")
     p.add_argument("--poll", type=_positive_float, default=POLL_SECONDS,
                    help=f"seconds between looks at an empty queue (default {POLL_SECONDS:g})")
