@@ -547,6 +547,20 @@ def store_build(db: Database, project: str, build: QrelsBuild, *, created_by: st
     )
 
 
+def store_versions(
+    db: Database, project: str, study_ids: list[int], *, rules: ValidationRules | None = None,
+    unresolved: str | None = None, allow_incomplete: bool = False, created_by: str = "",
+) -> dict[str, tuple[int, QrelsBuild]]:
+    """Build every derived version the named studies can build (:func:`build_versions`) and store
+    each (:func:`store_build`): the one sequence behind ``ifjudge validate`` and the Export page's
+    "Store the validated qrels" button. Returns version -> (build id, build), in build order.
+
+    Nothing is stored unless every version builds: IncompleteStudy and UnresolvedJudgments are
+    raised as by :func:`build_versions` before the first store."""
+    builds = build_versions(db, project, study_ids, rules=rules, unresolved=unresolved, allow_incomplete=allow_incomplete)
+    return {v: (store_build(db, project, b, created_by=created_by), b) for v, b in builds.items()}
+
+
 def describe_studies(infos: list[dict]) -> str:
     """``study 1 (demo): 72/72 labels; study 2 (second): 0/24 labels``."""
     return "; ".join(f"study {i['id']} ({i['name']}): {i['labelled']}/{i['planned']} labels" for i in infos)

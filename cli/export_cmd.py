@@ -10,7 +10,7 @@ import json
 import sys
 
 from annotation.outcomes import ValidationRules
-from annotation.qrels_builds import UNRESOLVED_POLICIES, UnresolvedJudgments, build_versions, describe_studies, store_build
+from annotation.qrels_builds import UNRESOLVED_POLICIES, UnresolvedJudgments, describe_studies, store_versions
 from exports.validated import FORMATS, export_project, left_out_lines
 from storage.db import connect
 from cli.options import add_db, add_json, add_project
@@ -101,16 +101,16 @@ def run_validate(args) -> int:
     db = connect(args.db)
     project = args.project or projects.get_project_by_id(db, studies.get_study(db, args.study[0])["project_id"])["name"]
     try:
-        builds = build_versions(db, project, args.study, rules=_rules(args), unresolved=args.unresolved,
-                                allow_incomplete=args.allow_incomplete)
+        stored = store_versions(db, project, args.study, rules=_rules(args), unresolved=args.unresolved,
+                                allow_incomplete=args.allow_incomplete, created_by="cli")
     except UnresolvedJudgments as exc:
         _print_unresolved(exc)
         raise
-    out = {v: {"build_id": store_build(db, project, b, created_by="cli"), **b.counts} for v, b in builds.items()}
+    out = {v: {"build_id": build_id, **b.counts} for v, (build_id, b) in stored.items()}
     if args.json:
         print(json.dumps(out))
         return 0
     for v, c in out.items():
         print(f"stored {c['judgments']} {v} qrels rows (build {c['build_id']}, {c['unresolved']} unresolved) from "
-              f"{describe_studies(builds[v].studies)}")
+              f"{describe_studies(stored[v][1].studies)}")
     return 0

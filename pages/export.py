@@ -18,7 +18,7 @@ import streamlit as st
 
 from annotation.glossary import label, table
 from annotation.outcomes import ValidationRules
-from annotation.qrels_builds import UNRESOLVED_POLICIES, IncompleteStudy, UnresolvedJudgments, build_versions, store_build
+from annotation.qrels_builds import UNRESOLVED_POLICIES, IncompleteStudy, UnresolvedJudgments, store_versions
 from exports.report import BOOTSTRAP as REPORT_BOOTSTRAP
 from exports.validated import FORMATS, export_project, left_out_lines, study_choices
 from storage.errors import IFJudgeError
@@ -139,7 +139,7 @@ for v, info in derived.items():
     if info["unresolved"]:
         st.dataframe(pd.DataFrame(table(info["unresolved"])), hide_index=True, key=f"exp_unres_{v}")
 if derived and st.button("Store the validated qrels in the project (for evaluation)", key="exp_store"):
-    builds = build_versions(conn, project, picked, rules=rules, unresolved=unresolved, allow_incomplete=allow_incomplete)
-    for v, b in builds.items():
-        store_build(conn, project, b, created_by=user["name"])
+    stored = store_versions(conn, project, picked, rules=rules, unresolved=unresolved, allow_incomplete=allow_incomplete,
+                            created_by=user["name"])
+    for v, (_, b) in stored.items():
         st.success(f"Stored {b.counts['judgments']} {v} qrels rows.")

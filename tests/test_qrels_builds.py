@@ -8,7 +8,7 @@ import pytest
 
 from annotation import workspace
 from annotation.qrels_builds import (IncompleteStudy, UnresolvedJudgments, build_validated, build_versions,
-                                     store_build, study_completeness)
+                                     store_build, store_versions, study_completeness)
 from exports.validated import export_project, study_choices
 from formats.bundle import Bundle, Qrel
 from formats.trec_io import read_qrels
@@ -44,6 +44,27 @@ def test_provenance_counts_by_hand(labelled):
     assert len(stored["provenance"]) == len(by)
     assert projects.qrels(db, 1, "validated") == b.qrels
     assert order[1] not in b.qrels and len(b.qrels) == len(projects.qrels(db, 1, "original")) - 1
+
+
+def test_store_versions_builds_and_stores_each_version_or_nothing(labelled):
+    db, sid, order = labelled
+    sid2 = second_study(db)  # no label yet: every judgment it names is unresolved
+    with pytest.raises(IncompleteStudy):
+        store_versions(db, "demo", [sid2])
+    with pytest.raises(UnresolvedJudgments):
+        store_versions(db, "demo", [sid2], allow_incomplete=True)
+    assert projects.qrels_builds(db, 1) == [] and "validated" not in projects.qrels_versions(db, 1)
+
+    stored = store_versions(db, "demo", [sid], created_by="lead")
+    assert list(stored) == ["validated"]
+    build_id, build = stored["validated"]
+    # as the provenance test counts by hand: 6 unanimous + 2 majority screens, screen 2 dropped
+    assert build.counts["provenance_unanimous"] == 6 and build.counts["provenance_majority"] == 2
+    row = projects.qrels_builds(db, 1)[0]
+    assert (row["id"], row["version"], row["created_by"]) == (build_id, "validated", "lead")
+    assert [s["id"] for s in row["studies"]] == [sid] and row["counts"] == build.counts
+    original = projects.qrels(db, 1, "original")
+    assert projects.qrels(db, 1, "validated") == {q: d for q, d in original.items() if q != order[1]}
 
 
 def test_published_versions_are_never_overwritten(labelled):
