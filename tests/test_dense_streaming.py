@@ -81,7 +81,8 @@ def test_the_bound_does_not_grow_with_the_corpus_and_ranks_equal_the_one_shot_ma
     run = r.retrieve(topics, corpus, template=get_template("query"), k=5)
     assert max(ahead) <= 64
     q = fake_vectors(["words 3"])[0]
-    docs = fake_vectors([corpus[d]["text"] for d in corpus.ids])
+    # the texts the retriever encodes: the template's document side ("document 7 words " loses its trailing space)
+    docs = fake_vectors([get_template("query").document(corpus[d]["text"]) for d in corpus.ids])
     scores = (docs / np.linalg.norm(docs, axis=1, keepdims=True)) @ (q / np.linalg.norm(q))
     best = np.sort(scores)[::-1][:5]  # the 5 best scores of the one-shot product (float32 rounding apart)
     assert np.allclose(list(run["q"].values()), best, atol=1e-5)
