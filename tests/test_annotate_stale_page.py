@@ -17,7 +17,9 @@ def naturalness_labels(db, sid):
             if x["annotator"] == "ann1" and x["item"] in {i["id"] for i in studies.items_of_study(db, sid, "naturalness")}]
 
 
-def test_a_stale_tab_is_told_and_replaces_only_when_asked(env_db):
+def two_tabs(env_db):
+    """ann1 signed in in two tabs of the annotate page, both showing the same claimed screen:
+    (db, study id, first tab, second tab, screen id)."""
     db, r = env_db
     sid = r["study_id"]
     tabs = [app("pages/annotate.py"), app("pages/annotate.py")]
@@ -25,7 +27,11 @@ def test_a_stale_tab_is_told_and_replaces_only_when_asked(env_db):
         at.session_state["user"] = user_row(db, "ann1")
         at.run()
     first, second = tabs
-    screen = first.session_state[f"ann_screen:{sid}"]
+    return db, sid, first, second, first.session_state[f"ann_screen:{sid}"]
+
+
+def test_a_stale_tab_is_told_and_replaces_only_when_asked(env_db):
+    db, sid, first, second, screen = two_tabs(env_db)
     assert second.session_state[f"ann_screen:{sid}"] == screen  # the same claimed item in both
     answer(first, sid, screen, "Yes", 1)
     first.button(key=f"submit:{sid}:{screen}").click().run()
@@ -48,14 +54,7 @@ def test_a_stale_tab_is_told_and_replaces_only_when_asked(env_db):
 
 
 def test_next_item_leaves_the_stale_answers_unstored(env_db):
-    db, r = env_db
-    sid = r["study_id"]
-    tabs = [app("pages/annotate.py"), app("pages/annotate.py")]
-    for at in tabs:
-        at.session_state["user"] = user_row(db, "ann1")
-        at.run()
-    first, second = tabs
-    screen = first.session_state[f"ann_screen:{sid}"]
+    db, sid, first, second, screen = two_tabs(env_db)
     answer(first, sid, screen, "Yes", 1)
     first.button(key=f"submit:{sid}:{screen}").click().run()
     answer(second, sid, screen, "Yes", 3)
