@@ -93,41 +93,21 @@ def create_instfol_study(
     """
     settings = settings or StudySettings()
     settings.validate()
-    if int(top_k_passages) < 1:
+    k = int(top_k_passages)
+    if k < 1:
         raise IFJudgeError(f"top-k must be at least 1, got {top_k_passages}")
     proj = projects.get_project(db, project)
     people = users.users_by_name(db, annotators)
     if len({p["id"] for p in people}) != len(people):
         raise IFJudgeError("an annotator is listed twice")
-    all_instances = projects.instances(db, proj["id"])
-    rankings, notes = run_rankings(all_instances, bare_run, instructed_run, int(top_k_passages))
-    if not rankings:
-        raise IFJudgeError("no instance of project {!r} has a ranking in both runs (the instructed run is keyed by "
-                           "instance id; the bare run by instance id, bare-query instance id or query id)".format(project))
-    pool = [i for i in all_instances if i["instance_id"] in rankings]
-    if groups is not None:
-        unknown = sorted(set(groups) - {i["group_id"] for i in pool})
-        if unknown:
-            raise IFJudgeError(f"no instance of group(s) {', '.join(unknown)} has a ranking in both runs")
-        pool = [i for i in pool if i["group_id"] in set(groups)]
+    pool, rankings, notes = ranked_pool(projects.instances(db, proj["id"]), bare_run, instructed_run, k,
+                                        project=project, groups=groups)
     sample = sample_instances(
         pool, group_fraction=settings.group_fraction, per_group=settings.per_group, seed=settings.seed,
         subsets=projects.query_subsets(db, proj["id"]), subset_fraction=settings.subset_fraction,
     )
     corpus = set(projects.documents_by_id(db, proj["id"], {d for i in sample for m in MODES for d in rankings[i["instance_id"]][m]}))
-    items, absent = [], set()
-    for position, inst in enumerate(sample):
-        iid = inst["instance_id"]
-        ranks: dict[str, dict[str, int]] = {}
-        for mode in MODES:
-            for r, d in enumerate(rankings[iid][mode], start=1):
-                ranks.setdefault(d, {})[mode] = r
-        for d in sorted(ranks, key=lambda d: (min(ranks[d].values()), d)):
-            if d not in corpus:
-                absent.add(d)
-                continue
-            items.append({"instance_id": iid, "question": QUESTION, "doc_id": d, "cap": settings.overlap,
-                          "screen": f"{iid}|{d}", "position": position, "payload": {"ranks": ranks[d]}})
+    items, absent = passage_items(sample, rankings, corpus, overlap=settings.overlap)
     if absent:
         notes.append(f"{len(absent)} ranked document(s) are not in the project's corpus and are not judged: "
                      f"{', '.join(sorted(absent)[:5])}")
@@ -135,7 +115,7 @@ def create_instfol_study(
     plan = balanced_plan(screens, [p["id"] for p in people], settings.overlap, seed=settings.seed)
     stored = asdict(settings)
     stored["guidelines"] = {QUESTION: settings.guidelines.get(QUESTION, GUIDELINES[QUESTION])}
-    stored["top_k"] = int(top_k_passages)
+    stored["top_k"] = k
     stored["runs"] = dict(sources or {})
     study_id = studies.insert_study(
         db, project_id=proj["id"], name=name or f"{project} INSTFOL study", questions=[QUESTION], settings=stored,
@@ -149,9 +129,56 @@ def create_instfol_study(
         "items_by_question": {QUESTION: len(items)},
         "assignments": sum(len(v) for v in plan.values()),
         "per_annotator_screens": {p["name"]: sum(p["id"] in v for v in plan.values()) for p in people},
-        "top_k": int(top_k_passages),
+        "top_k": k,
         "notes": notes,
     }
+
+
+def ranked_pool(
+    instances: list[dict], bare_run: dict[str, dict[str, float]], instructed_run: dict[str, dict[str, float]], k: int,
+    *, project: str, groups: list[str] | None = None,
+) -> tuple[list[dict], dict[str, dict[str, list[str]]], list[str]]:
+    """The instances an INSTFOL study may sample: those with a ranking in both runs
+    (:func:`run_rankings`), restricted to ``groups`` when given; with their top-k rankings and the
+    notes on instances left out. Raises when none is left or a named group has no ranked instance."""
+    rankings, notes = run_rankings(instances, bare_run, instructed_run, k)
+    if not rankings:
+        raise IFJudgeError("no instance of project {!r} has a ranking in both runs (the instructed run is keyed by "
+                           "instance id; the bare run by instance id, bare-query instance id or query id)".format(project))
+    pool = [i for i in instances if i["instance_id"] in rankings]
+    if groups is not None:
+        unknown = sorted(set(groups) - {i["group_id"] for i in pool})
+        if unknown:
+            raise IFJudgeError(f"no instance of group(s) {', '.join(unknown)} has a ranking in both runs")
+        pool = [i for i in pool if i["group_id"] in set(groups)]
+    return pool, rankings, notes
+
+
+def passage_items(sample: list[dict], rankings: dict[str, dict[str, list[str]]], corpus: set[str], *,
+                  overlap: int) -> tuple[list[dict], set[str]]:
+    """The study's items: per sampled instance, one ``instfol_match`` item per passage in the top-k
+    of either run (best rank first, then doc id), its payload the passage's rank in each run; and
+    the ranked documents left out because they are not in the corpus.
+
+    >>> items, absent = passage_items([{"instance_id": "q1"}], {"q1": {"query": ["a", "b"], "instructed": ["b", "x"]}},
+    ...                               {"a", "b"}, overlap=2)
+    >>> [(it["doc_id"], it["payload"]["ranks"]) for it in items], absent
+    ([('a', {'query': 1}), ('b', {'query': 2, 'instructed': 1})], {'x'})
+    """
+    items, absent = [], set()
+    for position, inst in enumerate(sample):
+        iid = inst["instance_id"]
+        ranks: dict[str, dict[str, int]] = {}
+        for mode in MODES:
+            for r, d in enumerate(rankings[iid][mode], start=1):
+                ranks.setdefault(d, {})[mode] = r
+        for d in sorted(ranks, key=lambda d: (min(ranks[d].values()), d)):
+            if d not in corpus:
+                absent.add(d)
+                continue
+            items.append({"instance_id": iid, "question": QUESTION, "doc_id": d, "cap": overlap,
+                          "screen": f"{iid}|{d}", "position": position, "payload": {"ranks": ranks[d]}})
+    return items, absent
 
 
 def passage_score(labels: list[str], *, adjudication: str | None = None) -> float | None:
