@@ -44,6 +44,11 @@ of the benchmark, ``ppi_py.ppi_mean_ci`` (Angelopoulos et al., 2023, *Prediction
 inference*, Science; power tuning: Angelopoulos, Duchi & Zrnic, 2023, PPI++) corrects the judge's
 share with the human labels of the sample. It treats the labelled items as independent (it does
 not know the clusters).
+
+A figure that does not exist on the data (no decided item, the interval of a single sampled
+group, the design effect of a share of 0 or 1) is :class:`~evaluation.undefined.Undefined` with
+the reason; :func:`benchmark_estimates`, the JSON-ready report, shows it as null with the reason
+beside it (``undefined``), as :mod:`evaluation.compare` does.
 """
 from __future__ import annotations
 
@@ -58,6 +63,7 @@ import numpy as np
 from scipy import stats
 
 from annotation.outcomes import item_outcomes
+from evaluation.undefined import Undefined, defined_or_none, is_defined
 from formats.text import decode_utf8
 from storage import projects, studies
 from storage.db import Database
@@ -100,8 +106,10 @@ def design_estimate(y, x, *, stratum, cluster, population_groups: dict, group_un
     -------
     dict
         ``share``, ``low``, ``high``, ``se``, ``df``, ``n_units``, ``n_items`` (decided items),
-        ``n_groups``, ``n_strata``, ``deff``, ``n_effective``, ``undefined`` (None or the reason
-        there is no interval), ``notes``.
+        ``n_groups``, ``n_strata``, ``deff``, ``n_effective``, ``notes`` and (with a decided item)
+        ``interval``. A value that does not exist on the data is
+        :class:`~evaluation.undefined.Undefined` with the reason: every figure without a decided
+        item, the interval of a single sampled group, the design effect of a share of 0 or 1 (0/0).
 
     Examples
     --------
@@ -112,6 +120,8 @@ def design_estimate(y, x, *, stratum, cluster, population_groups: dict, group_un
     ...                     population_groups={"a": 4, "b": 4}, group_units=dict.fromkeys(["a1", "a2", "b1", "b2"], 3))
     >>> round(r["share"], 4), round(r["se"], 4), r["df"]
     (0.5, 0.1443, 2)
+    >>> design_estimate([0], [0], stratum=[""], cluster=["g"], population_groups={"": 5}, group_units={"g": 2})["low"]
+    Undefined(reason='no decided item yet')
     """
     if interval not in ("korn-graubard", "wald"):
         raise IFJudgeError(f"interval must be korn-graubard or wald, got {interval!r}")
@@ -120,24 +130,63 @@ def design_estimate(y, x, *, stratum, cluster, population_groups: dict, group_un
     stratum = [str(s) for s in stratum]
     cluster = [str(c) for c in cluster]
     notes: list[str] = []
+    groups_in, units_of = sample_clusters(stratum, cluster)
+    n_items = float(x.sum())
+    counts = {"n_units": int(len(y)), "n_items": int(n_items), "n_groups": len(units_of), "n_strata": len(groups_in)}
+    if n_items == 0:
+        return {**counts, **dict.fromkeys(ESTIMATE_FIGURES, Undefined("no decided item yet")), "notes": notes}
+    w1 = {h: (population_groups.get(h) or len(gs)) / len(gs) for h, gs in groups_in.items()}
+    w2 = {g: group_units[g] / len(ix) for g, ix in units_of.items()}
+    w = np.array([w1[h] * w2[g] for h, g in zip(stratum, cluster)])
+    X = float((w * x).sum())
+    R = float((w * y).sum()) / X
+    var = linearised_variance(y - R * x, w2, groups_in, units_of, population_groups, group_units, notes) / X**2
+    se = math.sqrt(max(var, 0.0))
+    df = max(len(units_of) - len(groups_in), 1)
+    finite = all(population_groups.get(h) is not None for h in groups_in)
+    deff, n_effective = design_effect(var, R, n_items, X, finite=finite, notes=notes)
+    if len(units_of) < 2:
+        low = high = Undefined("a single sampled group: no interval")
+    elif interval == "wald":
+        q = float(stats.t.ppf(1 - alpha / 2, df))
+        low, high = max(0.0, R - q * se), min(1.0, R + q * se)
+    else:
+        low, high = korn_graubard(R, var, n_items, df, alpha=alpha)
+    return {**counts, "share": R, "low": low, "high": high, "se": se, "df": df, "deff": deff,
+            "n_effective": n_effective, "notes": notes, "interval": interval}
+
+
+#: the figures of :func:`design_estimate`, each a number or :class:`~evaluation.undefined.Undefined`
+ESTIMATE_FIGURES = ("share", "low", "high", "se", "df", "deff", "n_effective")
+
+
+def sample_clusters(stratum: list[str], cluster: list[str]) -> tuple[dict[str, list[str]], dict[str, list[int]]]:
+    """The sample's structure: the groups of each stratum (in order of first appearance) and the
+    positions of each group's units.
+
+    >>> sample_clusters(["a", "a", "b"], ["g1", "g1", "g2"])
+    ({'a': ['g1'], 'b': ['g2']}, {'g1': [0, 1], 'g2': [2]})
+    """
     groups_in: dict[str, list[str]] = defaultdict(list)
     units_of: dict[str, list[int]] = defaultdict(list)
     for i, (h, g) in enumerate(zip(stratum, cluster)):
         if g not in units_of:
             groups_in[h].append(g)
         units_of[g].append(i)
-    n_items = float(x.sum())
-    base = {"n_units": int(len(y)), "n_items": int(n_items), "n_groups": len(units_of), "n_strata": len(groups_in),
-            "share": None, "low": None, "high": None, "se": None, "df": None, "deff": None, "n_effective": None,
-            "undefined": None, "notes": notes}
-    if n_items == 0:
-        return {**base, "undefined": "no decided item yet"}
-    w1 = {h: (population_groups.get(h) or len(gs)) / len(gs) for h, gs in groups_in.items()}
-    w2 = {g: group_units[g] / len(ix) for g, ix in units_of.items()}
-    w = np.array([w1[h] * w2[g] for h, g in zip(stratum, cluster)])
-    X = float((w * x).sum())
-    R = float((w * y).sum()) / X
-    u = y - R * x
+    return dict(groups_in), dict(units_of)
+
+
+def linearised_variance(u, w2: dict[str, float], groups_in: dict[str, list[str]], units_of: dict[str, list[int]],
+                        population_groups: dict, group_units: dict, notes: list[str]) -> float:
+    """The two-stage variance of the total of the linearised values ``u_i = y_i - R x_i`` (the
+    bracket of the module's ``V(R)``, before dividing by ``X^2``): between the groups of each
+    stratum (``t_g = M_g/m_g sum u_i``, with the first-stage correction) plus within each group
+    (with the second-stage correction). Appends to ``notes`` the lonely-group adjustments.
+
+    >>> linearised_variance(np.array([0.5, -0.5, 0.5, -0.5]), {"a": 1.0, "b": 1.0}, {"": ["a", "b"]},
+    ...                     {"a": [0, 1], "b": [2, 3]}, {"": None}, {"a": 2, "b": 2}, [])
+    0.0
+    """
     totals = {g: w2[g] * u[ix].sum() for g, ix in units_of.items()}
     grand = float(np.mean(list(totals.values())))
     v1 = v2 = 0.0
@@ -159,31 +208,53 @@ def design_estimate(y, x, *, stratum, cluster, population_groups: dict, group_un
                 v2 += (big_n / n_h) * M**2 * (1 - m / M) * u[ix].var(ddof=1) / m
             elif m < M:
                 notes.append(f"group {g}: one sampled unit of {M}, no within-group variance term")
-    var = (v1 + v2) / X**2
-    se = math.sqrt(max(var, 0.0))
-    df = max(len(units_of) - len(groups_in), 1)
-    out = {**base, "share": R, "se": se, "df": df, "interval": interval}
-    N_items = float((w * x).sum())
-    finite = all(population_groups.get(h) is not None for h in groups_in)
-    fpc = max(0.0, 1 - n_items / N_items) if finite and N_items > 0 else 1.0
-    srs = fpc * R * (1 - R) / max(n_items - 1, 1)
+    return float(v1 + v2)
+
+
+def design_effect(var: float, share: float, n_items: float, population_items: float, *, finite: bool,
+                  notes: list[str]) -> tuple:
+    """``(deff, n_effective)``: the design variance over that of a simple random sample of the same
+    decided items, ``(1 - n/N) R (1 - R) / (n - 1)`` (no correction without a finite population),
+    and ``n / deff``; :class:`~evaluation.undefined.Undefined` where 0/0 (a share of 0 or 1, a
+    census) or unbounded (design variance 0). Appends the reason to ``notes`` too.
+
+    >>> [round(v, 6) for v in design_effect(0.02, 0.5, 10, 100, finite=True, notes=[])]  # srs: 0.9 * 0.25 / 9
+    [0.8, 12.5]
+    >>> design_effect(0.0, 1.0, 10, 100, finite=True, notes=[])[0]
+    Undefined(reason='every decided item agrees (share 0 or 1): 0/0')
+    """
+    fpc = max(0.0, 1 - n_items / population_items) if finite and population_items > 0 else 1.0
+    srs = fpc * share * (1 - share) / max(n_items - 1, 1)
     if srs > 0 and var > 0:
-        out["deff"] = float(var / srs)
-        out["n_effective"] = float(n_items / out["deff"])
-    elif R in (0.0, 1.0):
+        deff = float(var / srs)
+        return deff, float(n_items / deff)
+    if share in (0.0, 1.0):
         notes.append("every decided item agrees (share 0 or 1): design effect undefined (0/0)")
-    elif srs > 0:
-        out["deff"], out["n_effective"] = 0.0, None
+        why = Undefined("every decided item agrees (share 0 or 1): 0/0")
+        return why, why
+    if srs > 0:
         notes.append("design variance 0 (every sampled group alike): design effect 0, effective size unbounded")
-    else:
-        notes.append("every item of the population is decided (a census): design effect undefined (0/0)")
-    if interval == "wald":
-        q = float(stats.t.ppf(1 - alpha / 2, df))
-        out.update(low=max(0.0, R - q * se), high=min(1.0, R + q * se))
-    else:
-        out.update(zip(("low", "high"), korn_graubard(R, var, n_items, df, alpha=alpha)))
-    if len(units_of) < 2:
-        out.update(low=None, high=None, undefined="a single sampled group: no interval")
+        return 0.0, Undefined("design variance 0 (every sampled group alike): effective size unbounded")
+    notes.append("every item of the population is decided (a census): design effect undefined (0/0)")
+    why = Undefined("every item of the population is decided (a census): 0/0")
+    return why, why
+
+
+def estimate_json(result: dict) -> dict:
+    """A :func:`design_estimate` result in its JSON form (that of :func:`benchmark_estimates`):
+    undefined figures null, and beside them ``undefined``, the reason there is no interval (None
+    when there is one).
+
+    >>> r = estimate_json(design_estimate([1, 0], [1, 1], stratum=["", ""], cluster=["g", "g"],
+    ...                                   population_groups={"": 5}, group_units={"g": 2}))
+    >>> r["low"], r["undefined"], round(r["share"], 2)
+    (None, 'a single sampled group: no interval', 0.5)
+    """
+    out = {}
+    for key, value in result.items():
+        if key == "notes":
+            out["undefined"] = result["low"].reason if isinstance(result["low"], Undefined) else None
+        out[key] = defined_or_none(value)
     return out
 
 
@@ -388,7 +459,11 @@ def benchmark_estimates(db: Database, study_id: int, *, match_threshold: int = M
     the design effect, the effective sample size, the naive independent (Wilson) interval for
     comparison, and the labels that would halve the interval (:func:`labels_to_halve`). With
     ``judge`` (:func:`read_judge_labels`), each estimate also carries ``ppi``
-    (:func:`ppi_estimate`) over the judge's items of that question.
+    (:func:`judge_ppi`) over the judge's items of that question and ``ppi_design``
+    (:func:`design_ppi_estimate`).
+
+    The result is JSON-ready: an undefined figure is null with the reason beside it, ``undefined``
+    (:func:`estimate_json`).
 
     Examples
     --------
@@ -398,68 +473,27 @@ def benchmark_estimates(db: Database, study_id: int, *, match_threshold: int = M
     >>> out = benchmark_estimates(db, sid)
     >>> [e["estimand"] for e in out["estimates"]]
     ['valid instruction', 'natural instruction', "best passage is the dataset's target"]
-    >>> out["estimates"][0]["undefined"]
-    'no decided item yet'
+    >>> out["estimates"][0]["share"], out["estimates"][0]["undefined"]
+    (None, 'no decided item yet')
     """
-    from statsmodels.stats.proportion import proportion_confint
-
     design = study_design(db, study_id)
     study = studies.get_study(db, study_id)
-    estimates = []
     per_estimand = estimand_rows(db, study_id, match_threshold=match_threshold)
-    variant = None
     sampled = {it["instance_id"] for it in studies.items_of_study(db, study_id)}
+    scale = study["settings"].get("relevance", "binary")
+    variant = None
+    estimates = []
     for est, rows in per_estimand.items():
-        units: dict[str, list[float]] = {}
-        labels = 0
-        for r in rows:
-            acc = units.setdefault(r["unit"], [0.0, 0.0])
-            labels += r["labels"]
-            if r["y"] is not None:
-                acc[0] += r["y"]
-                acc[1] += 1
-        if design["kind"] == "instances":
-            # every sampled instance is a unit (one without an item of this question counts as missing)
-            for inst in sampled:
-                units.setdefault(inst, [0.0, 0.0])
-        groups_of = {u: design["unit_group"].get(u, u) for u in units}
-        group_units = {g: (1 if est.part in ("changed", "reversed") else design["group_units"].get(g, 1))
-                       for g in set(groups_of.values())}
-        # units of a group at the mode level: a condition query has one instance of each mode
-        if est.part in ("changed", "reversed"):
-            units = {u: v for u, v in units.items() if u in {r["unit"] for r in rows}}
-            groups_of = {u: groups_of[u] for u in units}
-            chosen = set(design["group_stratum"])
-            for g in chosen - set(groups_of.values()):  # sampled query without a document: zero items
-                units[f"{g}|none"] = [0.0, 0.0]
-                groups_of[f"{g}|none"] = g
-                group_units[g] = 1
-        names = sorted(units)
-        res = design_estimate([units[u][0] for u in names], [units[u][1] for u in names],
-                              stratum=[design["group_stratum"].get(groups_of[u], "") for u in names],
-                              cluster=[groups_of[u] for u in names], population_groups=design["strata"],
-                              group_units=group_units, alpha=alpha)
-        k = int(sum(units[u][0] for u in names))
-        n = res["n_items"]
-        naive = None
-        if n:
-            lo, hi = proportion_confint(k, n, alpha=alpha, method="wilson")
-            naive = {"share": k / n, "low": float(lo), "high": float(hi), "k": k, "n": n}
-        N_total = None if any(v is None for v in design["strata"].values()) else sum(design["strata"].values())
-        halve = (labels_to_halve(res["n_groups"], N_total, labels, all_agree=res["share"] in (0.0, 1.0))
-                 if res["share"] is not None
-                 else {"groups_needed": None, "further_groups": None, "further_labels": None})
-        estimates.append({"estimand": est.name, "question": est.question, "part": est.part, **res,
-                          "yes_items": k, "labels": labels, "naive_independent": naive, "to_halve": halve})
+        sample = estimand_sample(est, rows, design, sampled)
+        estimates.append(_estimate_entry(est, sample, design, alpha=alpha))
         if judge is not None:
             variant = variant if variant is not None else {
                 i["instance_id"]: i["variant"] for i in projects.instances(db, study["project_id"])}
             keep = None if est.part not in ("changed", "reversed") else (lambda key, m=est.part: variant.get(key[0]) == m)
-            scale = study["settings"].get("relevance", "binary")
             estimates[-1]["ppi"] = judge_ppi(rows, judge, est, match_threshold=match_threshold, alpha=alpha,
                                              scale=scale, keep=keep)
-            estimates[-1]["ppi_design"] = _design_ppi(rows, judge, est, names, units, groups_of, group_units, design,
-                                                      keep=keep, threshold=match_threshold, scale=scale, alpha=alpha)
+            estimates[-1]["ppi_design"] = _design_ppi(rows, judge, est, sample, design, keep=keep,
+                                                      threshold=match_threshold, scale=scale, alpha=alpha)
     return {"study": {"id": study["id"], "name": study["name"], "questions": study["questions"]},
             "design": {k: v for k, v in design.items() if k in ("kind", "description", "seed", "overlap", "notes")}
             | {"strata": design["strata"], "population_groups": None if None in design["strata"].values()
@@ -467,9 +501,87 @@ def benchmark_estimates(db: Database, study_id: int, *, match_threshold: int = M
             "method": METHOD, "alpha": alpha, "estimates": estimates}
 
 
-def _design_ppi(rows, judge, est, names, units, groups_of, group_units, design, *, keep, threshold, scale,
-                alpha) -> dict:
-    """:func:`design_ppi_estimate` of one estimand from the study's units and the judge's file."""
+@dataclass
+class EstimandSample:
+    """One estimand's sampled units: ``units`` unit -> [Yes items, decided items], ``groups_of``
+    unit -> its group, ``group_units`` group -> ``M_g`` (its units in the population) and
+    ``labels``, the labels given to its items."""
+
+    units: dict[str, list[float]]
+    groups_of: dict[str, str]
+    group_units: dict[str, int]
+    labels: int
+
+    @property
+    def names(self) -> list[str]:
+        """The units in a fixed order (sorted)."""
+        return sorted(self.units)
+
+    def design_args(self, design: dict, alpha: float) -> dict:
+        """The keyword arguments of :func:`design_estimate` for these units under ``design``
+        (:func:`study_design`)."""
+        names = self.names
+        return {"stratum": [design["group_stratum"].get(self.groups_of[u], "") for u in names],
+                "cluster": [self.groups_of[u] for u in names], "population_groups": design["strata"],
+                "group_units": self.group_units, "alpha": alpha}
+
+
+def estimand_sample(est: Estimand, rows: list[dict], design: dict, sampled: set[str]) -> EstimandSample:
+    """The units of one estimand (:func:`estimand_rows`): per unit its Yes and decided items, and
+    the group structure of :func:`study_design`. An instances study counts every sampled instance
+    (one without an item of this question as missing); a changed / reversed estimand of a
+    condition study has units at the mode level (one instance of each mode per query: ``M_g = 1``),
+    and a sampled query without a document adds an empty unit."""
+    units: dict[str, list[float]] = {}
+    labels = 0
+    for r in rows:
+        acc = units.setdefault(r["unit"], [0.0, 0.0])
+        labels += r["labels"]
+        if r["y"] is not None:
+            acc[0] += r["y"]
+            acc[1] += 1
+    if design["kind"] == "instances":
+        for inst in sampled:
+            units.setdefault(inst, [0.0, 0.0])
+    groups_of = {u: design["unit_group"].get(u, u) for u in units}
+    mode_level = est.part in ("changed", "reversed")
+    group_units = {g: (1 if mode_level else design["group_units"].get(g, 1)) for g in set(groups_of.values())}
+    if mode_level:
+        units = {u: v for u, v in units.items() if u in {r["unit"] for r in rows}}
+        groups_of = {u: groups_of[u] for u in units}
+        for g in set(design["group_stratum"]) - set(groups_of.values()):
+            units[f"{g}|none"] = [0.0, 0.0]
+            groups_of[f"{g}|none"] = g
+            group_units[g] = 1
+    return EstimandSample(units, groups_of, group_units, labels)
+
+
+def _estimate_entry(est: Estimand, sample: EstimandSample, design: dict, *, alpha: float) -> dict:
+    """One estimate of :func:`benchmark_estimates` (JSON form): :func:`design_estimate` of the
+    units, the Yes items and labels, the naive independent (Wilson) interval of the decided items
+    and :func:`labels_to_halve`."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    names = sample.names
+    res = design_estimate([sample.units[u][0] for u in names], [sample.units[u][1] for u in names],
+                          **sample.design_args(design, alpha))
+    k = int(sum(sample.units[u][0] for u in names))
+    n = res["n_items"]
+    naive = None
+    if n:
+        lo, hi = proportion_confint(k, n, alpha=alpha, method="wilson")
+        naive = {"share": k / n, "low": float(lo), "high": float(hi), "k": k, "n": n}
+    N_total = None if any(v is None for v in design["strata"].values()) else sum(design["strata"].values())
+    halve = (labels_to_halve(res["n_groups"], N_total, sample.labels, all_agree=res["share"] in (0.0, 1.0))
+             if is_defined(res["share"])
+             else {"groups_needed": None, "further_groups": None, "further_labels": None})
+    return {"estimand": est.name, "question": est.question, "part": est.part, **estimate_json(res),
+            "yes_items": k, "labels": sample.labels, "naive_independent": naive, "to_halve": halve}
+
+
+def _design_ppi(rows, judge, est, sample: EstimandSample, design, *, keep, threshold, scale, alpha) -> dict:
+    """:func:`design_ppi_estimate` of one estimand from the study's units and the judge's file, in
+    its JSON form (``undefined``: why there is none, else None)."""
     if est.question == "relevance" or (est.part is not None and est.question == "passage_match"):
         return {"undefined": "the judge's items of this estimate cannot be told apart in its file"}
     answers = {key: _judge_yes(est.question, v, threshold=threshold, scale=scale)
@@ -477,7 +589,7 @@ def _design_ppi(rows, judge, est, names, units, groups_of, group_units, design, 
     answers = {k: v for k, v in answers.items() if v is not None}
     if not answers:
         return {"undefined": "the judge answered no item of this question"}
-    yhat = dict.fromkeys(units, 0.0)
+    yhat = dict.fromkeys(sample.units, 0.0)
     missing = 0
     for r in rows:
         if r["y"] is None:
@@ -488,32 +600,31 @@ def _design_ppi(rows, judge, est, names, units, groups_of, group_units, design, 
         yhat[r["unit"]] += answers[r["key"]]
     if missing:
         return {"undefined": f"{missing} decided item(s) of the sample have no answer of the judge"}
-    out = design_ppi_estimate([units[u][0] for u in names], [yhat[u] for u in names], [units[u][1] for u in names],
-                              float(np.mean(list(answers.values()))),
-                              stratum=[design["group_stratum"].get(groups_of[u], "") for u in names],
-                              cluster=[groups_of[u] for u in names], population_groups=design["strata"],
-                              group_units=group_units, alpha=alpha)
+    names, args = sample.names, sample.design_args(design, alpha)
+    y, x = [sample.units[u][0] for u in names], [sample.units[u][1] for u in names]
+    res = design_ppi_estimate(y, [yhat[u] for u in names], x, float(np.mean(list(answers.values()))), **args)
+    if isinstance(res, Undefined):
+        return {"undefined": res.reason, "n_judged": len(answers)}
+    out = {**res, "undefined": None}
     if out.get("se") == 0:
-        kg = design_estimate([units[u][0] for u in names], [units[u][1] for u in names],
-                             stratum=[design["group_stratum"].get(groups_of[u], "") for u in names],
-                             cluster=[groups_of[u] for u in names], population_groups=design["strata"],
-                             group_units=group_units, alpha=alpha)
-        out.update(low=kg["low"], high=kg["high"], note="no variability in the sample: the design interval of the "
-                                                        "human labels (Korn-Graubard) is given")
+        kg = design_estimate(y, x, **args)
+        out.update(low=defined_or_none(kg["low"]), high=defined_or_none(kg["high"]),
+                   note="no variability in the sample: the design interval of the human labels (Korn-Graubard) is given")
     return {**out, "n_judged": len(answers)}
 
 
 # --------------------------------------------------------------------------- prediction-powered
 
 
-def ppi_estimate(y, yhat, yhat_unlabelled, *, alpha: float = ALPHA) -> dict:
+def ppi_estimate(y, yhat, yhat_unlabelled, *, alpha: float = ALPHA) -> dict | Undefined:
     """Prediction-powered share (``ppi_py.ppi_mean_ci``, power-tuned ``lam``) beside the human-only
     interval of the same items (``lam = 0``, the classical CLT interval), both treating the labelled
     items as independent.
 
     Power tuning chooses ``lam`` in [0, 1] to minimise an *estimated* variance, so on a given sample
     the PPI interval can come out wider than the human-only one; ``reported`` is then the
-    human-only interval and ``reported_method`` says so.
+    human-only interval and ``reported_method`` says so. With fewer than 2 labelled items or no
+    unlabelled one: :class:`~evaluation.undefined.Undefined` with the reason.
 
     >>> r = ppi_estimate([1, 0, 1, 1], [1, 0, 1, 0], [1, 0, 1, 1, 0, 1, 1, 1])
     >>> r["reported_method"] in ("prediction-powered (PPI++)", "human-only (narrower than PPI on this sample)")
@@ -525,7 +636,7 @@ def ppi_estimate(y, yhat, yhat_unlabelled, *, alpha: float = ALPHA) -> dict:
     yhat = np.asarray(yhat, dtype=float)
     yu = np.asarray(yhat_unlabelled, dtype=float)
     if len(y) < 2 or len(yu) < 1:
-        return {"undefined": f"needs at least 2 labelled and 1 unlabelled items (got {len(y)} and {len(yu)})"}
+        return Undefined(f"needs at least 2 labelled and 1 unlabelled items (got {len(y)} and {len(yu)})")
     note = None
     with np.errstate(invalid="ignore", divide="ignore"):
         lo, hi = ppi_py.ppi_mean_ci(y, yhat, yu, alpha=alpha)
@@ -542,12 +653,11 @@ def ppi_estimate(y, yhat, yhat_unlabelled, *, alpha: float = ALPHA) -> dict:
     return {"ppi": ppi, "human_only": human, "n_labelled": int(len(y)), "n_unlabelled": int(len(yu)),
             "reported": ppi if narrower else human,
             "reported_method": "prediction-powered (PPI++)" if narrower
-            else "human-only (narrower than PPI on this sample)",
-            "undefined": None}
+            else "human-only (narrower than PPI on this sample)"}
 
 
 def design_ppi_estimate(y, yhat, x, judge_share: float, *, stratum, cluster, population_groups: dict,
-                        group_units: dict, alpha: float = ALPHA) -> dict:
+                        group_units: dict, alpha: float = ALPHA) -> dict | Undefined:
     """Prediction-powered share that respects the sampling design: the judge's share over every
     item of the benchmark (known exactly: the judge labelled them all) plus the design estimate
     of the human-minus-judge correction (a *difference estimator*; Särndal et al., 1992, §6.3,
@@ -559,7 +669,8 @@ def design_ppi_estimate(y, yhat, x, judge_share: float, *, stratum, cluster, pop
     the humans decided Yes, ``yhat`` those the judge says Yes, ``x`` decided items). The
     linearised variance is a quadratic in ``lam``; ``lam`` minimises it over [0, 1], so the
     interval (``theta +- t(df) se``) is never wider than the human-only design one with the same
-    t form (``lam = 0``).
+    t form (``lam = 0``). Without an interval of the human labels (no decided item, a single
+    sampled group): :class:`~evaluation.undefined.Undefined` with the reason.
 
     >>> r = design_ppi_estimate([1, 1, 0, 0], [1, 1, 0, 1], [1, 1, 1, 1], 0.6, stratum=[""] * 4,
     ...     cluster=["a", "b", "c", "d"], population_groups={"": 100}, group_units=dict.fromkeys("abcd", 1))
@@ -570,8 +681,8 @@ def design_ppi_estimate(y, yhat, x, judge_share: float, *, stratum, cluster, pop
     design = {"stratum": stratum, "cluster": cluster, "population_groups": population_groups,
               "group_units": group_units, "alpha": alpha, "interval": "wald"}
     a = design_estimate(y, x, **design)
-    if a["share"] is None or a["undefined"]:
-        return {"undefined": a["undefined"] or "no interval"}
+    if not is_defined(a["low"]):
+        return a["low"]
     vb = design_estimate(yhat, x, **design)["se"] ** 2
     vab = design_estimate(y + yhat, x, **design)["se"] ** 2
     va = a["se"] ** 2
@@ -582,7 +693,7 @@ def design_ppi_estimate(y, yhat, x, judge_share: float, *, stratum, cluster, pop
     q = float(stats.t.ppf(1 - alpha / 2, d["df"]))
     return {"share": theta, "low": max(0.0, theta - q * d["se"]), "high": min(1.0, theta + q * d["se"]),
             "se": d["se"], "lam": lam, "df": d["df"], "human_only_se": a["se"],
-            "human_only": {"share": a["share"], "low": a["low"], "high": a["high"]}, "undefined": None}
+            "human_only": {"share": a["share"], "low": a["low"], "high": a["high"]}}
 
 
 def read_judge_labels(path: str | Path) -> dict[tuple[str, str, str], str]:
@@ -650,7 +761,8 @@ def judge_ppi(rows: list[dict], judge: dict, est: Estimand, *, match_threshold: 
               alpha: float = ALPHA, scale: str = "binary", keep=None) -> dict:
     """:func:`ppi_estimate` of one estimand: labelled = the study's decided items the judge
     also answered; unlabelled = the judge's other items of the question (the rest of the
-    benchmark); with the judge's agreement with the human decisions (share and Cohen kappa)."""
+    benchmark); with the judge's agreement with the human decisions (share and Cohen kappa). JSON
+    form: ``undefined`` says why there is no estimate (None when there is one)."""
     from sklearn.metrics import cohen_kappa_score
 
     if est.question == "relevance":
@@ -674,7 +786,8 @@ def judge_ppi(rows: list[dict], judge: dict, est: Estimand, *, match_threshold: 
             y.append(r["y"])
             yhat.append(j)
     missing = sum(1 for k, r in mine.items() if r["y"] is not None and k not in judge)
-    out = ppi_estimate(y, yhat, unl, alpha=alpha)
+    res = ppi_estimate(y, yhat, unl, alpha=alpha)
+    out = {"undefined": res.reason} if isinstance(res, Undefined) else {**res, "undefined": None}
     agree = {"n": len(y), "agreement": float(np.mean(np.equal(y, yhat))) if y else None, "cohen_kappa": None}
     if len(set(y) | set(yhat)) > 1 and y:
         k = cohen_kappa_score(y, yhat, labels=[0, 1])

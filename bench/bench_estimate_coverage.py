@@ -27,6 +27,7 @@ import numpy as np
 from statsmodels.stats.proportion import proportion_confint
 
 from annotation.estimates import design_estimate
+from evaluation.undefined import is_defined
 
 # InstructIR (Oh et al., 2024): 1,267 groups, 9,906 instances; Table 7 proportions of Yes / top-1 accuracy
 N_GROUPS = 1267
@@ -87,7 +88,7 @@ def main() -> None:
                                 population_groups={"": N_GROUPS}, group_units=sizes, interval="wald")
             cover_t += t["low"] <= truth <= t["high"]
             width_d.append(r["high"] - r["low"])
-            if r["deff"] is not None:
+            if is_defined(r["deff"]):
                 deffs.append(r["deff"])
             lo, hi = proportion_confint(int(y.sum()), len(y), alpha=0.05, method="wilson")
             cover_w += lo <= truth <= hi

@@ -3,6 +3,7 @@ the study's design read from its settings, prediction-powered estimates equal to
 same arrays, and a judge with a known bias."""
 from __future__ import annotations
 
+import json
 import math
 import time
 
@@ -12,9 +13,10 @@ import pytest
 from scipy import stats
 
 from annotation import workspace
-from annotation.estimates import (benchmark_estimates, design_estimate, design_ppi_estimate, labels_to_halve,
-                                  ppi_estimate, read_judge_labels, study_design)
+from annotation.estimates import (benchmark_estimates, design_estimate, design_ppi_estimate, estimate_json,
+                                  labels_to_halve, ppi_estimate, read_judge_labels, study_design)
 from annotation.studies import StudySettings, create_study
+from evaluation.undefined import Undefined
 from storage import projects, studies
 from storage.errors import ImportFailure
 from tests.builders import app, label_demo, user_row
@@ -64,11 +66,29 @@ def test_correlated_groups_widen_the_interval_beyond_the_naive_one():
 
 
 def test_undefined_cases_are_named():
-    assert design_estimate([0], [0], stratum=[""], cluster=["g"], population_groups={"": 5},
-                           group_units={"g": 2})["undefined"] == "no decided item yet"
+    none = design_estimate([0], [0], stratum=[""], cluster=["g"], population_groups={"": 5}, group_units={"g": 2})
+    assert {none[k] for k in ("share", "low", "high", "se", "df", "deff", "n_effective")} == {
+        Undefined("no decided item yet")}
     one = design_estimate([1, 0], [1, 1], stratum=["", ""], cluster=["g", "g"], population_groups={"": 5},
                           group_units={"g": 2})
-    assert one["low"] is None and "single sampled group" in one["undefined"]
+    assert one["low"] == one["high"] == Undefined("a single sampled group: no interval") and one["share"] == 0.5
+    # every decided item says Yes: the design effect is 0/0, the interval the exact one of the 4 items
+    agree = design_estimate([1, 1, 1, 1], [1] * 4, stratum=[""] * 4, cluster=["a", "a", "b", "b"],
+                            population_groups={"": 10}, group_units={"a": 2, "b": 2})
+    assert agree["deff"] == agree["n_effective"] == Undefined("every decided item agrees (share 0 or 1): 0/0")
+    assert agree["high"] == 1.0 and agree["low"] == pytest.approx(0.025 ** (1 / 4))  # Clopper-Pearson, 4 of 4
+
+
+def test_the_json_form_is_null_beside_the_reason():
+    one = design_estimate([1, 0], [1, 1], stratum=["", ""], cluster=["g", "g"], population_groups={"": 5},
+                          group_units={"g": 2})
+    form = estimate_json(one)
+    assert (form["low"], form["high"], form["undefined"], form["share"]) == (
+        None, None, "a single sampled group: no interval", 0.5)
+    json.dumps(form, allow_nan=False)  # no Undefined object left
+    two = estimate_json(design_estimate([1, 0], [1, 1], stratum=["", ""], cluster=["g", "h"],
+                                        population_groups={"": 5}, group_units={"g": 1, "h": 1}))
+    assert two["undefined"] is None and 0 < two["low"] < 0.5 < two["high"] < 1
 
 
 def test_labels_to_halve_the_interval():
