@@ -104,6 +104,8 @@ STATISTICS = {
     "n_annotators": "Annotators",
     "n_items_pairable": "Items with two labels or more",
     "n_items_no_majority": "Items without a majority",
+    "n_items_adjudicated": "Items decided by a lead",
+    "n_items_awaiting_labels": "Items awaiting labels",
     "n_majority_ties": "Ties (no majority)",
     "percent_agreement_pairwise": "Percent agreement (pairwise)",
     "percent_agreement_unanimous": "Unanimous items (share)",
@@ -121,14 +123,29 @@ STATISTICS = {
     "top1_accuracy_excluding_ties": "Top-1 accuracy (ties left out)",
 }
 
-# the Monitor's extrapolation estimates (annotation.monitor.extrapolation)
-ESTIMATES = {
+# the naive extrapolation of a study monitor (annotation.monitor.extrapolation)
+EXTRAPOLATION = {
     "invalid": "Invalid instructions",
     "unnatural": "Unnatural instructions",
     "majority_differs_from_target": "Majority differs from the dataset's target",
 }
 
-GLOSSARY = {**ESTIMATES, **QUESTIONS, **SCALES, **PROVENANCE, **COLUMNS, **EXPORT, **STATISTICS}
+# the columns of the Monitor's benchmark-wide estimates, by the key of an estimate of
+# annotation.estimates.benchmark_estimates they show (``interval``: its low and high). Not in
+# GLOSSARY: ``n_items`` there is an agreement report's items, here the decided items.
+ESTIMATES = {
+    "estimand": "Estimate",
+    "share": "Share",
+    "interval": "95% CI (design)",
+    "naive_independent": "Naive CI (independent, Wilson; comparison only)",
+    "deff": "Design effect",
+    "n_effective": "Effective n",
+    "n_items": "Decided items",
+    "n_groups": "Groups",
+    "to_halve": "Further labels to halve the CI",
+}
+
+GLOSSARY = {**EXTRAPOLATION, **QUESTIONS, **SCALES, **PROVENANCE, **COLUMNS, **EXPORT, **STATISTICS}
 
 UNDEFINED = "—"
 

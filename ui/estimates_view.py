@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from annotation.estimates import benchmark_estimates
+from annotation.glossary import ESTIMATES
 from ui.markdown import md_escape
 
 
@@ -27,15 +28,15 @@ def estimate_rows(result: dict) -> list[dict]:
     rows = []
     for e in result["estimates"]:
         naive = e.get("naive_independent") or {}
-        rows.append({
-            "Estimate": e["estimand"], "Share": _fig(e["share"], ".3f"),
-            "95% CI (design)": (f"[{e['low']:.3f}, {e['high']:.3f}]" if e.get("low") is not None
-                                else f"undefined: {e.get('undefined') or 'no interval'}"),
-            "Naive CI (independent, Wilson; comparison only)": (f"[{naive['low']:.3f}, {naive['high']:.3f}]" if naive else "—"),
-            "Design effect": _fig(e["deff"], ".2f"), "Effective n": _fig(e["n_effective"], ".1f"),
-            "Decided items": e["n_items"], "Groups": e["n_groups"],
-            "Further labels to halve the CI": _fig(e["to_halve"]["further_labels"], "d"),
-        })
+        rows.append({ESTIMATES[k]: v for k, v in {
+            "estimand": e["estimand"], "share": _fig(e["share"], ".3f"),
+            "interval": (f"[{e['low']:.3f}, {e['high']:.3f}]" if e.get("low") is not None
+                         else f"undefined: {e.get('undefined') or 'no interval'}"),
+            "naive_independent": (f"[{naive['low']:.3f}, {naive['high']:.3f}]" if naive else "—"),
+            "deff": _fig(e["deff"], ".2f"), "n_effective": _fig(e["n_effective"], ".1f"),
+            "n_items": e["n_items"], "n_groups": e["n_groups"],
+            "to_halve": _fig(e["to_halve"]["further_labels"], "d"),
+        }.items()})
     return rows
 
 

@@ -1,0 +1,60 @@
+"""The glossary matches what the code produces: every statistic the Monitor's question report
+shows, every key of the naive extrapolation and every column of the benchmark-wide estimates has a
+readable label, and no label names a key that no result carries."""
+from __future__ import annotations
+
+import pytest
+
+from annotation import auth, monitor
+from annotation.estimates import benchmark_estimates
+from annotation.glossary import ESTIMATES, EXTRAPOLATION, STATISTICS, label
+from annotation.studies import StudySettings, create_study
+from storage import projects, studies
+from tests.builders import ifir_bundle, label_ifir
+from ui.estimates_view import estimate_rows
+
+
+@pytest.fixture
+def reports(labelled, db_path):
+    """The demo's question reports (Yes/No and best passage with a target, labelled by builders.PLAN)
+    and those of an IFIR passage-match study (ordinal 1-5, split votes): (db, study id, reports)."""
+    db, sid, _ = labelled
+    out = {q: monitor.question_report(db, sid, q) for q in studies.get_study(db, sid)["questions"]}
+    projects.import_bundle(db, "ifir", ifir_bundle(), fmt="ifir")
+    for n in range(3):
+        auth.add_user(db, f"a{n}", "annotator", "pw")
+    ifir = create_study(db, project="ifir", questions=["passage_match"], annotators=["a0", "a1", "a2"],
+                        settings=StudySettings(group_fraction=0.2, per_group=1, seed=1))["study_id"]
+    label_ifir(db, ifir, {(it["instance_id"], it["doc_id"], "passage_match"): ["5", "4", "1"]
+                          for it in studies.items_of_study(db, ifir)})
+    out["passage_match"] = monitor.question_report(db, ifir, "passage_match")
+    return db, sid, out
+
+
+def test_every_statistic_the_monitor_shows_has_a_label(reports):
+    _, _, reps = reports
+    for question, rep in reps.items():
+        shown = {r["Statistic"] for r in monitor.report_rows(rep)}
+        assert shown <= set(STATISTICS.values()), (question, shown - set(STATISTICS.values()))
+    assert "Items decided by a lead" in {r["Statistic"] for r in monitor.report_rows(reps["validity"])}
+    assert "Items awaiting labels" in {r["Statistic"] for r in monitor.report_rows(reps["best_passage"])}
+
+
+def test_no_statistic_label_is_orphaned(reports):
+    _, _, reps = reports
+    produced = {k for rep in reps.values() for k in rep}
+    assert set(STATISTICS) - produced == set()
+
+
+def test_extrapolation_keys_and_labels_match(reports):
+    db, sid, _ = reports
+    assert set(monitor.extrapolation(db, sid)) == set(EXTRAPOLATION)
+    assert label("majority_differs_from_target") == "Majority differs from the dataset's target"
+
+
+def test_every_column_of_the_estimates_table_is_a_labelled_key(reports):
+    db, sid, _ = reports
+    result = benchmark_estimates(db, sid)
+    entry = result["estimates"][0]
+    assert set(ESTIMATES) <= set(entry)  # no orphan: each label names a key an estimate carries
+    assert list(estimate_rows(result)[0]) == list(ESTIMATES.values())
