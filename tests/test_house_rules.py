@@ -1,12 +1,16 @@
-"""House rules of the test suite: a test module imports builders from tests/builders.py and
-fixtures from tests/conftest.py, never from another test module (so that running one module, or
-deleting one, never breaks another)."""
+"""House rules: a test module imports builders from tests/builders.py and fixtures from
+tests/conftest.py, never from another test module (so that running one module, or deleting one,
+never breaks another); and no function of the library packages is over 80 lines (a longer one is
+several named steps, each with a docstring saying what it computes)."""
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+LIBRARY = ("annotation", "evaluation", "exports", "formats", "storage")
+MAX_LINES = 80
 
 # Imports across test modules still left; none now. The set may only shrink: a new exception is a
 # builder to move to tests/builders.py (or a fixture to tests/conftest.py) instead.
@@ -60,3 +64,67 @@ def test_the_rule_sees_every_form_of_import(tmp_path):
                     "def f():\n    from tests.e2e.test_d import y\nfrom .test_e import z\nfrom tests.builders import app\n")
     assert imports_of_test_modules(path) == {"tests.test_a", "tests.test_b", "tests.test_c", "tests.e2e.test_d",
                                              "tests.test_e"}
+
+
+# Library functions still over MAX_LINES (path, qualified name): being split into named steps. The
+# set must equal the long functions exactly, so it empties as they are split and never grows.
+LONG_LEFT: set[tuple[str, str]] = {
+    ("annotation/agreement.py", "agreement_report"),
+    ("annotation/agreement_data.py", "encode_labels"),
+    ("annotation/narrative_versions.py", "save_narrative"),
+    ("annotation/narrative_versions.py", "rejudge_published"),
+    ("annotation/qrels_builds.py", "build_validated"),
+    ("annotation/rejudging.py", "rejudge_summary"),
+    ("evaluation/infosearch.py", "infosearch_metrics"),
+    ("evaluation/leaderboard.py", "leaderboard_stability"),
+    ("evaluation/measures.py", "evaluate"),
+    ("evaluation/robustness.py", "robustness"),
+    ("evaluation/runner.py", "run_eval"),
+    ("storage/projects.py", "import_bundle"),
+}
+
+
+def functions_over(path: Path, max_lines: int) -> dict[str, int]:
+    """The functions of a module (methods and nested functions too, by qualified name) longer than
+    ``max_lines``, with their length: from the ``def`` line (decorators left out) to the last line."""
+    found: dict[str, int] = {}
+
+    def visit(node, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = prefix + child.name
+                if not isinstance(child, ast.ClassDef) and child.end_lineno - child.lineno + 1 > max_lines:
+                    found[name] = child.end_lineno - child.lineno + 1
+                visit(child, name + ".")
+            else:
+                visit(child, prefix)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")), "")
+    return found
+
+
+def long_functions() -> dict[tuple[str, str], int]:
+    return {(path.relative_to(ROOT).as_posix(), name): n
+            for pkg in LIBRARY for path in sorted((ROOT / pkg).rglob("*.py"))
+            for name, n in functions_over(path, MAX_LINES).items()}
+
+
+def test_no_library_function_is_over_80_lines():
+    new = {k: n for k, n in long_functions().items() if k not in LONG_LEFT}
+    assert not new, (f"library functions over {MAX_LINES} lines; split each into named steps (a docstring each "
+                     f"saying what it computes): {sorted(new.items())}")
+
+
+def test_the_list_of_long_functions_only_shrinks():
+    gone = LONG_LEFT - set(long_functions())
+    assert not gone, (f"these functions are gone or {MAX_LINES} lines or shorter now: delete them from LONG_LEFT in "
+                      f"{Path(__file__).name}: {sorted(gone)}")
+
+
+def test_the_length_rule_counts_every_kind_of_function(tmp_path):
+    path = tmp_path / "probe.py"
+    body = "    x = 1\n" * 80
+    path.write_text(f"def short():\n{body[:-10]}\n\ndef long():\n{body}\n"
+                    f"class K:\n    async def m(self):\n    {body.replace(chr(10), chr(10) + '    ')}\n"
+                    f"def outer():\n    def inner():\n    {body.replace(chr(10), chr(10) + '    ')}\n")
+    assert functions_over(path, 80) == {"long": 81, "K.m": 81, "outer": 82, "outer.inner": 81}
