@@ -49,7 +49,8 @@ COMMANDS = {
 
 
 def command_modules() -> list[str]:
-    """Every module of cli/ that registers commands (``register``), by name."""
+    """Every module of cli/ that registers commands (``register``), by name; the others extend a
+    group (``register_<group>``)."""
     names = sorted(m.name for m in pkgutil.iter_modules(cli.__path__) if m.name.endswith("_cmd"))
     return [n for n in names if hasattr(importlib.import_module(f"cli.{n}"), "register")]
 
@@ -62,7 +63,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         description="Human validation of instruction-following retrieval benchmarks.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    # else a module extends a group (``register_<group>``) and is not listed
     names = [COMMANDS[command]] if command in COMMANDS else command_modules()
     for name in names:
         importlib.import_module(f"cli.{name}").register(sub)
