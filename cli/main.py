@@ -6,6 +6,10 @@ sub-commands to another module's group defines ``register_<group>`` instead and 
 group (``cli/eval_run_cmd.py`` adds ``eval run`` and ``eval compare`` through ``register_eval``). Errors that IFJudge
 reports to users (:class:`storage.errors.IFJudgeError`) are printed as one line on stderr with
 exit status 2, never as a traceback.
+
+A command imports only the module that registers it (:data:`COMMANDS`), not the whole library:
+``ifjudge users --help`` starts without pandas, scikit-learn or torch. ``ifjudge --help`` (or a
+name that is no command) builds the whole parser, so it lists every command.
 """
 from __future__ import annotations
 
@@ -18,22 +22,56 @@ import cli
 from storage.errors import IFJudgeError
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: sub-command -> the module of cli/ whose ``register`` adds it (tests/test_cli_startup.py checks
+#: this table against what every module registers)
+COMMANDS = {
+    "adjudicate": "adjudicate_cmd",
+    "agreement": "agreement_cmd",
+    "backup": "backup_cmd",
+    "demo": "demo_cmd",
+    "eval": "eval_cmd",
+    "export": "export_cmd",
+    "validate": "export_cmd",
+    "import": "import_cmd",
+    "jobs": "jobs_cmd",
+    "migrate": "migrate_cmd",
+    "monitor": "monitor_cmd",
+    "narrative": "narratives_cmd",
+    "export-followir": "narratives_cmd",
+    "report": "report_cmd",
+    "serve": "serve_cmd",
+    "study": "study_cmd",
+    "labels": "study_cmd",
+    "summary": "summary_cmd",
+    "users": "users_cmd",
+    "worker": "worker_cmd",
+}
+
+
+def command_modules() -> list[str]:
+    """Every module of cli/ that registers commands (``register``), by name; the others extend a
+    group (``register_<group>``)."""
+    names = sorted(m.name for m in pkgutil.iter_modules(cli.__path__) if m.name.endswith("_cmd"))
+    return [n for n in names if hasattr(importlib.import_module(f"cli.{n}"), "register")]
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``ifjudge`` parser: with ``command`` (a key of :data:`COMMANDS`) only the module that
+    registers it is imported and registered; otherwise every command module (``--help``)."""
     parser = argparse.ArgumentParser(
         prog="ifjudge",
         description="Human validation of instruction-following retrieval benchmarks.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for mod in sorted(pkgutil.iter_modules(cli.__path__), key=lambda m: m.name):
-        if mod.name.endswith("_cmd"):
-            module = importlib.import_module(f"cli.{mod.name}")
-            if hasattr(module, "register"):  # else it extends a group (``register_<group>``)
-                module.register(sub)
+    names = [COMMANDS[command]] if command in COMMANDS else command_modules()
+    for name in names:
+        importlib.import_module(f"cli.{name}").register(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)

@@ -14,14 +14,26 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import sys
+import threading
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
-import sqlite_utils
-
 from storage import dialect
 from storage.postgres import PgDatabase, is_url
+
+# sqlite-utils imports pandas and numpy when present (0.3-0.5 s, paid by every command) only to map
+# their types to column types in the tables *it* creates; IFJudge creates its tables with SQL and
+# passes plain Python values. So a command imports it as if they were absent (they import as usual
+# afterwards); not in a process with other threads (a server), where another import could see them hidden.
+_HIDDEN = [name for name in ("pandas", "numpy") if name not in sys.modules] if threading.active_count() == 1 else []
+sys.modules.update(dict.fromkeys(_HIDDEN))
+try:
+    import sqlite_utils
+finally:
+    for _name in _HIDDEN:
+        del sys.modules[_name]
 
 BUSY_TIMEOUT_MS = 30_000
 DEFAULT_DB_ENV = "IFJUDGE_DB"

@@ -86,6 +86,23 @@ def import_bundle(
     Returns the counts stored.
     """
     kind = kind or kind_of(fmt, bundle)
+    _check_importable(bundle, kind)
+    with write(db):
+        project_id = _project_id(db, project, kind)
+        _insert_rows(db, project, project_id, bundle)
+        now = now_iso()
+        _insert_narratives(db, project_id, bundle, now)
+        _insert_runs(db, project_id, bundle, now)
+        counts = bundle.counts()
+        db.execute(
+            "INSERT INTO imports (project_id, format, counts, source_files, created_at) VALUES (?, ?, ?, ?, ?)",
+            [project_id, fmt, json.dumps(counts), json.dumps(bundle.source_files), now],
+        )
+    return counts
+
+
+def _check_importable(bundle: Bundle, kind: str) -> None:
+    """Refuse an unknown project kind and qrels versions an import cannot hold (before any write)."""
     if kind not in PROJECT_KINDS:
         raise IFJudgeError(f"unknown project kind {kind!r}; expected one of {', '.join(PROJECT_KINDS)}")
     for q in bundle.qrels:
@@ -93,72 +110,66 @@ def import_bundle(
             raise IFJudgeError(
                 f"qrels version {q.version!r} cannot be imported; an import holds the published versions "
                 f"{', '.join(PUBLISHED_QRELS_VERSIONS)} (the validated versions are built from studies)")
-    with write(db):
-        row = db.execute("SELECT id FROM projects WHERE name = ?", [project]).fetchone()
-        if row is None:
-            cur = db.execute(
-                "INSERT INTO projects (name, kind, created_at) VALUES (?, ?, ?)", [project, kind, now_iso()]
-            )
-            project_id = cur.lastrowid
-        else:
-            project_id = row[0]
-        ex = db.executemany
-        try:
-            ex(
-                "INSERT INTO documents (project_id, doc_id, title, text) VALUES (?, ?, ?, ?)",
-                ((project_id, d.doc_id, d.title, d.text) for d in bundle.documents),
-            )
-            ex(
-                "INSERT INTO queries (project_id, query_id, text, subset) VALUES (?, ?, ?, ?)",
-                ((project_id, q.query_id, q.text, q.subset) for q in bundle.queries),
-            )
-            ex(
-                "INSERT INTO instances (project_id, instance_id, query_id, group_id, instruction, variant)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    (project_id, i.instance_id, i.query_id, i.group_id, i.instruction, i.variant)
-                    for i in bundle.instances
-                ),
-            )
-            ex(
-                "INSERT INTO qrels (project_id, version, qid, doc_id, relevance) VALUES (?, ?, ?, ?, ?)",
-                ((project_id, q.version, q.qid, q.doc_id, q.relevance) for q in bundle.qrels),
-            )
-            ex(
-                "INSERT INTO top_ranked (project_id, qid, doc_ids) VALUES (?, ?, ?)",
-                ((project_id, qid, json.dumps(ids)) for qid, ids in bundle.top_ranked.items()),
-            )
-        except Exception as exc:  # sqlite3.IntegrityError: an id already stored in this project
-            if "UNIQUE" in str(exc):
-                raise ProjectExists(
-                    f"project {project!r} already holds some of these ids ({exc}); "
-                    "nothing was imported. Import into a new project name instead."
-                ) from None
-            raise
-        now = now_iso()
-        parents: dict[str, int] = {}
-        for n in bundle.narratives:
-            cur = db.execute(
-                "INSERT INTO narrative_versions (project_id, query_id, variant, text, author, created_at, parent_id)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [project_id, n.query_id, n.variant, n.text, "import", now, parents.get(n.query_id)],
-            )
-            parents.setdefault(n.query_id, cur.lastrowid)
-        for name, rows in bundle.runs.items():
-            run = defaultdict(dict)
-            for r in rows:
-                run[r.qid][r.doc_id] = r.score
-            db.execute(
-                "INSERT INTO eval_runs (project_id, model, template, settings, qrels_version, metrics, per_query,"
-                " run, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [project_id, f"external:{name}", "external", "{}", "", "{}", "{}", json.dumps(run), now],
-            )
-        counts = bundle.counts()
-        db.execute(
-            "INSERT INTO imports (project_id, format, counts, source_files, created_at) VALUES (?, ?, ?, ?, ?)",
-            [project_id, fmt, json.dumps(counts), json.dumps(bundle.source_files), now],
+
+
+def _project_id(db: Database, project: str, kind: str) -> int:
+    """Inside the import's transaction: the id of ``project``, created with ``kind`` if missing."""
+    row = db.execute("SELECT id FROM projects WHERE name = ?", [project]).fetchone()
+    if row is not None:
+        return row[0]
+    return db.execute(
+        "INSERT INTO projects (name, kind, created_at) VALUES (?, ?, ?)", [project, kind, now_iso()]
+    ).lastrowid
+
+
+def _insert_rows(db: Database, project: str, project_id: int, bundle: Bundle) -> None:
+    """Documents, queries, instances, qrels and candidate lists, each table in one ``executemany``;
+    an id the project already holds raises :class:`ProjectExists` (the caller's transaction rolls back)."""
+    ex = db.executemany
+    try:
+        ex("INSERT INTO documents (project_id, doc_id, title, text) VALUES (?, ?, ?, ?)",
+           ((project_id, d.doc_id, d.title, d.text) for d in bundle.documents))
+        ex("INSERT INTO queries (project_id, query_id, text, subset) VALUES (?, ?, ?, ?)",
+           ((project_id, q.query_id, q.text, q.subset) for q in bundle.queries))
+        ex("INSERT INTO instances (project_id, instance_id, query_id, group_id, instruction, variant)"
+           " VALUES (?, ?, ?, ?, ?, ?)",
+           ((project_id, i.instance_id, i.query_id, i.group_id, i.instruction, i.variant) for i in bundle.instances))
+        ex("INSERT INTO qrels (project_id, version, qid, doc_id, relevance) VALUES (?, ?, ?, ?, ?)",
+           ((project_id, q.version, q.qid, q.doc_id, q.relevance) for q in bundle.qrels))
+        ex("INSERT INTO top_ranked (project_id, qid, doc_ids) VALUES (?, ?, ?)",
+           ((project_id, qid, json.dumps(ids)) for qid, ids in bundle.top_ranked.items()))
+    except Exception as exc:  # sqlite3.IntegrityError: an id already stored in this project
+        if "UNIQUE" in str(exc):
+            raise ProjectExists(
+                f"project {project!r} already holds some of these ids ({exc}); "
+                "nothing was imported. Import into a new project name instead."
+            ) from None
+        raise
+
+
+def _insert_narratives(db: Database, project_id: int, bundle: Bundle, now: str) -> None:
+    """The imported narratives: the first of each query is the parent of its others."""
+    parents: dict[str, int] = {}
+    for n in bundle.narratives:
+        cur = db.execute(
+            "INSERT INTO narrative_versions (project_id, query_id, variant, text, author, created_at, parent_id)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [project_id, n.query_id, n.variant, n.text, "import", now, parents.get(n.query_id)],
         )
-    return counts
+        parents.setdefault(n.query_id, cur.lastrowid)
+
+
+def _insert_runs(db: Database, project_id: int, bundle: Bundle, now: str) -> None:
+    """Each external run as a stored evaluation named ``external:<name>`` (no measures yet)."""
+    for name, rows in bundle.runs.items():
+        run = defaultdict(dict)
+        for r in rows:
+            run[r.qid][r.doc_id] = r.score
+        db.execute(
+            "INSERT INTO eval_runs (project_id, model, template, settings, qrels_version, metrics, per_query,"
+            " run, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [project_id, f"external:{name}", "external", "{}", "", "{}", "{}", json.dumps(run), now],
+        )
 
 
 def documents(db: Database, project_id: int) -> dict[str, dict]:

@@ -36,7 +36,7 @@ def corpus_from_records(path: Path, records: list[tuple[int, dict]], ids: IdTabl
         ids.add(doc_id, path, line, "_id")
         text = require_str(record, "text", path, line, blank_ok=True)
         title = optional_str(record, "title", path, line)
-        if not text.strip() and not title.strip():
+        if (not text or text.isspace()) and (not title or title.isspace()):  # strip() would copy the text
             raise ImportFailure(
                 str(path), line, "text",
                 f"document {doc_id!r} has a blank text and no title; expected a non-blank text or title",

@@ -218,13 +218,14 @@ def _read_top_ranked(path: Path, sources, bundle: Bundle, qids: set[str], doc_id
 
     ``origin`` remembers how and where each query's candidates were first given, ``pairs`` where
     each (query, document) pair was, across files."""
+    name = str(path)
     for line, record in read_jsonl(path, sources):
         if "pid" in record:
             qid = require_str(record, "qid", path, line)
             check_known(qid, qids, path, line, "qid", "query id", "queries.jsonl")
             doc_id = require_str(record, "pid", path, line)
             check_known(doc_id, doc_ids, path, line, "pid", "document id", "corpus.jsonl")
-            shape, where, first = origin.setdefault(qid, ("pairs", str(path), line))
+            shape, where, first = origin.setdefault(qid, ("pairs", name, line))
             if shape != "pairs":
                 raise ImportFailure(
                     str(path), line, "qid",
@@ -238,7 +239,7 @@ def _read_top_ranked(path: Path, sources, bundle: Bundle, qids: set[str], doc_id
                     f"document id {doc_id!r} is already a candidate of query {qid!r} ({where}, line {first}); "
                     "expected each (qid, pid) pair once",
                 )
-            pairs[qid, doc_id] = (str(path), line)
+            pairs[qid, doc_id] = (name, line)
             bundle.top_ranked.setdefault(qid, []).append(doc_id)
             continue
         for qid_field, list_field in TOP_RANKED_LISTS:

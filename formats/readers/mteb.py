@@ -46,9 +46,6 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 from formats.bundle import Bundle, Document, Instance, Narrative, Qrel, Query
 from formats.errors import ImportFailure
 from formats.text import IdTable
@@ -206,6 +203,9 @@ def _read_rows(path: Path, sources: list[tuple[str, str]], needed: list[tuple[st
                optional: tuple[str, ...] = (), config: str = "") -> tuple[list[str], list[tuple[int, dict]]]:
     """Rows of a parquet file as (1-based row, {column: value}); ``needed`` lists the accepted
     names of each required column (e.g. ``("_id", "id")``). Returns the column names chosen."""
+    import pyarrow as pa  # here, not at the top: every import command loads this module, few read parquet
+    import pyarrow.parquet as pq
+
     data = path.read_bytes()
     try:
         table = pq.read_table(pa.BufferReader(data))
