@@ -390,3 +390,25 @@ def project_bundle(db: Database, project_id: int) -> Bundle:
     for files in db.execute("SELECT source_files FROM imports WHERE project_id = ? ORDER BY id", [project_id]):
         b.source_files.extend(tuple(f) for f in json.loads(files[0]))
     return b
+
+
+def document_titles(db: Database, project_id: int, doc_ids) -> dict[str, str]:
+    """doc_id -> title for the given ids only (missing ids are absent); reads no text."""
+    ids = list(doc_ids)
+    out = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        out.update(db.execute(f"SELECT doc_id, title FROM documents WHERE project_id = ? AND doc_id IN"
+                              f" ({','.join('?' * len(chunk))})", [project_id, *chunk]).fetchall())
+    return out
+
+
+def existing_doc_ids(db: Database, project_id: int, doc_ids) -> set[str]:
+    """The ids among ``doc_ids`` that are documents of the project; reads no text."""
+    ids = list(dict.fromkeys(doc_ids))
+    out: set[str] = set()
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        out.update(r[0] for r in db.execute(f"SELECT doc_id FROM documents WHERE project_id = ? AND doc_id IN"
+                                             f" ({','.join('?' * len(chunk))})", [project_id, *chunk]))
+    return out
