@@ -350,15 +350,13 @@ def eval_topics(db: Database, project_id: int, *, variant: str | None = None) ->
     return topics
 
 
-def project_bundle(db: Database, project_id: int) -> Bundle:
-    """Everything stored for a project, as a Bundle (what the layout writers take)."""
-    from formats.bundle import Document, Instance, Narrative, Qrel, Query
+def project_bundle(db: Database, project_id: int, *, documents: bool = True) -> Bundle:
+    """Everything stored for a project, as a Bundle (what the layout writers take); without the
+    corpus (``documents=False``: :func:`bundle_documents` reads it) for layouts that hold no text."""
+    from formats.bundle import Instance, Narrative, Qrel, Query
 
     b = Bundle()
-    b.documents = [
-        Document(r[0], r[2], r[1])
-        for r in db.execute("SELECT doc_id, title, text FROM documents WHERE project_id = ? ORDER BY rowid", [project_id])
-    ]
+    b.documents = bundle_documents(db, project_id) if documents else []
     b.queries = [
         Query(q, t, s)
         for q, t, s in db.execute("SELECT query_id, text, subset FROM queries WHERE project_id = ? ORDER BY rowid", [project_id])
@@ -412,3 +410,11 @@ def existing_doc_ids(db: Database, project_id: int, doc_ids) -> set[str]:
         out.update(r[0] for r in db.execute(f"SELECT doc_id FROM documents WHERE project_id = ? AND doc_id IN"
                                              f" ({','.join('?' * len(chunk))})", [project_id, *chunk]))
     return out
+
+
+def bundle_documents(db: Database, project_id: int) -> list:
+    """The project's corpus as Bundle documents, in import order (:func:`project_bundle`)."""
+    from formats.bundle import Document
+
+    return [Document(r[0], r[2], r[1])
+            for r in db.execute("SELECT doc_id, title, text FROM documents WHERE project_id = ? ORDER BY rowid", [project_id])]

@@ -491,3 +491,15 @@ def answer_counts(db: Database, study_id: int) -> tuple[int, int]:
         [study_id],
     ).fetchone()
     return int(given), int(needed)
+
+
+def labelled_assignments(db: Database, study_id: int) -> tuple[int, int]:
+    """(assignments with a label, assignments) of the study: the planned (item, annotator) pairs and
+    those the annotator has labelled (whatever the assignment's state), counted in SQL."""
+    labelled, planned = db.execute(
+        "SELECT COALESCE(SUM(CASE WHEN EXISTS (SELECT 1 FROM labels l WHERE l.item_id = a.item_id"
+        " AND l.user_id = a.user_id) THEN 1 ELSE 0 END), 0), COUNT(*)"
+        " FROM assignments a JOIN items i ON i.id = a.item_id WHERE i.study_id = ?",
+        [study_id],
+    ).fetchone()
+    return int(labelled), int(planned)
