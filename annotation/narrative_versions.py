@@ -107,19 +107,9 @@ def _check_author(db: Database, author: str) -> None:
 
 
 def save_narrative(
-    db: Database,
-    *,
-    project: str,
-    query_id: str,
-    text: str,
-    author: str,
-    base_version_id: int | None = None,
-    expected_newest_id: int | None = None,
-    annotators: list[str] | None = None,
-    overlap: int | None = None,
-    controls: int = 0,
-    relevance: str | None = None,
-    seed: int | None = None,
+    db: Database, *, project: str, query_id: str, text: str, author: str, base_version_id: int | None = None,
+    expected_newest_id: int | None = None, annotators: list[str] | None = None, overlap: int | None = None,
+    controls: int = 0, relevance: str | None = None, seed: int | None = None,
 ) -> dict:
     """Save a modified narrative as a new version and create its re-judging round.
 
@@ -163,12 +153,9 @@ def save_narrative(
     pid, newest = state["project_id"], state["newest"]
     base = _base_version(state, query_id, base_version_id)
     text = (text or "").replace("\r\n", "\n").strip()
-    if not tokenize(text):
-        raise IFJudgeError("the narrative is empty; write the modified narrative first")
-    for what, v in (("the version it was started from", base), ("the newest version", newest),
-                    ("the original narrative", state["original"])):
-        if same_words(text, v["text"]):
-            return {"created": False, "reason": f"the text has the same words as {what} (v{v['id']}); nothing was saved"}
+    unchanged = _unchanged(text, base, state)
+    if unchanged:
+        return {"created": False, "reason": unchanged}
     study_id = store.rejudge_study_id(db, pid)
     existing = studies.get_study(db, study_id) if study_id is not None else None
     settings = _round_settings(existing, overlap=overlap, relevance=relevance, seed=seed, controls=controls)
@@ -177,12 +164,10 @@ def save_narrative(
     rnd = _round_items(db, pid, query_id, judged["existing"], controls=controls, settings=settings,
                        salt=len(state["versions"]), original=judged["original"])
     items = rnd["items"]
-    plan = {}
-    if items:
-        if not people:
-            raise IFJudgeError("choose the annotators who re-judge (none given and no re-judging study yet)")
-        plan = balanced_plan([it["screen"] for it in items], [p["id"] for p in people], settings.overlap,
-                             seed=settings.seed, loads=store.rejudge_screen_loads(db, pid))
+    if items and not people:
+        raise IFJudgeError("choose the annotators who re-judge (none given and no re-judging study yet)")
+    plan = balanced_plan([it["screen"] for it in items], [p["id"] for p in people], settings.overlap,
+                         seed=settings.seed, loads=store.rejudge_screen_loads(db, pid)) if items else {}
     result = store.insert_version(
         db, project_id=pid, query_id=query_id, text=text, author=author, parent_id=base["id"],
         expected_newest_id=expected_newest_id if expected_newest_id is not None else newest["id"],
@@ -196,6 +181,18 @@ def save_narrative(
         "assignments": sum(len(v) for v in plan.values()), "per_annotator": _per_annotator(people, plan) if items else {},
         **diff_counts(word_diff(state["original"]["text"], text)), "notes": rnd["notes"],
     }
+
+
+def _unchanged(text: str, base: dict, state: dict) -> str | None:
+    """Why an edit saves nothing (an empty text is refused), or None: the same words as the
+    version it was started from, the newest or the original version."""
+    if not tokenize(text):
+        raise IFJudgeError("the narrative is empty; write the modified narrative first")
+    for what, v in (("the version it was started from", base), ("the newest version", state["newest"]),
+                    ("the original narrative", state["original"])):
+        if same_words(text, v["text"]):
+            return f"the text has the same words as {what} (v{v['id']}); nothing was saved"
+    return None
 
 
 def _base_version(state: dict, query_id: str, base_version_id: int | None) -> dict:
@@ -295,16 +292,8 @@ def _round_items(db: Database, pid: int, query_id: str, corpus, *, controls: int
 
 
 def rejudge_published(
-    db: Database,
-    *,
-    project: str,
-    author: str,
-    annotators: list[str],
-    query_ids: list[str] | None = None,
-    overlap: int | None = None,
-    controls: int = 0,
-    relevance: str | None = None,
-    seed: int | None = None,
+    db: Database, *, project: str, author: str, annotators: list[str], query_ids: list[str] | None = None,
+    overlap: int | None = None, controls: int = 0, relevance: str | None = None, seed: int | None = None,
 ) -> dict:
     """Start the re-judging of the PUBLISHED changed instruction (FollowIR §3), with no edit.
 
