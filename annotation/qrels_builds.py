@@ -581,7 +581,9 @@ def store_versions(
 
     Nothing is stored unless every version builds: IncompleteStudy and UnresolvedJudgments are
     raised as by :func:`build_versions` before the first store."""
-    builds = build_versions(db, project, study_ids, rules=rules, unresolved=unresolved, allow_incomplete=allow_incomplete)
+    with studies.shared_reads(db):  # the builds read each study's items and labels once
+        builds = build_versions(db, project, study_ids, rules=rules, unresolved=unresolved,
+                                allow_incomplete=allow_incomplete)
     return {v: (store_build(db, project, b, created_by=created_by), b) for v, b in builds.items()}
 
 

@@ -206,17 +206,18 @@ def export_project(
                            + (", ".join(f"{s['id']} ({s['name']})" for s in studies.list_studies(db, proj["id"])) or "none"))
     bundle = projects.project_bundle(db, proj["id"], documents=False)
     _check_layout(project, fmt, bundle)
-    builds = build_versions(db, project, ids, rules=rules, unresolved=unresolved,
-                            allow_incomplete=allow_incomplete) if ids else {}
-    out.mkdir(parents=True, exist_ok=True)
-    if _needs_documents(fmt, builds):
-        bundle = replace(bundle, documents=projects.bundle_documents(db, proj["id"]))
-    job = ExportJob(db, project, _with_builds(bundle, builds), builds, ids, out)
-    try:
-        written = EXPORTERS[fmt](job)
-    except ValueError as exc:  # the layout cannot express this project
-        raise IFJudgeError(f"cannot export {project!r} as {fmt}: {exc}") from None
-    manifest = _manifest(job, proj, fmt, _study_infos(db, ids, builds), rules, unresolved, written)
+    with studies.shared_reads(db):  # the builds and the report read each study's items and labels once
+        builds = build_versions(db, project, ids, rules=rules, unresolved=unresolved,
+                                allow_incomplete=allow_incomplete) if ids else {}
+        out.mkdir(parents=True, exist_ok=True)
+        if _needs_documents(fmt, builds):
+            bundle = replace(bundle, documents=projects.bundle_documents(db, proj["id"]))
+        job = ExportJob(db, project, _with_builds(bundle, builds), builds, ids, out)
+        try:
+            written = EXPORTERS[fmt](job)
+        except ValueError as exc:  # the layout cannot express this project
+            raise IFJudgeError(f"cannot export {project!r} as {fmt}: {exc}") from None
+        manifest = _manifest(job, proj, fmt, _study_infos(db, ids, builds), rules, unresolved, written)
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return manifest
 
