@@ -116,9 +116,10 @@ def rounds_agreement(label_rounds: list[list[dict]], categories: tuple[str, ...]
     (pairwise), Randolph's and Fleiss' kappa, ``n_items_pairable`` and ``undefined_reason`` (None
     when the coefficients are defined), the values :func:`annotation.agreement.agreement_report`
     gives on each round's labels. ``label_rounds``: per round, label rows ``{"item", "value"}``
-    (one per item and annotator). Every label is coded once; each round is a slice of one count
-    matrix (items in the order they first appear), so a round costs a few array operations
-    instead of a full agreement report. Returns ``(per round, overall)``.
+    (one per item and annotator; an item belongs to one round, as each re-judging item belongs to
+    one narrative version). Every label is coded once; each round is a slice of one count matrix
+    (items in the order they first appear, the order the report counts them in), so a round costs
+    a few array operations instead of a full agreement report. Returns ``(per round, overall)``.
 
     Examples
     --------
