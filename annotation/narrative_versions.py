@@ -70,8 +70,8 @@ def narrative_state(db: Database, project: str, query_id: str) -> dict:
         v.update(diff_counts(word_diff(root["text"], v["text"])))
     original = projects.qrels(db, proj["id"], "original")
     _, judged = original_judgments(original, query_id)
-    docs = projects.documents(db, proj["id"])
     relevant = sorted(d for d, r in judged.items() if r > 0)
+    docs = projects.documents_by_id(db, proj["id"], relevant)
     return {
         "project_id": proj["id"], "query_id": query_id, "query": projects.queries(db, proj["id"]).get(query_id, ""),
         "versions": vs, "original": root, "newest": vs[-1], "relevant": relevant,
@@ -107,19 +107,9 @@ def _check_author(db: Database, author: str) -> None:
 
 
 def save_narrative(
-    db: Database,
-    *,
-    project: str,
-    query_id: str,
-    text: str,
-    author: str,
-    base_version_id: int | None = None,
-    expected_newest_id: int | None = None,
-    annotators: list[str] | None = None,
-    overlap: int | None = None,
-    controls: int = 0,
-    relevance: str | None = None,
-    seed: int | None = None,
+    db: Database, *, project: str, query_id: str, text: str, author: str, base_version_id: int | None = None,
+    expected_newest_id: int | None = None, annotators: list[str] | None = None, overlap: int | None = None,
+    controls: int = 0, relevance: str | None = None, seed: int | None = None,
 ) -> dict:
     """Save a modified narrative as a new version and create its re-judging round.
 
@@ -160,78 +150,118 @@ def save_narrative(
     """
     _check_author(db, author)
     state = narrative_state(db, project, query_id)
-    pid, vs = state["project_id"], state["versions"]
-    by_id = {v["id"]: v for v in vs}
-    newest = state["newest"]
-    base = by_id.get(base_version_id if base_version_id is not None else newest["id"])
-    if base is None:
-        raise NotFound(f"version {base_version_id} is not a narrative version of query {query_id!r}")
+    pid, newest = state["project_id"], state["newest"]
+    base = _base_version(state, query_id, base_version_id)
     text = (text or "").replace("\r\n", "\n").strip()
-    if not tokenize(text):
-        raise IFJudgeError("the narrative is empty; write the modified narrative first")
-    for what, v in (("the version it was started from", base), ("the newest version", newest),
-                    ("the original narrative", state["original"])):
-        if same_words(text, v["text"]):
-            return {"created": False, "reason": f"the text has the same words as {what} (v{v['id']}); nothing was saved"}
-
+    unchanged = _unchanged(text, base, state)
+    if unchanged:
+        return {"created": False, "reason": unchanged}
     study_id = store.rejudge_study_id(db, pid)
     existing = studies.get_study(db, study_id) if study_id is not None else None
+    settings = _round_settings(existing, overlap=overlap, relevance=relevance, seed=seed, controls=controls)
+    people = _people(db, annotators if annotators else (existing["annotators"] if existing else []))
+    judged = _judged_documents(db, pid, [query_id])
+    rnd = _round_items(db, pid, query_id, judged["existing"], controls=controls, settings=settings,
+                       salt=len(state["versions"]), original=judged["original"])
+    items = rnd["items"]
+    if items and not people:
+        raise IFJudgeError("choose the annotators who re-judge (none given and no re-judging study yet)")
+    plan = balanced_plan([it["screen"] for it in items], [p["id"] for p in people], settings.overlap,
+                         seed=settings.seed, loads=store.rejudge_screen_loads(db, pid)) if items else {}
+    result = store.insert_version(
+        db, project_id=pid, query_id=query_id, text=text, author=author, parent_id=base["id"],
+        expected_newest_id=expected_newest_id if expected_newest_id is not None else newest["id"],
+        study=_study_definition(f"{project}: re-judging", settings, controls, author, people),
+        items=items, plan=plan,
+    )
+    return {
+        "created": True, "version_id": result["version_id"], "parent_id": base["id"], "study_id": result["study_id"],
+        "study_created": result["study_created"], "withdrawn": result["withdrawn"], "items": len(items),
+        "documents": len(rnd["relevant"]), "controls": len(rnd["controls"]),
+        "assignments": sum(len(v) for v in plan.values()), "per_annotator": _per_annotator(people, plan) if items else {},
+        **diff_counts(word_diff(state["original"]["text"], text)), "notes": rnd["notes"],
+    }
+
+
+def _unchanged(text: str, base: dict, state: dict) -> str | None:
+    """Why an edit saves nothing (an empty text is refused), or None: the same words as the
+    version it was started from, the newest or the original version."""
+    if not tokenize(text):
+        raise IFJudgeError("the narrative is empty; write the modified narrative first")
+    for what, v in (("the version it was started from", base), ("the newest version", state["newest"]),
+                    ("the original narrative", state["original"])):
+        if same_words(text, v["text"]):
+            return f"the text has the same words as {what} (v{v['id']}); nothing was saved"
+    return None
+
+
+def _base_version(state: dict, query_id: str, base_version_id: int | None) -> dict:
+    """The version an edit starts from: ``base_version_id``, default the newest."""
+    by_id = {v["id"]: v for v in state["versions"]}
+    base = by_id.get(base_version_id if base_version_id is not None else state["newest"]["id"])
+    if base is None:
+        raise NotFound(f"version {base_version_id} is not a narrative version of query {query_id!r}")
+    return base
+
+
+def _round_settings(existing: dict | None, *, overlap: int | None, relevance: str | None, seed: int | None,
+                    controls: int) -> StudySettings:
+    """The settings of new rounds in a re-judging study (``existing``, or None before its first
+    round): ``overlap``, ``relevance`` and ``seed`` default to the study's (first time: 3, binary,
+    0); the relevance scale cannot change once the study exists; ``controls`` is 0 or more."""
     old = existing["settings"] if existing else {}
-    scale = relevance or old.get("relevance", "binary")
     if existing and relevance and relevance != old.get("relevance", "binary"):
-        raise IFJudgeError(f"the re-judging study {study_id} uses the {old.get('relevance', 'binary')} relevance "
+        raise IFJudgeError(f"the re-judging study {existing['id']} uses the {old.get('relevance', 'binary')} relevance "
                            f"scale; got {relevance!r}")
     settings = StudySettings(
         overlap=int(overlap if overlap is not None else old.get("overlap", 3)),
-        relevance=scale, seed=int(seed if seed is not None else old.get("seed", 0)),
+        relevance=relevance or old.get("relevance", "binary"),
+        seed=int(seed if seed is not None else old.get("seed", 0)),
         claim_timeout_s=float(old.get("claim_timeout_s", 1800.0)),
     )
     settings.validate()
     if controls < 0:
         raise IFJudgeError(f"controls must be 0 or more, got {controls}")
-    names = annotators if annotators else (existing["annotators"] if existing else [])
+    return settings
+
+
+def _people(db: Database, names: list[str]) -> list[dict]:
+    """The users named (each once)."""
     people = users.users_by_name(db, names)
     if len({p["id"] for p in people}) != len(people):
         raise IFJudgeError("an annotator is listed twice")
+    return people
 
-    corpus = projects.documents(db, pid)
-    rnd = _round_items(db, pid, query_id, corpus, controls=controls, settings=settings, salt=len(vs))
-    items, relevant, chosen_controls, notes = rnd["items"], rnd["relevant"], rnd["controls"], rnd["notes"]
-    plan = {}
-    if items:
-        if not people:
-            raise IFJudgeError("choose the annotators who re-judge (none given and no re-judging study yet)")
-        plan = balanced_plan([it["screen"] for it in items], [p["id"] for p in people], settings.overlap,
-                             seed=settings.seed, loads=store.rejudge_screen_loads(db, pid))
+
+def _study_definition(name: str, settings: StudySettings, controls: int, author: str, people: list[dict]) -> dict:
+    """What storage needs to create the re-judging study on its first round (or add annotators to it)."""
     stored = asdict(settings)
     stored["controls"] = controls
     stored["guidelines"] = {"relevance": GUIDELINES["relevance"]}
-    result = store.insert_version(
-        db, project_id=pid, query_id=query_id, text=text, author=author, parent_id=base["id"],
-        expected_newest_id=expected_newest_id if expected_newest_id is not None else newest["id"],
-        study={"name": f"{project}: re-judging", "questions": ["relevance"], "settings": stored,
-               "created_by": author, "annotator_ids": [p["id"] for p in people]},
-        items=items, plan=plan,
-    )
-    per = {p["name"]: sum(p["id"] in v for v in plan.values()) for p in people} if items else {}
-    return {
-        "created": True, "version_id": result["version_id"], "parent_id": base["id"], "study_id": result["study_id"],
-        "study_created": result["study_created"], "withdrawn": result["withdrawn"], "items": len(items),
-        "documents": len(relevant),
-        "controls": len(chosen_controls), "assignments": sum(len(v) for v in plan.values()),
-        "per_annotator": per, **diff_counts(word_diff(state["original"]["text"], text)), "notes": notes,
-    }
+    return {"name": name, "questions": ["relevance"], "settings": stored, "created_by": author,
+            "annotator_ids": [p["id"] for p in people]}
 
 
+def _per_annotator(people: list[dict], plan: dict[str, list[int]]) -> dict[str, int]:
+    return {p["name"]: sum(p["id"] in v for v in plan.values()) for p in people}
 
 
-def _round_items(db: Database, pid: int, query_id: str, corpus: dict, *, controls: int,
+def _judged_documents(db: Database, pid: int, query_ids: list[str]) -> dict:
+    """The project's original qrels and which of the documents they judge for ``query_ids`` are
+    in the corpus (a set query: the corpus text is not read)."""
+    original = projects.qrels(db, pid, "original")
+    ids = [d for q in query_ids for d in original_judgments(original, q)[1]]
+    return {"original": original, "existing": projects.existing_doc_ids(db, pid, ids)}
+
+
+def _round_items(db: Database, pid: int, query_id: str, corpus, *, controls: int,
                  settings: StudySettings, salt, original: dict | None = None) -> dict:
     """One round's ``relevance`` items: every document relevant (> 0) under the ORIGINAL qrels of
     the query, plus ``controls`` originally non-relevant documents sampled with the seed (payload
     ``{"control": true}``), in a seeded order that mixes controls in; screen keys
-    ``<instance>|<doc>|v{version}``. ``original``: the project's original qrels (read when not
-    given). Returns ``{"items", "relevant", "controls", "notes"}``."""
+    ``<instance>|<doc>|v{version}``. ``corpus``: the ids of the judged documents that are in the
+    corpus (any container); ``original``: the project's original qrels (read when not given).
+    Returns ``{"items", "relevant", "controls", "notes"}``."""
     original = original if original is not None else projects.qrels(db, pid, "original")
     _, judged = original_judgments(original, query_id)
     notes = []
@@ -262,16 +292,8 @@ def _round_items(db: Database, pid: int, query_id: str, corpus: dict, *, control
 
 
 def rejudge_published(
-    db: Database,
-    *,
-    project: str,
-    author: str,
-    annotators: list[str],
-    query_ids: list[str] | None = None,
-    overlap: int | None = None,
-    controls: int = 0,
-    relevance: str | None = None,
-    seed: int | None = None,
+    db: Database, *, project: str, author: str, annotators: list[str], query_ids: list[str] | None = None,
+    overlap: int | None = None, controls: int = 0, relevance: str | None = None, seed: int | None = None,
 ) -> dict:
     """Start the re-judging of the PUBLISHED changed instruction (FollowIR §3), with no edit.
 
@@ -300,81 +322,81 @@ def rejudge_published(
     >>> r["queries"], r["documents"], r["controls"], r["assignments"]
     (['f-robot'], 5, 1, 18)
     """
+    _check_lead(db, author)
+    pid = projects.get_project(db, project)["id"]
+    sid = store.rejudge_study_id(db, pid, store.PUBLISHED_PURPOSE)
+    existing = studies.get_study(db, sid) if sid is not None else None
+    settings = _round_settings(existing, overlap=overlap, relevance=relevance, seed=seed, controls=controls)
+    if not annotators:
+        raise IFJudgeError("choose the annotators who re-judge the published changed instruction")
+    people = _people(db, annotators)
+    wanted = _wanted_queries(db, pid, project, query_ids)
+    built = _published_rounds(db, pid, sid, wanted, named=bool(query_ids), controls=controls, settings=settings)
+    if not built["rounds"]:
+        raise IFJudgeError("nothing to re-judge: no query has a published changed instruction without a round"
+                           + (f" ({'; '.join(built['notes'])})" if built["notes"] else ""))
+    plan = balanced_plan([it["screen"] for it in built["items"]], [p["id"] for p in people], settings.overlap,
+                         seed=settings.seed, loads=store.rejudge_screen_loads(db, pid, store.PUBLISHED_PURPOSE))
+    result = store.insert_published_rounds(
+        db, project_id=pid, rounds=built["rounds"], plan=plan,
+        study=_study_definition(f"{project}: re-judging of the published changed instruction", settings, controls,
+                                author, people),
+    )
+    return {"study_id": result["study_id"], "study_created": result["study_created"], "queries": built["started"],
+            "items": len(built["items"]), "documents": built["documents"], "controls": built["controls"],
+            "assignments": sum(len(v) for v in plan.values()), "per_annotator": _per_annotator(people, plan),
+            "notes": built["notes"]}
+
+
+def _check_lead(db: Database, author: str) -> None:
     u = users.get_user(db, author)
     if u is None:
         raise NotFound(f"no user named {author!r}")
     if u["role"] != "lead":
         raise PermissionDenied(f"{author} is a {u['role']}; only a lead starts the re-judging of the published instruction")
-    proj = projects.get_project(db, project)
-    pid = proj["id"]
-    sid = store.rejudge_study_id(db, pid, store.PUBLISHED_PURPOSE)
-    existing = studies.get_study(db, sid) if sid is not None else None
-    old = existing["settings"] if existing else {}
-    if existing and relevance and relevance != old.get("relevance", "binary"):
-        raise IFJudgeError(f"the re-judging study {sid} uses the {old.get('relevance', 'binary')} relevance scale; "
-                           f"got {relevance!r}")
-    settings = StudySettings(
-        overlap=int(overlap if overlap is not None else old.get("overlap", 3)),
-        relevance=relevance or old.get("relevance", "binary"),
-        seed=int(seed if seed is not None else old.get("seed", 0)),
-        claim_timeout_s=float(old.get("claim_timeout_s", 1800.0)),
-    )
-    settings.validate()
-    if controls < 0:
-        raise IFJudgeError(f"controls must be 0 or more, got {controls}")
-    if not annotators:
-        raise IFJudgeError("choose the annotators who re-judge the published changed instruction")
-    people = users.users_by_name(db, annotators)
-    if len({p["id"] for p in people}) != len(people):
-        raise IFJudgeError("an annotator is listed twice")
-    done = set(store.round_version_ids(db, sid)) if sid is not None else set()
+
+
+def _wanted_queries(db: Database, pid: int, project: str, query_ids: list[str] | None) -> list[str]:
+    """The named queries (each once; each must have a narrative), default every query with one."""
     known = store.narrative_queries(db, pid)
     wanted = list(dict.fromkeys(query_ids)) if query_ids else known
     unknown = [q for q in wanted if q not in known]
     if unknown:
         raise NotFound(f"query {unknown[0]!r} of project {project!r} has no narrative; queries with one: "
                        f"{', '.join(known[:20]) or 'none'}")
-    corpus = projects.documents(db, pid)
-    original = projects.qrels(db, pid, "original")
-    rounds, notes, all_items, relevant_n, control_n, started = [], [], [], 0, 0, []
+    return wanted
+
+
+def _published_rounds(db: Database, pid: int, sid: int | None, wanted: list[str], *, named: bool, controls: int,
+                      settings: StudySettings) -> dict:
+    """One round per query of ``wanted`` whose published changed instruction has none yet in study
+    ``sid`` (``named`` queries without one, or with a round already, are refused), its screens named
+    apart by version. Returns ``{"rounds", "items", "started", "documents", "controls", "notes"}``."""
+    done = set(store.round_version_ids(db, sid)) if sid is not None else set()
+    judged = _judged_documents(db, pid, wanted)
+    out = {"rounds": [], "items": [], "started": [], "documents": 0, "controls": 0, "notes": []}
     for q in wanted:
         pub = published_changed_version(store.versions(db, pid, q))
         if pub is None:
-            if query_ids:
+            if named:
                 raise IFJudgeError(f"query {q!r} has no published changed instruction (no imported 'changed' narrative)")
             continue
         if pub["id"] in done:
-            if query_ids:
+            if named:
                 raise IFJudgeError(f"query {q!r}: the published changed instruction (v{pub['id']}) is already being "
                                    f"re-judged in study {sid}; nothing was created")
             continue
-        rnd = _round_items(db, pid, q, corpus, controls=controls, settings=settings, salt="published",
-                           original=original)
-        notes += rnd["notes"]
+        rnd = _round_items(db, pid, q, judged["existing"], controls=controls, settings=settings, salt="published",
+                           original=judged["original"])
+        out["notes"] += rnd["notes"]
         if not rnd["items"]:
             continue
         # each round's screens are distinct (its own instance and version): name them apart for the plan
         items = [{**it, "screen": it["screen"].replace("{version}", str(pub["id"])), "position": i}
-                 for i, it in enumerate(rnd["items"], start=len(all_items))]
-        rounds.append({"version_id": pub["id"], "items": items})
-        all_items += items
-        relevant_n += len(rnd["relevant"])
-        control_n += len(rnd["controls"])
-        started.append(q)
-    if not rounds:
-        raise IFJudgeError("nothing to re-judge: no query has a published changed instruction without a round"
-                           + (f" ({'; '.join(notes)})" if notes else ""))
-    plan = balanced_plan([it["screen"] for it in all_items], [p["id"] for p in people], settings.overlap,
-                         seed=settings.seed, loads=store.rejudge_screen_loads(db, pid, store.PUBLISHED_PURPOSE))
-    stored = asdict(settings)
-    stored["controls"] = controls
-    stored["guidelines"] = {"relevance": GUIDELINES["relevance"]}
-    result = store.insert_published_rounds(
-        db, project_id=pid, rounds=rounds, plan=plan,
-        study={"name": f"{project}: re-judging of the published changed instruction", "questions": ["relevance"],
-               "settings": stored, "created_by": author, "annotator_ids": [p["id"] for p in people]},
-    )
-    per = {p["name"]: sum(p["id"] in v for v in plan.values()) for p in people}
-    return {"study_id": result["study_id"], "study_created": result["study_created"], "queries": started,
-            "items": len(all_items), "documents": relevant_n, "controls": control_n,
-            "assignments": sum(len(v) for v in plan.values()), "per_annotator": per, "notes": notes}
+                 for i, it in enumerate(rnd["items"], start=len(out["items"]))]
+        out["rounds"].append({"version_id": pub["id"], "items": items})
+        out["items"] += items
+        out["documents"] += len(rnd["relevant"])
+        out["controls"] += len(rnd["controls"])
+        out["started"].append(q)
+    return out

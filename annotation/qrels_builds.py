@@ -96,11 +96,9 @@ def study_completeness(db: Database, study_id: int) -> dict:
     {'id': 1, 'name': 'demo: InstructIR validation', 'questions': ['validity', 'naturalness', 'best_passage'], 'labelled': 0, 'planned': 72, 'complete': False}
     """
     s = studies.get_study(db, study_id)
-    planned = {(a["item"], a["annotator"]) for a in studies.assignment_rows(db, study_id)}
-    labelled = {(r["item"], r["annotator"]) for r in studies.current_labels(db, study_id)}
-    n = len(planned & labelled)
-    return {"id": s["id"], "name": s["name"], "questions": s["questions"], "labelled": n, "planned": len(planned),
-            "complete": n == len(planned)}
+    n, planned = studies.labelled_assignments(db, study_id)
+    return {"id": s["id"], "name": s["name"], "questions": s["questions"], "labelled": n, "planned": planned,
+            "complete": n == planned}
 
 
 def _study_kind(study: dict) -> str | None:
@@ -139,13 +137,9 @@ def pooled_decisions(db: Database, study_ids: list[int], questions: tuple[str, .
     out: dict[tuple, dict] = {}
     adj_newest: dict[tuple, dict] = {}
     for sid in study_ids:
-        labels: dict[int, list[str]] = {}
-        for r in studies.current_labels(db, sid):
-            labels.setdefault(r["item"], []).append(r["value"])
+        labels = studies.current_values(db, sid)
         adj = studies.adjudications(db, sid)
-        for it in studies.items_of_study(db, sid):
-            if it["question"] not in questions:
-                continue
+        for it in studies.items_of_questions(db, sid, questions):
             key = (it["instance_id"], it["question"], it["doc_id"], it["payload"].get("mode"))
             slot = out.setdefault(key, {"labels": [], "studies": [], "gold": it["payload"].get("gold"), "payload": it["payload"]})
             slot["labels"] += labels.get(it["id"], [])
@@ -195,11 +189,31 @@ def build_validated(
     rules = rules or ValidationRules()
     _check_policy(unresolved, documents=False)
     infos = infos if infos is not None else _check_studies(db, project_id, study_ids, allow_incomplete)
-    ids = [i["id"] for i in infos]
-    pooled = pooled_decisions(db, ids, INSTANCE_QUESTIONS)
+    pooled = pooled_decisions(db, [i["id"] for i in infos], INSTANCE_QUESTIONS)
     passages = {(inst, doc): slot for (inst, q, doc, _m), slot in pooled.items() if q == "passage_match" and doc}
-    used = {q for q, on in (("validity", rules.drop_invalid), ("naturalness", rules.drop_unnatural),
+    per_instance = _instance_outcomes(pooled, rules)
+    original = projects.qrels(db, project_id, "original")
+    qrels, prov, open_rows = _instance_judgments(original, per_instance, passages, rules, unresolved)
+    pm_counts = _apply_passage_rule(qrels, prov, open_rows, passages, original, rules, unresolved)
+    _block("validated", open_rows, unresolved)
+    for d in per_instance.values():
+        d["keep"] = not d["why"] and not (d["open"] and unresolved == "drop")
+    settings = {"rules": dict(rules.__dict__), "unresolved": unresolved}
+    if passages:
+        settings["passage_match"] = {"rule": rules.passage_rule(), "counts": pm_counts}
+    return QrelsBuild("validated", "original", qrels, prov, infos, settings, open_rows, per_instance)
+
+
+def _used_questions(rules: ValidationRules) -> set[str]:
+    """The questions whose outcome can drop an instance under ``rules``."""
+    return {q for q, on in (("validity", rules.drop_invalid), ("naturalness", rules.drop_unnatural),
                             ("best_passage", rules.drop_best_passage_mismatch)) if on}
+
+
+def _instance_outcomes(pooled: dict[tuple, dict], rules: ValidationRules) -> dict[str, dict]:
+    """instance id -> ``{"why": [reasons to drop it], "open": [unresolved questions the rules use],
+    "outcomes": {question: Decision}, "studies", "gold": {question: gold}}``."""
+    used = _used_questions(rules)
     per_instance: dict[str, dict] = {}
     for (inst, q, _doc, _mode), slot in pooled.items():
         d = per_instance.setdefault(inst, {"why": [], "open": [], "outcomes": {}, "studies": set(), "gold": {}})
@@ -218,32 +232,41 @@ def build_validated(
             d["why"].append("unnatural")
         elif q == "best_passage" and slot["gold"] and dec.value != slot["gold"]:
             d["why"].append("best passage differs from the target")
-    original = projects.qrels(db, project_id, "original")
+    return per_instance
+
+
+def _instance_verdict(d: dict | None, rules: ValidationRules, unresolved: str | None) -> tuple:
+    """(keep, provenance, reason, label counts, studies) of one instance (None: not in the studies)."""
+    if d is None:
+        keep = rules.keep_unsampled
+        return keep, "not checked", "" if keep else "not checked by the named studies", {}, []
+    used = _used_questions(rules)
+    decs = [d["outcomes"][q] for q in used if q in d["outcomes"]]
+    counts = {q: dec.counts for q, dec in d["outcomes"].items()}
+    if d["why"]:
+        keep, reason = False, ", ".join(d["why"])
+    elif d["open"]:
+        keep, reason = unresolved != "drop", "; ".join(d["open"])
+    else:
+        keep, reason = True, ""
+    if d["open"] and not d["why"]:
+        provenance = "unresolved"
+    elif any(x.provenance == "adjudicated" for x in decs):
+        provenance = "adjudicated"
+    elif decs and all(x.provenance == "unanimous" for x in decs):
+        provenance = "unanimous"
+    else:
+        provenance = "majority"
+    return keep, provenance, reason, counts, sorted(d["studies"])
+
+
+def _instance_judgments(original: dict, per_instance: dict, passages: dict, rules: ValidationRules,
+                        unresolved: str | None) -> tuple[dict, list[dict], list[dict]]:
+    """The ``original`` qrels of the instances kept, with one provenance row per judgment (the
+    passages the passage-match rule judges are left to it) and the unresolved rows."""
     qrels, prov, open_rows = {}, [], []
     for qid, docs in sorted(original.items()):
-        d = per_instance.get(qid)
-        if d is None:
-            keep, provenance, reason, counts, sids = rules.keep_unsampled, "not checked", "", {}, []
-            if not keep:
-                reason = "not checked by the named studies"
-        else:
-            decs = [d["outcomes"][q] for q in used if q in d["outcomes"]]
-            counts = {q: dec.counts for q, dec in d["outcomes"].items()}
-            sids = sorted(d["studies"])
-            if d["why"]:
-                keep, reason = False, ", ".join(d["why"])
-            elif d["open"]:
-                keep, reason = unresolved != "drop", "; ".join(d["open"])
-            else:
-                keep, reason = True, ""
-            if d["open"] and not d["why"]:
-                provenance = "unresolved"
-            elif any(x.provenance == "adjudicated" for x in decs):
-                provenance = "adjudicated"
-            elif decs and all(x.provenance == "unanimous" for x in decs):
-                provenance = "unanimous"
-            else:
-                provenance = "majority"
+        keep, provenance, reason, counts, sids = _instance_verdict(per_instance.get(qid), rules, unresolved)
         if keep:
             qrels[qid] = dict(docs)
         for doc, rel in sorted(docs.items()):
@@ -254,6 +277,13 @@ def build_validated(
             prov.append(row)
             if provenance == "unresolved":
                 open_rows.append(row)
+    return qrels, prov, open_rows
+
+
+def _apply_passage_rule(qrels: dict, prov: list[dict], open_rows: list[dict], passages: dict, original: dict,
+                        rules: ValidationRules, unresolved: str | None) -> dict:
+    """IFIR's passage-match rule on the kept instances' passages (:func:`_passage_row`), in place;
+    returns the counts of what it did."""
     pm_counts = {"gold_to_not_relevant": 0, "excluded_to_relevant": 0, "unchanged": 0, "undecided": 0}
     for (inst, doc), slot in sorted(passages.items()):
         if inst not in qrels:
@@ -267,13 +297,7 @@ def build_validated(
             prov.append(row)
         if row["provenance"] == "unresolved":
             open_rows.append(row)
-    _block("validated", open_rows, unresolved)
-    for inst, d in per_instance.items():
-        d["keep"] = not d["why"] and not (d["open"] and unresolved == "drop")
-    settings = {"rules": dict(rules.__dict__), "unresolved": unresolved}
-    if passages:
-        settings["passage_match"] = {"rule": rules.passage_rule(), "counts": pm_counts}
-    return QrelsBuild("validated", "original", qrels, prov, infos, settings, open_rows, per_instance)
+    return pm_counts
 
 
 def _passage_row(inst: str, doc: str, slot: dict, published: int | None, rules: ValidationRules,
@@ -557,7 +581,9 @@ def store_versions(
 
     Nothing is stored unless every version builds: IncompleteStudy and UnresolvedJudgments are
     raised as by :func:`build_versions` before the first store."""
-    builds = build_versions(db, project, study_ids, rules=rules, unresolved=unresolved, allow_incomplete=allow_incomplete)
+    with studies.shared_reads(db):  # the builds read each study's items and labels once
+        builds = build_versions(db, project, study_ids, rules=rules, unresolved=unresolved,
+                                allow_incomplete=allow_incomplete)
     return {v: (store_build(db, project, b, created_by=created_by), b) for v, b in builds.items()}
 
 

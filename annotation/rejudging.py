@@ -13,7 +13,8 @@ reversed instructions the same way.
 
 - :func:`resolve` — the changed judgment of one item (the one rule of :func:`annotation.majority.decide`);
 - :func:`to_relevance` — a judgment as a qrels grade;
-- :func:`rejudge_summary` — per document, per query and overall, with ``qrels_changed``.
+- :func:`rejudge_summary` — per document, per query and overall, with ``qrels_changed``;
+- :func:`rounds_agreement` — the agreement of every round at once.
 
 Storing the outcome as qrels is :func:`annotation.qrels_builds.store_changed_qrels` (published)
 and :func:`annotation.qrels_builds.store_edited_qrels` (edits). No Streamlit, no SQL.
@@ -22,10 +23,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-import pandas as pd
+import numpy as np
 
 from annotation import majority
-from annotation.agreement import agreement_report
+from annotation.agreement_data import UnknownLabel
+from annotation.agreement_stats import Undefined, fleiss_kappa, percent_agreement, randolph_kappa
 from annotation.narrative_versions import original_judgments
 from annotation.questions import question
 from storage import narratives as store
@@ -88,19 +90,67 @@ def to_relevance(value: str, *, scale: str, original: int | None) -> int:
     raise IFJudgeError(f"relevance judgment {value!r} is not one of relevant, not relevant")
 
 
-def _agreement(label_rows: list[dict], categories: tuple[str, ...]) -> dict:
-    """Percent agreement, Randolph's and Fleiss' kappa of the re-judging, from annotation.agreement."""
-    per_item = Counter(r["item"] for r in label_rows)
-    if not any(n >= 2 for n in per_item.values()):
-        return {"percent_agreement": None, "randolph_kappa": None, "fleiss_kappa": None, "n_items_pairable": 0,
-                "undefined_reason": "no item has two labels yet"}
-    df = pd.DataFrame({"item": [str(r["item"]) for r in label_rows], "annotator": [r["annotator"] for r in label_rows],
-                       "label": [r["value"] for r in label_rows]})
-    rep = agreement_report(df, list(categories))
-    reasons = rep.get("undefined_reasons", {})
-    return {"percent_agreement": rep["percent_agreement_pairwise"], "randolph_kappa": rep["randolph_kappa"],
-            "fleiss_kappa": rep["fleiss_kappa"], "n_items_pairable": rep["n_items_pairable"],
-            "undefined_reason": reasons.get("randolph_kappa") or reasons.get("percent_agreement_pairwise")}
+def _no_pairs() -> dict:
+    return {"percent_agreement": None, "randolph_kappa": None, "fleiss_kappa": None, "n_items_pairable": 0,
+            "undefined_reason": "no item has two labels yet"}
+
+
+def _agreement_of_counts(counts: np.ndarray, categories: tuple[str, ...]) -> dict:
+    """Percent agreement, Randolph's and Fleiss' kappa of one item x category count matrix (the
+    coefficients of :func:`annotation.agreement.agreement_report`, computed by the same functions
+    of :mod:`annotation.agreement_stats` on the same matrix)."""
+    n_pairable = int((counts.sum(1) >= 2).sum())
+    if n_pairable == 0:
+        return _no_pairs()
+    values = {"percent_agreement": percent_agreement(counts),
+              "randolph_kappa": randolph_kappa(counts, categories=categories),
+              "fleiss_kappa": fleiss_kappa(counts, categories=categories)}
+    reasons = {name: v.reason for name, v in values.items() if isinstance(v, Undefined)}
+    return {**{name: None if name in reasons else float(v) for name, v in values.items()},
+            "n_items_pairable": n_pairable,
+            "undefined_reason": reasons.get("randolph_kappa") or reasons.get("percent_agreement")}
+
+
+def rounds_agreement(label_rounds: list[list[dict]], categories: tuple[str, ...]) -> tuple[list[dict], dict]:
+    """The agreement of each round of labels and of all of them together: percent agreement
+    (pairwise), Randolph's and Fleiss' kappa, ``n_items_pairable`` and ``undefined_reason`` (None
+    when the coefficients are defined), the values :func:`annotation.agreement.agreement_report`
+    gives on each round's labels. ``label_rounds``: per round, label rows ``{"item", "value"}``
+    (one per item and annotator; an item belongs to one round, as each re-judging item belongs to
+    one narrative version). Every label is coded once; each round is a slice of one count matrix
+    (items in the order they first appear, the order the report counts them in), so a round costs
+    a few array operations instead of a full agreement report. Returns ``(per round, overall)``.
+
+    Examples
+    --------
+    >>> rows = lambda item, *vs: [{"item": item, "value": v} for v in vs]
+    >>> per, total = rounds_agreement([rows(1, "relevant", "relevant", "not relevant"),
+    ...                                rows(2, "relevant", "relevant") + rows(3, "relevant")],
+    ...                               ("not relevant", "relevant"))
+    >>> round(per[0]["percent_agreement"], 4), per[1]["percent_agreement"], per[1]["n_items_pairable"]
+    (0.3333, 1.0, 1)
+    >>> round(total["percent_agreement"], 4), round(total["randolph_kappa"], 4)  # (1/3 + 1) / 2; (2/3 - 1/2) / (1/2)
+    (0.6667, 0.3333)
+    """
+    flat = [r for labels in label_rounds for r in labels]
+    code = {c: k for k, c in enumerate(categories)}
+    if not flat:
+        return [_no_pairs() for _ in label_rounds], _no_pairs()
+    for labels in label_rounds:  # as the agreement report: the first label outside the categories, by its row
+        bad = next((i for i, r in enumerate(labels) if r["value"] not in code), None)
+        if bad is not None:
+            raise UnknownLabel(labels[bad]["value"], bad, categories)
+    position: dict = {}
+    rows = np.fromiter((position.setdefault(r["item"], len(position)) for r in flat), np.int64, len(flat))
+    codes = np.fromiter((code[r["value"]] for r in flat), np.int64, len(flat))
+    q = len(categories)
+    counts = np.bincount(rows * q + codes, minlength=len(position) * q).reshape(len(position), q)
+    per, start = [], 0
+    for labels in label_rounds:
+        items = rows[start:start + len(labels)]
+        start += len(labels)
+        per.append(_agreement_of_counts(counts[items.min():items.max() + 1], categories) if len(labels) else _no_pairs())
+    return per, _agreement_of_counts(counts, categories)
 
 
 def rejudge_summary(db: Database, project: str, *, query_id: str | None = None, kind: str = "edit") -> dict:
@@ -115,8 +165,8 @@ def rejudge_summary(db: Database, project: str, *, query_id: str | None = None, 
     ``unresolved``, ``flipped``, ``share_flipped`` = flipped / relevant_original (FollowIR aimed at
     about 0.5), ``agree_published`` / ``disagree_published`` (resolved documents whose relevant /
     not relevant outcome equals / differs from the published changed label), controls judged and
-    judged relevant, agreement (pairwise percent agreement, Randolph's kappa;
-    annotation.agreement), and ``qrels_changed``: the query's base qrels (``published``: the
+    judged relevant, agreement (pairwise percent agreement, Randolph's kappa:
+    :func:`rounds_agreement`), and ``qrels_changed``: the query's base qrels (``published``: the
     published changed ones; ``edit``: the original ones) with every resolved re-judged document
     updated -- controls are reported, never written there.
 
@@ -125,76 +175,99 @@ def rejudge_summary(db: Database, project: str, *, query_id: str | None = None, 
     """
     if kind not in KINDS:
         raise IFJudgeError(f"re-judging kind {kind!r}; expected one of {', '.join(KINDS)}")
-    proj = projects.get_project(db, project)
-    pid = proj["id"]
+    pid = projects.get_project(db, project)["id"]
     out = {"study_id": None, "kind": kind, "scale": None, "queries": [], "documents": [], "overall": {},
            "qrels_changed": {}}
     study_id = store.rejudge_study_id(db, pid, PURPOSES[kind])
     if study_id is None:
-        out["overall"] = _overall([], [], None)
+        out["overall"] = _overall([], _no_pairs())
         return out
-    study = studies.get_study(db, study_id)
-    scale = study["settings"].get("relevance", "binary")
-    categories = question("relevance", relevance=scale).categories
-    items = studies.items_of_study(db, study_id, "relevance")
-    version_query = {}
-    for vid in {it["narrative_version_id"] for it in items if it["narrative_version_id"]}:
-        v = store.get_version(db, vid)
-        version_query[vid] = v["query_id"]
-    current_round: dict[str, int] = {}
-    for vid, q in version_query.items():
-        current_round[q] = max(vid, current_round.get(q, 0))
-    if query_id is not None:
-        if query_id not in current_round:
-            raise NotFound(f"query {query_id!r} has no re-judging round; queries with one: "
-                           f"{', '.join(sorted(current_round)) or 'none'}")
-        current_round = {query_id: current_round[query_id]}
-    labels_by_item: dict[int, list[dict]] = {}
-    for r in studies.current_labels(db, study_id, "relevance"):
-        labels_by_item.setdefault(r["item"], []).append(r)
-    adjudicated = studies.adjudications(db, study_id)
-    original = projects.qrels(db, pid, "original")
-    published_changed = projects.qrels(db, pid, "changed")
-    titles = {d: v["title"] for d, v in projects.documents(db, pid).items()}
-    all_labels, all_docs = [], []
-    for q in sorted(current_round):
-        vid = current_round[q]
-        key, judged = original_judgments(original, q)
-        ckey, pub_judged = changed_judgments(published_changed, q)
-        if kind == "published" and ckey is not None:
-            key, changed = ckey, dict(pub_judged)
-        else:
-            changed = dict(judged)
-        rows, round_labels = [], []
-        for it in sorted((i for i in items if i["narrative_version_id"] == vid), key=lambda i: i["doc_id"]):
-            labs = labels_by_item.get(it["id"], [])
-            round_labels += labs
-            adj = adjudicated.get(it["id"])
-            value, status = resolve([lab["value"] for lab in labs], adj["value"] if adj else None, overlap=it["cap"])
-            orig = judged.get(it["doc_id"])
-            control = bool(it["payload"].get("control"))
-            rel = None if value is None else to_relevance(value, scale=scale, original=orig)
-            if rel is not None and not control:
-                changed[it["doc_id"]] = rel
-            rows.append({
-                "query_id": q, "version_id": vid, "item": it["id"], "doc_id": it["doc_id"],
-                "title": titles.get(it["doc_id"], ""), "control": control, "original": orig,
-                "published": None if pub_judged is None else pub_judged.get(it["doc_id"], 0),
-                "labels": {lab["annotator"]: lab["value"] for lab in labs},
-                "counts": dict(Counter(lab["value"] for lab in labs)), "adjudication": adj["value"] if adj else None,
-                "status": status, "value": value, "changed": rel, "planned": it["cap"],
-                "flipped": rel is not None and (orig or 0) > 0 and rel <= 0,
-            })
+    scale = studies.get_study(db, study_id)["settings"].get("relevance", "binary")
+    rounds = _rounds(db, study_id, query_id)
+    inputs = _judged_inputs(db, pid, study_id, rounds)
+    label_rounds = []
+    for q in sorted(rounds["current"]):
+        vid = rounds["current"][q]
+        key, judged, pub_judged, changed = _base_judgments(inputs, q, kind)
+        rows, labels = _round_documents(q, vid, rounds["items"].get(vid, []), inputs, judged, pub_judged, scale)
+        for r in rows:
+            if r["changed"] is not None and not r["control"]:
+                changed[r["doc_id"]] = r["changed"]
         summary = _query_summary(q, vid, judged, rows)
-        summary["agreement"] = _agreement(round_labels, categories)
-        summary["superseded_rounds"] = sum(1 for v, qq in version_query.items() if qq == q and v < vid)
+        summary["superseded_rounds"] = sum(1 for v, qq in rounds["version_query"].items() if qq == q and v < vid)
         out["queries"].append(summary)
         out["documents"] += rows
         out["qrels_changed"][key] = changed
-        all_labels += round_labels
-        all_docs += rows
-    out.update(study_id=study_id, scale=scale, overall=_overall(out["queries"], all_labels, categories))
+        label_rounds.append(labels)
+    per_round, overall = rounds_agreement(label_rounds, question("relevance", relevance=scale).categories)
+    for summary, agreement in zip(out["queries"], per_round):
+        summary["agreement"] = agreement
+    out.update(study_id=study_id, scale=scale, overall=_overall(out["queries"], overall))
     return out
+
+
+def _rounds(db: Database, study_id: int, query_id: str | None) -> dict:
+    """The study's rounds: ``{"items": version -> its relevance items (study order), "version_query":
+    version -> query, "current": query -> its newest round's version}`` (only ``query_id`` if given)."""
+    by_version: dict[int, list[dict]] = {}
+    for it in studies.items_of_study(db, study_id, "relevance"):
+        if it["narrative_version_id"]:
+            by_version.setdefault(it["narrative_version_id"], []).append(it)
+    version_query = {vid: store.get_version(db, vid)["query_id"] for vid in by_version}
+    current: dict[str, int] = {}
+    for vid, q in version_query.items():
+        current[q] = max(vid, current.get(q, 0))
+    if query_id is not None:
+        if query_id not in current:
+            raise NotFound(f"query {query_id!r} has no re-judging round; queries with one: "
+                           f"{', '.join(sorted(current)) or 'none'}")
+        current = {query_id: current[query_id]}
+    return {"items": by_version, "version_query": version_query, "current": current}
+
+
+def _judged_inputs(db: Database, pid: int, study_id: int, rounds: dict) -> dict:
+    """What the rounds are judged against: the current labels by item, the adjudications, the
+    original and published changed qrels, and the titles of the documents of the current rounds."""
+    labels_by_item: dict[int, list[dict]] = {}
+    for r in studies.current_labels(db, study_id, "relevance"):
+        labels_by_item.setdefault(r["item"], []).append(r)
+    docs = {it["doc_id"] for vid in rounds["current"].values() for it in rounds["items"].get(vid, [])}
+    return {"labels": labels_by_item, "adjudicated": studies.adjudications(db, study_id),
+            "original": projects.qrels(db, pid, "original"), "changed": projects.qrels(db, pid, "changed"),
+            "titles": projects.document_titles(db, pid, sorted(docs))}
+
+
+def _base_judgments(inputs: dict, q: str, kind: str) -> tuple[str, dict, dict | None, dict]:
+    """(qrels key, original judgments, published changed judgments or None, the base the outcome
+    updates: ``published`` -> the published changed qrels when the query has some, else the original)."""
+    key, judged = original_judgments(inputs["original"], q)
+    ckey, pub_judged = changed_judgments(inputs["changed"], q)
+    if kind == "published" and ckey is not None:
+        return ckey, judged, pub_judged, dict(pub_judged)
+    return key, judged, pub_judged, dict(judged)
+
+
+def _round_documents(q: str, vid: int, items: list[dict], inputs: dict, judged: dict, pub_judged: dict | None,
+                     scale: str) -> tuple[list[dict], list[dict]]:
+    """The document rows of one round (by doc id) and the round's labels, in that order."""
+    rows, round_labels = [], []
+    for it in sorted(items, key=lambda i: i["doc_id"]):
+        labs = inputs["labels"].get(it["id"], [])
+        round_labels += labs
+        adj = inputs["adjudicated"].get(it["id"])
+        value, status = resolve([lab["value"] for lab in labs], adj["value"] if adj else None, overlap=it["cap"])
+        orig = judged.get(it["doc_id"])
+        rel = None if value is None else to_relevance(value, scale=scale, original=orig)
+        rows.append({
+            "query_id": q, "version_id": vid, "item": it["id"], "doc_id": it["doc_id"],
+            "title": inputs["titles"].get(it["doc_id"], ""), "control": bool(it["payload"].get("control")),
+            "original": orig, "published": None if pub_judged is None else pub_judged.get(it["doc_id"], 0),
+            "labels": {lab["annotator"]: lab["value"] for lab in labs},
+            "counts": dict(Counter(lab["value"] for lab in labs)), "adjudication": adj["value"] if adj else None,
+            "status": status, "value": value, "changed": rel, "planned": it["cap"],
+            "flipped": rel is not None and (orig or 0) > 0 and rel <= 0,
+        })
+    return rows, round_labels
 
 
 def _query_summary(q: str, vid: int, judged: dict[str, int], rows: list[dict]) -> dict:
@@ -218,12 +291,12 @@ def _query_summary(q: str, vid: int, judged: dict[str, int], rows: list[dict]) -
     }
 
 
-def _overall(queries: list[dict], labels: list[dict], categories) -> dict:
+def _overall(queries: list[dict], agreement: dict) -> dict:
     keys = ("relevant_original", "rejudged", "resolved", "unresolved", "ties", "adjudicated", "flipped",
             "still_relevant", "agree_published", "disagree_published", "controls", "controls_resolved", "controls_judged_relevant")
     total = {k: sum(q[k] for q in queries) for k in keys}
     total["queries"] = len(queries)
     total["share_flipped"] = total["flipped"] / total["relevant_original"] if total["relevant_original"] else None
-    total["agreement"] = _agreement(labels, categories) if categories else _agreement([], ())
+    total["agreement"] = agreement
     return total
 

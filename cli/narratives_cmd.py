@@ -29,18 +29,36 @@ def register(sub) -> None:
                     "version and creates a re-judging round of the documents relevant under the original qrels.",
     )
     ns = p.add_subparsers(dest="narrative_command", required=True, metavar="ACTION")
+    for add in (_add_show, _add_edit, _add_rejudge_published, _add_summary):
+        add(ns)
+    _add_export(sub)
 
+
+def _with_db_and_project(p) -> None:
+    add_db(p)
+    add_project(p)
+
+
+def _round_args(p, *, controls: str, relevance: str) -> None:
+    """The options of a new re-judging round: overlap, controls, relevance scale, seed."""
+    p.add_argument("--overlap", type=int, help="annotators per document (default: the study's, first time 3)")
+    p.add_argument("--controls", type=int, default=0, help=controls)
+    p.add_argument("--relevance", choices=("binary", "graded"), help=relevance)
+    p.add_argument("--seed", type=int, help="seed of the assignment and the control sample (default: the study's, 0)")
+
+
+def _add_show(ns) -> None:
     s = ns.add_parser("show", help="list the queries with narratives, or one query's versions and diffs")
-    add_db(s)
-    add_project(s)
+    _with_db_and_project(s)
     s.add_argument("--query", help="show this query's versions (default: list the queries)")
     s.add_argument("--version", type=int, help="print this version's text and its word diff against the original")
     add_json(s)
     s.set_defaults(func=run_show)
 
+
+def _add_edit(ns) -> None:
     e = ns.add_parser("edit", help="save a modified narrative as a new version and create its re-judging items")
-    add_db(e)
-    add_project(e)
+    _with_db_and_project(e)
     e.add_argument("--query", required=True)
     e.add_argument("--author", required=True, help="user name of the expert or lead making the edit")
     text = e.add_mutually_exclusive_group(required=True)
@@ -49,40 +67,35 @@ def register(sub) -> None:
     e.add_argument("--parent", type=int, help="version the edit starts from (default: the newest)")
     e.add_argument("--annotators", type=_csv_list,
                    help="comma-separated annotators who re-judge (default: the re-judging study's)")
-    e.add_argument("--overlap", type=int, help="annotators per document (default: the study's, first time 3)")
-    e.add_argument("--controls", type=int, default=0,
-                   help="also re-judge this many originally non-relevant documents as controls (seeded; default 0)")
-    e.add_argument("--relevance", choices=("binary", "graded"),
-                   help="relevance scale of the re-judging study (set on its first save; default binary)")
-    e.add_argument("--seed", type=int, help="seed of the assignment and the control sample (default: the study's, 0)")
+    _round_args(e, controls="also re-judge this many originally non-relevant documents as controls (seeded; default 0)",
+                relevance="relevance scale of the re-judging study (set on its first save; default binary)")
     add_json(e)
     e.set_defaults(func=run_edit)
 
+
+def _add_rejudge_published(ns) -> None:
     pp = ns.add_parser(
         "rejudge-published", help="re-judge the PUBLISHED changed instruction (no edit): validates the 'changed' qrels",
         description="Start the re-judging of the published instruction_changed as imported: the documents relevant "
                     "under the original qrels (plus optional controls) are judged under it. Its outcome is qrels "
                     "'changed-validated', compared with the published 'changed' qrels judgment by judgment.")
-    add_db(pp)
-    add_project(pp)
+    _with_db_and_project(pp)
     pp.add_argument("--author", required=True, help="user name of the lead starting it")
     pp.add_argument("--annotators", type=_csv_list, required=True, help="comma-separated annotators who re-judge")
-    pp.add_argument("--overlap", type=int, help="annotators per document (default: the study's, first time 3)")
-    pp.add_argument("--controls", type=int, default=0,
-                    help="also judge this many originally non-relevant documents per query as controls (seeded; "
-                         "default 0); they are reported, never written into the changed qrels")
-    pp.add_argument("--relevance", choices=("binary", "graded"), help="relevance scale (first time; default binary)")
-    pp.add_argument("--seed", type=int, help="seed of the assignment and the control sample (default: the study's, 0)")
+    _round_args(pp, controls="also judge this many originally non-relevant documents per query as controls (seeded; "
+                             "default 0); they are reported, never written into the changed qrels",
+                relevance="relevance scale (first time; default binary)")
     pp.add_argument("--query", action="append", default=[],
                     help="re-judge this query (repeat; default: every query with a published changed narrative "
                          "and no round yet)")
     add_json(pp)
     pp.set_defaults(func=run_rejudge_published)
 
+
+def _add_summary(ns) -> None:
     r = ns.add_parser("rejudge-summary",
                       help="changed relevance per document, flips per query, agreement, unresolved documents")
-    add_db(r)
-    add_project(r)
+    _with_db_and_project(r)
     r.add_argument("--query", help="only this query")
     r.add_argument("--documents", action="store_true", help="also list every re-judged document")
     r.add_argument("--kind", choices=rejudging.KINDS,
@@ -96,6 +109,8 @@ def register(sub) -> None:
     add_json(r)
     r.set_defaults(func=run_summary)
 
+
+def _add_export(sub) -> None:
     x = sub.add_parser(
         "export-followir", help="export the FollowIR/MTEB layout (qrels_og, qrels_changed from the re-judging)",
         description="Write queries.jsonl (instruction_og = original narrative, instruction_changed = newest "
@@ -103,8 +118,7 @@ def register(sub) -> None:
                     "qrels_changed of a re-judged query is the human outcome (qrels 'changed-validated', as "
                     "`narrative rejudge-summary --store` stores it); other queries use the published 'changed' qrels.",
     )
-    add_db(x)
-    add_project(x)
+    _with_db_and_project(x)
     x.add_argument("--out", required=True, type=Path, help="output directory")
     x.add_argument("--all-documents", action="store_true",
                    help="write the whole corpus (default: the documents the qrels and top_ranked name)")

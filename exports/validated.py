@@ -204,22 +204,58 @@ def export_project(
     if fmt == "report" and not ids:
         raise IFJudgeError(f"name the study to report on (--study ID); studies of {project!r}: "
                            + (", ".join(f"{s['id']} ({s['name']})" for s in studies.list_studies(db, proj["id"])) or "none"))
-    builds = build_versions(db, project, ids, rules=rules, unresolved=unresolved,
-                            allow_incomplete=allow_incomplete) if ids else {}
-    out.mkdir(parents=True, exist_ok=True)
+    bundle = projects.project_bundle(db, proj["id"], documents=False)
+    _check_layout(project, fmt, bundle)
+    with studies.shared_reads(db):  # the builds and the report read each study's items and labels once
+        builds = build_versions(db, project, ids, rules=rules, unresolved=unresolved,
+                                allow_incomplete=allow_incomplete) if ids else {}
+        out.mkdir(parents=True, exist_ok=True)
+        if _needs_documents(fmt, builds):
+            bundle = replace(bundle, documents=projects.bundle_documents(db, proj["id"]))
+        job = ExportJob(db, project, _with_builds(bundle, builds), builds, ids, out)
+        try:
+            written = EXPORTERS[fmt](job)
+        except ValueError as exc:  # the layout cannot express this project
+            raise IFJudgeError(f"cannot export {project!r} as {fmt}: {exc}") from None
+        manifest = _manifest(job, proj, fmt, _study_infos(db, ids, builds), rules, unresolved, written)
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return manifest
+
+
+# What a layout checks on the project's queries and instances alone, before any build or document is
+# read: the first refusal of its writer, with the same words.
+LAYOUT_CHECKS: dict[str, Callable[[Bundle], object]] = {
+    "infosearch": lambda b: layouts.hub_queries(b, infosearch=True), "ifir": layouts.ifir_domains,
+}
+# Formats whose files hold no document text: the corpus is not read for them.
+TEXT_FREE = ("trec", "report")
+
+
+def _check_layout(project: str, fmt: str, bundle: Bundle) -> None:
+    check = LAYOUT_CHECKS.get(fmt)
+    try:
+        if check is not None:
+            check(bundle)
+    except ValueError as exc:
+        raise IFJudgeError(f"cannot export {project!r} as {fmt}: {exc}") from None
+
+
+def _needs_documents(fmt: str, builds: dict) -> bool:
+    """Whether the export writes document text: not for TREC qrels and the report, nor for JSONL
+    unless it writes the validated instance set (a layout with its corpus)."""
+    if fmt == "jsonl":
+        return "validated" in builds
+    return fmt not in TEXT_FREE
+
+
+def _study_infos(db: Database, ids: list[int], builds: dict) -> list[dict]:
+    """The named studies with their completeness, as the builds checked them."""
     infos = list({i["id"]: i for b in builds.values() for i in b.studies}.values()) if builds else []
     if ids and not infos:
         from annotation.qrels_builds import study_completeness
 
         infos = [study_completeness(db, i) for i in ids]
-    job = ExportJob(db, project, _with_builds(projects.project_bundle(db, proj["id"]), builds), builds, ids, out)
-    try:
-        written = EXPORTERS[fmt](job)
-    except ValueError as exc:  # the layout cannot express this project
-        raise IFJudgeError(f"cannot export {project!r} as {fmt}: {exc}") from None
-    manifest = _manifest(job, proj, fmt, infos, rules, unresolved, written)
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return manifest
+    return infos
 
 
 def _manifest(job: ExportJob, proj: dict, fmt: str, infos: list[dict], rules: ValidationRules,

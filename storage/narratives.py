@@ -111,12 +111,12 @@ def _insert_round(db: Database, study_id: int, version_id: int, items: list[dict
     """Inside a write transaction: one round's items (screen keys with ``{version}``) and assignments."""
     start = db.execute("SELECT COALESCE(MAX(position), -1) + 1 FROM items WHERE study_id = ?", [study_id]).fetchone()[0]
     fmt = lambda s: s.replace("{version}", str(version_id))  # noqa: E731
-    screens = {it["screen"] for it in items}
+    screens = dict.fromkeys(it["screen"] for it in items)
     insert_items(
         db, study_id,
         [{**it, "screen": fmt(it["screen"]), "position": it["position"] + start,
           "narrative_version_id": version_id} for it in items],
-        {fmt(s): users for s, users in plan.items() if s in screens},
+        {fmt(s): plan[s] for s in screens if s in plan},
     )
 
 

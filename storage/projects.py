@@ -361,15 +361,13 @@ def eval_topics(db: Database, project_id: int, *, variant: str | None = None) ->
     return topics
 
 
-def project_bundle(db: Database, project_id: int) -> Bundle:
-    """Everything stored for a project, as a Bundle (what the layout writers take)."""
-    from formats.bundle import Document, Instance, Narrative, Qrel, Query
+def project_bundle(db: Database, project_id: int, *, documents: bool = True) -> Bundle:
+    """Everything stored for a project, as a Bundle (what the layout writers take); without the
+    corpus (``documents=False``: :func:`bundle_documents` reads it) for layouts that hold no text."""
+    from formats.bundle import Instance, Narrative, Qrel, Query
 
     b = Bundle()
-    b.documents = [
-        Document(r[0], r[2], r[1])
-        for r in db.execute("SELECT doc_id, title, text FROM documents WHERE project_id = ? ORDER BY rowid", [project_id])
-    ]
+    b.documents = bundle_documents(db, project_id) if documents else []
     b.queries = [
         Query(q, t, s)
         for q, t, s in db.execute("SELECT query_id, text, subset FROM queries WHERE project_id = ? ORDER BY rowid", [project_id])
@@ -401,3 +399,33 @@ def project_bundle(db: Database, project_id: int) -> Bundle:
     for files in db.execute("SELECT source_files FROM imports WHERE project_id = ? ORDER BY id", [project_id]):
         b.source_files.extend(tuple(f) for f in json.loads(files[0]))
     return b
+
+
+def document_titles(db: Database, project_id: int, doc_ids) -> dict[str, str]:
+    """doc_id -> title for the given ids only (missing ids are absent); reads no text."""
+    ids = list(doc_ids)
+    out = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        out.update(db.execute(f"SELECT doc_id, title FROM documents WHERE project_id = ? AND doc_id IN"
+                              f" ({','.join('?' * len(chunk))})", [project_id, *chunk]).fetchall())
+    return out
+
+
+def existing_doc_ids(db: Database, project_id: int, doc_ids) -> set[str]:
+    """The ids among ``doc_ids`` that are documents of the project; reads no text."""
+    ids = list(dict.fromkeys(doc_ids))
+    out: set[str] = set()
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        out.update(r[0] for r in db.execute(f"SELECT doc_id FROM documents WHERE project_id = ? AND doc_id IN"
+                                             f" ({','.join('?' * len(chunk))})", [project_id, *chunk]))
+    return out
+
+
+def bundle_documents(db: Database, project_id: int) -> list:
+    """The project's corpus as Bundle documents, in import order (:func:`project_bundle`)."""
+    from formats.bundle import Document
+
+    return [Document(r[0], r[2], r[1])
+            for r in db.execute("SELECT doc_id, title, text FROM documents WHERE project_id = ? ORDER BY rowid", [project_id])]

@@ -491,3 +491,46 @@ def answer_counts(db: Database, study_id: int) -> tuple[int, int]:
         [study_id],
     ).fetchone()
     return int(given), int(needed)
+
+
+def labelled_assignments(db: Database, study_id: int) -> tuple[int, int]:
+    """(assignments with a label, assignments) of the study: the planned (item, annotator) pairs and
+    those the annotator has labelled (whatever the assignment's state), counted in SQL."""
+    labelled, planned = db.execute(
+        "SELECT COALESCE(SUM(CASE WHEN EXISTS (SELECT 1 FROM labels l WHERE l.item_id = a.item_id"
+        " AND l.user_id = a.user_id) THEN 1 ELSE 0 END), 0), COUNT(*)"
+        " FROM assignments a JOIN items i ON i.id = a.item_id WHERE i.study_id = ?",
+        [study_id],
+    ).fetchone()
+    return int(labelled), int(planned)
+
+
+def current_values(db: Database, study_id: int) -> dict[int, list[str]]:
+    """item id -> the values of its current labels, by annotator name: :func:`current_labels`
+    reduced to what a majority vote needs (one short row per label instead of a dict)."""
+    out: dict[int, list[str]] = {}
+    for item, value in db.execute(
+        "SELECT l.item_id, l.value FROM labels l JOIN items i ON i.id = l.item_id JOIN users u ON u.id = l.user_id"
+        " WHERE i.study_id = ? AND l.id = (SELECT MAX(id) FROM labels l2 WHERE l2.item_id = l.item_id"
+        " AND l2.user_id = l.user_id) ORDER BY l.item_id, u.name",
+        [study_id],
+    ):
+        out.setdefault(item, []).append(value)
+    return out
+
+
+def items_of_questions(db: Database, study_id: int, questions) -> list[dict]:
+    """The study's items asking one of ``questions``, as :func:`items_of_study` (same keys and
+    order); a payload text shared by many items (``{}``) is parsed once and copied (shallow)."""
+    marks = ",".join("?" * len(questions))
+    parsed: dict[str, dict] = {}
+    out = []
+    for r in db.execute(f"SELECT {', '.join(ITEM_KEYS)} FROM items WHERE study_id = ? AND question IN ({marks})"
+                        " ORDER BY position, id", [study_id, *questions]):
+        d = dict(zip(ITEM_KEYS, r))
+        raw = d["payload"]
+        if raw not in parsed:
+            parsed[raw] = json.loads(raw)
+        d["payload"] = dict(parsed[raw])
+        out.append(d)
+    return out

@@ -35,7 +35,8 @@ Every writer is importable from this package (``from formats.writers import writ
 """
 from formats.writers.beir import write_beir
 from formats.writers.followir import write_followir
-from formats.writers.ifir import ifir_level, is_ifir_shaped, write_ifir
+from formats.writers.ifir import ifir_domains, ifir_level, is_ifir_shaped, write_ifir
+from formats.writers.hub import hub_queries
 from formats.writers.infosearch import write_infosearch
 from formats.writers.instructir import write_instructir
 from formats.writers.jsonl import write_jsonl
@@ -44,4 +45,4 @@ from formats.writers.trec import write_trec_qrels, write_trec_run, write_trec_to
 
 __all__ = ["write_beir", "write_followir", "write_ifir", "write_infosearch", "write_instructir", "write_jsonl", "write_mteb",
            "write_trec_qrels", "write_trec_run", "write_trec_topics", "ifir_level", "is_ifir_shaped",
-           "is_followir_shaped"]
+           "is_followir_shaped", "ifir_domains", "hub_queries"]

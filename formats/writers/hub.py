@@ -31,9 +31,11 @@ def _hub_card(out_dir: Path, configs: list[tuple[str, str, str]], *, title: str,
     return path
 
 
-def _write_mteb(bundle: Bundle, out_dir: Path, versions: dict[str, str], split: str, *, infosearch: bool) -> list[Path]:
-    """The hub layout shared by FollowIR and InfoSearch (see :func:`write_followir`)."""
-    out_dir = Path(out_dir)
+def hub_queries(bundle: Bundle, *, infosearch: bool) -> tuple[list[dict], list[str]]:
+    """The ``queries.jsonl`` records of the hub layout (FollowIR, or InfoSearch with
+    ``instruction_reversed``) and the queries' subsets; a bundle the layout cannot hold is refused
+    with a ``ValueError``, before anything is written. Reads no document and no qrels, so a caller
+    can check a project's shape before loading its corpus."""
     name = "InfoSearch" if infosearch else "FollowIR"
     by_query = _instances_by_query(bundle)
     variants = ("og", "changed", "reversed") if infosearch else ("og", "changed")
@@ -59,6 +61,14 @@ def _write_mteb(bundle: Bundle, out_dir: Path, versions: dict[str, str], split: 
                 raise ValueError(f"query {q.query_id!r} has no {variant!r} instance; expected one per variant {variants}")
             record[f"instruction_{variant}"] = inst.instruction
         records.append(record)
+    return records, subsets
+
+
+def _write_mteb(bundle: Bundle, out_dir: Path, versions: dict[str, str], split: str, *, infosearch: bool) -> list[Path]:
+    """The hub layout shared by FollowIR and InfoSearch (see :func:`write_followir`)."""
+    out_dir = Path(out_dir)
+    name = "InfoSearch" if infosearch else "FollowIR"
+    records, subsets = hub_queries(bundle, infosearch=infosearch)
     written = _write_corpus(bundle, out_dir)
     configs = [("corpus", "corpus", "corpus.jsonl")] if written else []
     written.append(_write_jsonl(out_dir / "queries.jsonl", records))

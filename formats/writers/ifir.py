@@ -38,7 +38,7 @@ def write_ifir(bundle: Bundle, out_dir: Path, *, version: str = "original") -> l
     True
     """
     out_dir = Path(out_dir)
-    domains = _domains(bundle)
+    domains = ifir_domains(bundle)
     documents = _documents_by_domain(bundle, domains)
     judged, fallback = _relevant(bundle, version), _relevant(bundle, "original")
     by_group: dict[str, list[Instance]] = {}
@@ -74,8 +74,9 @@ def _local(value: str, domain: str) -> str:
     return value[len(domain) + 1:] if value.startswith(domain + "/") else value
 
 
-def _domains(bundle: Bundle) -> dict[str, list[Query]]:
-    """domain -> its queries; a query without a domain is refused."""
+def ifir_domains(bundle: Bundle) -> dict[str, list[Query]]:
+    """domain -> its queries; a query without a domain is refused (``ValueError``): the first check of
+    :func:`write_ifir`, on the queries only (a caller can run it before loading the corpus)."""
     domains: dict[str, list] = {}
     for q in bundle.queries:
         if not q.subset:
