@@ -189,8 +189,8 @@ if changed:
             if base is None:
                 st.text(f"{r['system']} / {r['qrels_version']}: no original run to compare with")
                 continue
-            pq_v = eval_runs.load_eval_run(conn, r["eval_run_id"])["per_query"]
-            pq_o = eval_runs.load_eval_run(conn, base["eval_run_id"])["per_query"]
+            pq_v = eval_runs.load_eval_run(conn, r["eval_run_id"], run=False, paired_runs=False)["per_query"]
+            pq_o = eval_runs.load_eval_run(conn, base["eval_run_id"], run=False, paired_runs=False)["per_query"]
             common, only_o, only_v = common_queries(pq_o, pq_v, measure)
             st.text(f"{r['system']} / {r['qrels_version']} vs original: {len(common)} compared queries: "
                     f"{id_list(common)}\nleft out, judged only by original: {id_list(only_o)}\n"
@@ -329,10 +329,17 @@ with st.expander("Biggest per-query changes"):
         st.caption("No query changed its score between the qrels versions.")
 run_id = st.selectbox("Download a run", [r["id"] for r in runs], key="ev_run_dl",
                       format_func=lambda i: next(f"{r['id']}: {r['model']} / {r['template']} / {r['qrels_version']}" for r in runs if r["id"] == i))
-full = eval_runs.load_eval_run(conn, run_id)
-with tempfile.TemporaryDirectory() as tmp:
-    write_run(full["run"], Path(tmp) / "run.trec", tag=f"ifjudge-{run_id}")
-    run_text = (Path(tmp) / "run.trec").read_text(encoding="utf-8")
-st.download_button("Download TREC run", run_text, file_name=f"run-{run_id}.trec", key="ev_dl_run")
+def trec_run_text(run_id: int) -> str:
+    """The stored run of ``run_id`` as a TREC run file (built when the download is asked for: a
+    Robust04-sized run is 52,000 lines)."""
+    run = eval_runs.load_eval_run(db(), run_id, paired_runs=False)["run"]
+    with tempfile.TemporaryDirectory() as tmp:
+        write_run(run, Path(tmp) / "run.trec", tag=f"ifjudge-{run_id}")
+        return (Path(tmp) / "run.trec").read_text(encoding="utf-8")
+
+
+full = eval_runs.load_eval_run(conn, run_id, run=False, paired_runs=False)
+st.download_button("Download TREC run", lambda: trec_run_text(run_id), file_name=f"run-{run_id}.trec",
+                   key="ev_dl_run", mime="text/plain")
 st.download_button("Download results (JSON)", json.dumps({"metrics": full["metrics"], "per_query": full["per_query"]}),
                    file_name=f"results-{run_id}.json", key="ev_dl_results")

@@ -87,16 +87,20 @@ def list_eval_runs(
     return out
 
 
-def load_eval_run(db: Database, run_id: int) -> dict:
-    """Everything stored for one eval run (``settings``, ``metrics``, ``per_query``, ``run`` parsed)."""
-    row = db.execute(
-        f"SELECT {', '.join(_SUMMARY)}, per_query, run FROM eval_runs WHERE id = ?", [run_id]
-    ).fetchone()
+def load_eval_run(db: Database, run_id: int, *, run: bool = True, paired_runs: bool = True) -> dict:
+    """Everything stored for one eval run (``settings``, ``metrics``, ``per_query``, ``run`` parsed).
+
+    ``run=False`` leaves the run out (no ``run`` key), ``paired_runs=False`` the paired runs of
+    ``settings`` (as :func:`list_eval_runs`): a Robust04-sized run is 52,000 ranked documents.
+    """
+    cols = [*(_LISTED if not paired_runs else _SUMMARY), "per_query", *(("run",) if run else ())]
+    row = db.execute(f"SELECT {', '.join(cols)} FROM eval_runs WHERE id = ?", [run_id]).fetchone()
     if row is None:
         raise NotFound(f"no eval run with id {run_id}")
     out = _summary(row[: len(_SUMMARY)])
-    out["per_query"] = json.loads(row[-2])
-    out["run"] = json.loads(row[-1])
+    out["per_query"] = json.loads(row[len(_SUMMARY)])
+    if run:
+        out["run"] = json.loads(row[-1])
     return out
 
 
