@@ -12,7 +12,7 @@ validated version may drop queries). Intervals are percentile intervals. Fewer t
 result **undefined**, with the reason, instead of a number.
 
 Runs are read as :mod:`evaluation.compare` reads them (the newest eval run of each system and qrels
-version, :func:`evaluation.compare.system_of`).
+version, :func:`evaluation.compare.pick_versions`, as result records of :mod:`evaluation.results`).
 """
 from __future__ import annotations
 
@@ -21,9 +21,9 @@ import itertools
 import numpy as np
 from scipy import stats
 
-from evaluation.compare import system_of
+from evaluation import results
+from evaluation.compare import pick_versions
 from evaluation.measure_registry import parse as parse_measure_name
-from storage import eval_runs as store
 from storage import projects
 
 MIN_QUERIES = 10
@@ -140,22 +140,14 @@ def leaderboard_stability(published: dict[str, dict[str, float]], validated: dic
 
 def per_query_scores(db, project: str | dict, measure: str) -> dict[str, dict[str, dict[str, float]]]:
     """``{qrels version: {system label: {query: value of measure}}}`` from the newest eval run of
-    each system and qrels version (:func:`evaluation.compare.system_of`)."""
+    each system and qrels version (:func:`evaluation.compare.pick_versions`), read as result records
+    (:func:`evaluation.results.run_results`)."""
     proj = projects.get_project(db, project) if isinstance(project, str) else project
-    latest: dict[tuple, dict] = {}
-    labels: dict[tuple, str] = {}
-    for r in store.list_eval_runs(db, proj["id"], with_per_query=True):  # oldest first: the newest wins
-        label, key = system_of(r)
-        labels[key] = label
-        latest[(key, r["qrels_version"])] = r
-    seen: dict[str, int] = {}
-    for label in labels.values():
-        seen[label] = seen.get(label, 0) + 1
+    sel = pick_versions(results.load_runs(db, proj["id"]))
     out: dict[str, dict[str, dict[str, float]]] = {}
-    for (key, version), r in latest.items():
-        label = labels[key] if seen[labels[key]] == 1 else f"{labels[key]} #{r['id']}"
-        out.setdefault(version, {})[label] = {q: float(v[measure]) for q, v in r["per_query"].items()
-                                              if v.get(measure) is not None}
+    for (key, version), r in sel.latest.items():
+        records = results.run_results(r, system=sel.labels[key], per_query=True)
+        out.setdefault(version, {})[sel.labels[key]] = {q: float(v) for q, v in results.per_query_of(records, measure).items()}
     return out
 
 

@@ -20,6 +20,7 @@ from evaluation.measure_registry import IFMeasure, default_measures, parse_all
 from evaluation.pmrr import TIES, p_mrr
 from evaluation.retrievers import Progress, Retriever
 from evaluation.retrievers.build import build_retriever
+from evaluation.results import measure_name
 from evaluation.robustness import robustness
 from evaluation.templates import default_template, get_template
 from storage import eval_runs as store
@@ -261,9 +262,10 @@ def run_eval(
 
     p-MRR is computed between the og run and the changed run on every changed-side qrels the
     project has: published (``original`` vs ``changed``) and validated (``original`` vs
-    ``changed-validated``), stored as ``p-MRR[changed]`` and ``p-MRR[changed-validated]``;
-    ``p-MRR`` is the one of ``qrels_version`` (``changed`` unless a validated version is
-    evaluated). InfoSearch's WISE / SICR / p-MRR likewise, each also per dimension
+    ``changed-validated``), stored as ``p-MRR(qrels='changed')`` and
+    ``p-MRR(qrels='changed-validated')``; ``p-MRR`` is the one of ``qrels_version`` (``changed``
+    unless a validated version is evaluated). With ``ties="run-order"`` the names carry it
+    (``p-MRR(ties='run-order')``): every name is canonical (:mod:`evaluation.results`). InfoSearch's WISE / SICR / p-MRR likewise, each also per dimension
     (``queries.subset``) in ``settings["evaluation"]["infosearch"]["by_qrels"]``.
 
     Raises IFJudgeError (nothing is retrieved or stored) when the project has no documents (a
@@ -290,7 +292,7 @@ def run_eval(
     pid = proj["id"]
     versions = projects.qrels_versions(db, pid)
     _check_options(proj, versions, qrels_version=qrels_version, candidates=candidates, ties=ties, k=k)
-    asked = _Measures(proj["kind"], measures)
+    asked = _Measures(proj["kind"], measures, ties=ties)
 
     # build the retriever, then check what it needs
     retriever = build_retriever(model, rerank=rerank, score=score, cache_dir=cache_dir,
@@ -390,6 +392,11 @@ def _check_external_matches(retriever: Retriever, run: dict, topics: list[dict])
         f"({', '.join(wanted[:3])}{', ...' if len(wanted) > 3 else ''}) or MTEB's ({mteb}); nothing was scored")
 
 
+def _name(base: str, ties: str, qrels: str | None = None) -> str:
+    """The canonical name a paired measure is stored under (:func:`evaluation.results.measure_name`)."""
+    return measure_name(base, qrels=qrels, ties=ties)
+
+
 def _in_rank_order(docs: dict[str, float]) -> dict[str, float]:
     """A ranking listed by score descending, equal scores by doc id descending (how IFJudge's
     retrievers list a run: :func:`evaluation.retrievers.topk.top_k`)."""
@@ -461,13 +468,14 @@ class _Measures:
     caller named them (then each one is reported, undefined with a reason when not computable);
     else the kind's default list, whose instruction-following measures appear when computable."""
 
-    def __init__(self, kind: str, measures: Sequence[str] | str | None):
-        self.explicit = measures is not None
+    def __init__(self, kind: str, measures: Sequence[str] | str | None, *, ties: str = "docid"):
+        self.explicit, self.ties = measures is not None, ties
         parsed = parse_all(measures if measures is not None else list(default_measures(kind)))
         for m in parsed:
             if isinstance(m, IFMeasure) and m.name in PAIRED_MEASURES and str(m) != m.name:
-                raise IFJudgeError(f"measure {str(m)!r}: {m.name} takes its tie rule from --ties (ties=) and "
-                                   f"its defaults otherwise; write {m.name}")
+                raise IFJudgeError(f"measure {str(m)!r}: {m.name} takes its tie rule from --ties (ties=), is computed "
+                                   f"on every changed-side qrels version the project has (qrels=) and takes its "
+                                   f"defaults otherwise; write {m.name}")
         self.names = [str(m) for m in parsed]
         self.standard = [str(m) for m in parsed if not isinstance(m, IFMeasure)]
         self.robustness = [m.cutoff for m in parsed if isinstance(m, IFMeasure) and m.name == "Robustness"]
@@ -483,16 +491,16 @@ class _Measures:
         """Drop the paired measures not asked for; report asked ones that could not be computed."""
         metrics, undefined = scores.metrics, scores.evaluation["undefined"]
         for name in list(metrics):
-            base = name.split("[", 1)[0]
+            base = name.split("(", 1)[0]  # a paired measure's parameters are in parentheses
             if base in PAIRED_MEASURES and base not in self.paired_names:
                 del metrics[name]
                 undefined.pop(name, None)
         if not self.explicit:
             return
         for base in self.paired_names:
-            if base not in metrics:
-                metrics[base] = None
-                undefined[base] = ("needs og and changed instances of the same queries and the original and changed "
+            if _name(base, self.ties) not in metrics:
+                metrics[_name(base, self.ties)] = None
+                undefined[_name(base, self.ties)] = ("needs og and changed instances of the same queries and the original and changed "
                                    "qrels (FollowIR, InfoSearch)" if base == "p-MRR" else
                                    "needs og, changed and reversed instances and the original and changed qrels "
                                    "(InfoSearch)")
@@ -565,7 +573,7 @@ def _score_paired(db, proj: dict, versions: Sequence[str], scores: _Scores, retr
     if retrieval.retriever.external and run_og == run_new:
         reason = ("the external run ranks the og and changed instances alike (keyed by query id): give "
                   "'<qid>-og' / '<qid>-changed' ids (MTEB's) or one run file per mode")
-        for name in ("p-MRR", *(f"p-MRR[{nv}]" for nv in pair_versions)):
+        for name in (_name("p-MRR", ties), *(_name("p-MRR", ties, nv) for nv in pair_versions)):
             metrics[name] = None
             evaluation["undefined"][name] = reason
         return {"variant": other, "retrieval_key": other_key, "run": other_run, "reused": other_reused}
@@ -574,11 +582,11 @@ def _score_paired(db, proj: dict, versions: Sequence[str], scores: _Scores, retr
         pm = p_mrr(qrels_og, projects.qrels(db, pid, nv), run_og, runs_new[nv], ties=ties)
         by_qrels[nv] = {"p-MRR": pm["p-MRR"], "n_queries": pm["n_queries"], "n_documents": pm["n_documents"],
                         "missing_queries": pm["missing_queries"], "per_query": pm["per_query"]}
-        metrics[f"p-MRR[{nv}]"] = pm["p-MRR"]
+        metrics[_name("p-MRR", ties, nv)] = pm["p-MRR"]
         if pm["p-MRR"] is None:
-            evaluation["undefined"][f"p-MRR[{nv}]"] = f"no query has a document of original whose label differs in {nv}"
+            evaluation["undefined"][_name("p-MRR", ties, nv)] = f"no query has a document of original whose label differs in {nv}"
     main = by_qrels[main_version]
-    metrics["p-MRR"] = main["p-MRR"]
+    metrics[_name("p-MRR", ties)] = main["p-MRR"]
     evaluation["p-MRR"] = {"qrels": ["original", main_version], "n_queries": main["n_queries"],
                            "missing_queries": main["missing_queries"], "ties": ties,
                            "by_qrels": {nv: {k2: v for k2, v in b.items() if k2 != "per_query"} for nv, b in by_qrels.items()},
@@ -586,7 +594,7 @@ def _score_paired(db, proj: dict, versions: Sequence[str], scores: _Scores, retr
                                                              else "imported") for nv in pair_versions},
                            "per_query": {nv: b["per_query"] for nv, b in by_qrels.items()}}
     if main["p-MRR"] is None:
-        evaluation["undefined"]["p-MRR"] = f"no query has a document of original whose label differs in {main_version}"
+        evaluation["undefined"][_name("p-MRR", ties)] = f"no query has a document of original whose label differs in {main_version}"
     paired = {"variant": other, "retrieval_key": other_key, "run": other_run, "reused": other_reused}
     if proj["kind"] == "infosearch" and "reversed" in variants:
         paired["reversed"] = _score_infosearch(db, pid, scores, retrieval, qrels_version=qrels_version,
@@ -617,13 +625,14 @@ def _score_infosearch(db, pid: int, scores: _Scores, retrieval: _Retrieval, *, q
             "missing_queries": info["missing_queries"], "mean_rank": info["mean_rank"],
         }
         for n in names:
-            metrics[f"{n}[{nv}]"] = info[n]
+            metrics[_name(n, ties, nv)] = info[n]
     info = info_by[main_version]
-    for name in names:
-        metrics[name] = info["overall"][name]
-        if info["overall"][name] is None:
+    for n in names:
+        name = _name(n, ties)
+        metrics[name] = info["overall"][n]
+        if info["overall"][n] is None:
             evaluation["undefined"][name] = ("no query has a document relevant under both instructions"
-                                             if name != "p-MRR" else
+                                             if n != "p-MRR" else
                                              "no document is relevant originally and not under the instruction")
         else:
             evaluation["undefined"].pop(name, None)
