@@ -90,26 +90,17 @@ def wise_score(r_ori: int, r_ins: int, r_rev: int, *, n: int, k: int = 20) -> fl
     return (r_rev - r_ori) / r_ori
 
 
-def infosearch_metrics(
-    qrels_ori: Mapping[str, Mapping[str, int]],
-    qrels_ins: Mapping[str, Mapping[str, int]],
-    run_ori: Mapping[str, Mapping[str, float]],
-    run_ins: Mapping[str, Mapping[str, float]],
-    run_rev: Mapping[str, Mapping[str, float]],
-    *,
-    ties: str = "docid",
-    k: int = 20,
-) -> dict:
+def infosearch_metrics(qrels_ori: Mapping[str, Mapping[str, int]], qrels_ins: Mapping[str, Mapping[str, int]],
+                       run_ori: Mapping[str, Mapping[str, float]], run_ins: Mapping[str, Mapping[str, float]],
+                       run_rev: Mapping[str, Mapping[str, float]], *, ties: str = "docid", k: int = 20) -> dict:
     """WISE, SICR and p-MRR of three runs (original, instructed, reversed instruction).
 
-    Per query with >= 1 positive: WISE(q) = mean over its positives of :func:`wise_score`,
-    SICR(q) = mean over its positives of :func:`sicr_indicator`; WISE and SICR are the means
-    over those queries. p-MRR(q) = mean over the query's negatives of the FollowIR score
-    (:func:`evaluation.pmrr.pair_score`, R_og = rank in the ori run, R_new = rank in the ins
-    run); p-MRR is the mean over the queries with >= 1 negative. A query with positives or
-    negatives that is absent from any of the three runs is skipped and listed in
-    ``missing_queries``. See the module docstring for the definitions and for the two places
-    where SPEC.md departs from InfoSearch's published code.
+    Per query (:func:`query_scores`) with >= 1 positive: WISE(q) and SICR(q), the means over its
+    positives of :func:`wise_score` and :func:`sicr_indicator`; with >= 1 negative: p-MRR(q), the
+    mean over its negatives of :func:`evaluation.pmrr.pair_score` (R_og in the ori run, R_new in
+    the ins run). Each is then averaged over the queries that have it. A query absent from any of
+    the three runs is skipped and listed in ``missing_queries``. The module docstring has the
+    definitions and the two places where SPEC.md departs from InfoSearch's published code.
 
     Parameters
     ----------
@@ -139,12 +130,9 @@ def infosearch_metrics(
 
     Examples
     --------
-    >>> qrels_ori = {"q": {"g": 1, "h": 1}}
-    >>> qrels_ins = {"q": {"g": 1, "h": 0}}
-    >>> run_ori = {"q": {"h": 0.9, "g": 0.8, "x": 0.1}}
-    >>> run_ins = {"q": {"g": 0.95, "h": 0.5, "x": 0.1}}
-    >>> run_rev = {"q": {"h": 0.9, "x": 0.5, "g": 0.2}}
-    >>> r = infosearch_metrics(qrels_ori, qrels_ins, run_ori, run_ins, run_rev)
+    >>> qrels_ori, qrels_ins = {"q": {"g": 1, "h": 1}}, {"q": {"g": 1, "h": 0}}
+    >>> run_ori, run_ins = {"q": {"h": 0.9, "g": 0.8, "x": 0.1}}, {"q": {"g": 0.95, "h": 0.5, "x": 0.1}}
+    >>> r = infosearch_metrics(qrels_ori, qrels_ins, run_ori, run_ins, {"q": {"h": 0.9, "x": 0.5, "g": 0.2}})
     >>> r["WISE"], r["SICR"], r["p-MRR"]  # g: 2 -> 1 (ins), 3 (rev), N = 2; h: 1 -> 2
     (0.95, 1.0, 0.5)
     """
@@ -170,18 +158,9 @@ def infosearch_metrics(
     wise_q = [row["WISE"] for row in per_query.values() if row["WISE"] is not None]
     sicr_q = [row["SICR"] for row in per_query.values() if row["SICR"] is not None]
     pmrr_q = [row["p-MRR"] for row in per_query.values() if row["p-MRR"] is not None]
-    return {
-        "WISE": _mean(wise_q),
-        "SICR": _mean(sicr_q),
-        "p-MRR": _mean(pmrr_q),
-        "n_queries": len(wise_q),
-        "n_queries_pmrr": len(pmrr_q),
-        "mean_rank": {mode: _mean(v) for mode, v in rank_means.items()},
-        "per_query": per_query,
-        "missing_queries": sorted(missing),
-        "ties": ties,
-        "K": int(k),
-    }
+    return {"WISE": _mean(wise_q), "SICR": _mean(sicr_q), "p-MRR": _mean(pmrr_q), "n_queries": len(wise_q),
+            "n_queries_pmrr": len(pmrr_q), "mean_rank": {mode: _mean(v) for mode, v in rank_means.items()},
+            "per_query": per_query, "missing_queries": sorted(missing), "ties": ties, "K": int(k)}
 
 
 def _mean(values: list[float]) -> float | None:

@@ -5,6 +5,21 @@ One call of :func:`run_eval` = one row of ``eval_runs``. The retrieval is identi
 same retrieval on another qrels version (``original`` -> ``validated``) reuses the stored run
 and retrieves nothing; a different retrieval with the same model still finds every embedding it
 has seen in the embedding cache.
+
+What is computed (:func:`run_eval`): the standard measures with trec_eval semantics
+(:func:`evaluation.measures.evaluate`); ``Robustness@k`` (InstructIR) when a group has more than
+one evaluated instance; ``p-MRR`` (FollowIR eq. 1) when the project has og and changed instances
+and the ``original`` and changed qrels; ``WISE``, ``SICR`` and InfoSearch's ``p-MRR``
+(:func:`evaluation.infosearch.infosearch_metrics`) with ``reversed`` instances too. In a default
+list they are computed when the project has what they need. p-MRR is computed between the og run
+and the changed run on every changed-side qrels the project has (``changed``,
+``changed-validated``, ``edited-validated``), stored as ``p-MRR(qrels='changed')``, ...;
+``p-MRR`` is the one of the evaluated version (``changed`` unless a validated one is evaluated);
+InfoSearch's WISE / SICR / p-MRR likewise, also per dimension (``queries.subset``) in
+``settings["evaluation"]["infosearch"]["by_qrels"]``. With ``ties="run-order"`` the names carry
+it (``p-MRR(ties='run-order')``): every stored name is canonical (:mod:`evaluation.results`).
+IFJudge's retrievers list equal scores by doc id descending and a reused run is read back in its
+stored order, so ``run-order`` gives one answer whether a run is reused or not.
 """
 from __future__ import annotations
 
@@ -224,102 +239,55 @@ def check_evaluable(db: Database, proj: dict, *, qrels_version: str, variant: st
     return topics, chosen_variant, qrels_all
 
 
-def run_eval(
-    db: Database,
-    project: str | dict,
-    *,
-    model,
-    template: str | None = None,
-    qrels_version: str = "original",
-    k: int = DEFAULT_K,
-    measures: Sequence[str] | None = None,
-    variant: str | None = None,
-    rerank=None,
-    candidates: str = "auto",
-    missing: str = "zero",
-    score: str = "cosine",
-    progress: Progress | None = None,
-    cache_dir=None,
-    reuse: bool = True,
-    ties: str = "docid",
-) -> int:
-    """Retrieve (or reuse a stored run), evaluate, store; returns the eval run id.
+def run_eval(db: Database, project: str | dict, *, model, template: str | None = None, qrels_version: str = "original",
+             k: int = DEFAULT_K, measures: Sequence[str] | None = None, variant: str | None = None, rerank=None,
+             candidates: str = "auto", missing: str = "zero", score: str = "cosine", progress: Progress | None = None,
+             cache_dir=None, reuse: bool = True, ties: str = "docid") -> int:
+    """Retrieve (or reuse a stored run), evaluate, store; returns the eval run id
+    (:func:`storage.eval_runs.load_eval_run`). The module docstring says what each measure needs.
 
     Parameters
     ----------
-    db : Database
     project : str or dict
         Project name (or the dict of ``storage.projects.get_project``).
     model : str or Retriever
-        ``"bm25"``; ``"minilm"`` (bundled all-MiniLM-L6-v2); a local sentence-transformers
-        directory or a hub name; a TREC run file; ``"external:<name>"`` for a run stored by an
-        import (:func:`evaluation.retrievers.build.build_retriever`); or a
-        :class:`~evaluation.retrievers.Retriever`.
+        ``"bm25"``, ``"minilm"`` (bundled all-MiniLM-L6-v2), a sentence-transformers directory or
+        hub name, a TREC run file, ``"external:<name>"`` (a run stored by an import), or a
+        :class:`~evaluation.retrievers.Retriever` (:func:`evaluation.retrievers.build.build_retriever`).
     template : str, optional
-        Name from :data:`evaluation.templates.TEMPLATES` (ignored for external runs); default
-        :func:`evaluation.templates.default_template` of the project's kind, MTEB's
-        ``query_instruction`` (query, space, instruction).
+        A name of :data:`evaluation.templates.TEMPLATES` (ignored for external runs); default
+        :func:`evaluation.templates.default_template` of the kind: MTEB's (query, space, instruction).
     qrels_version : str
-        A published version (``original``, ``changed``, ``reversed``) or a validated one
-        (``validated``, ``changed-validated``, ``reversed-validated``) -- must exist in the project.
+        ``original``, ``changed``, ``reversed`` or a validated version; must exist in the project.
     k : int
-        Depth of a full-corpus run (and of its reranked first stage), default 1000 as MTEB.
-        When the project has candidate lists (``top_ranked``), every candidate is ranked and
-        ``k`` is not used, as MTEB ranks every candidate of ``top_ranked``.
+        Depth of a full-corpus run (and of its reranked first stage), 1000 as MTEB; with
+        ``top_ranked`` candidate lists every candidate is ranked, as MTEB does.
     measures : list of str, optional
-        Any names of :mod:`evaluation.measure_registry` (trec_eval / ir-measures names and
-        ``Robustness@k``, ``p-MRR``, ``WISE``, ``SICR``); default
-        :func:`evaluation.measure_registry.default_measures` of the project's kind (the
-        benchmark's headline measures). Standard ones have trec_eval semantics
-        (:func:`evaluation.measures.evaluate`). ``Robustness@k`` (InstructIR) needs a group with
-        more than one evaluated instance; ``p-MRR`` (FollowIR eq. 1) og and changed instances and
-        the ``original`` and changed (or validated) qrels; ``WISE``, ``SICR`` and InfoSearch's
-        ``p-MRR`` (:func:`evaluation.infosearch.infosearch_metrics`) ``reversed`` instances too.
-        In a default list they are computed when the project has what they need; asked for by
-        name and not computable, they are stored as undefined with the reason.
+        Names of :mod:`evaluation.measure_registry`; default
+        :func:`~evaluation.measure_registry.default_measures` of the kind. Asked for by name and
+        not computable, a measure is stored as undefined with the reason.
     variant : str, optional
-        Evaluate only the instances of this variant (see :func:`select_topics` for the default).
+        Evaluate only this variant's instances (default: :func:`choose_topics`).
     rerank : str or Reranker, optional
-        A CrossEncoder path (or a :class:`~evaluation.retrievers.rerank.Reranker`) re-scoring
-        the top ``k`` of the first stage.
+        A CrossEncoder re-scoring the top ``k`` of the first stage.
     candidates : {"auto", "corpus", "top_ranked"}
-        Score the whole corpus, or only each query's ``top_ranked`` list (FollowIR);
-        ``auto`` uses the lists when the project has some for the evaluated qids.
+        The whole corpus or each query's ``top_ranked`` list; ``auto``: the lists when there are some.
     missing : {"zero", "omit"}
-        Topics judged in the qrels version but absent from the run (or with an empty ranking)
-        count as 0 (default), or are left out of the means. Either way they are listed.
+        Judged topics absent from the run count as 0 or are left out of the means (listed either way).
     score : {"cosine", "dot"}
-        Similarity of a dense model (ignored by BM25 and external runs).
+        Similarity of a dense model.
     progress : callable, optional
         ``progress(done, total, message)``.
     cache_dir : path, optional
         Embedding cache root.
     reuse : bool
-        Reuse a stored run with the same retrieval key (default). False forces retrieval (the
-        embedding cache still applies).
+        Reuse a stored run with the same retrieval key (default); False retrieves again.
     ties : {"docid", "run-order"}
-        How equal scores are ranked for p-MRR, WISE and SICR (:func:`evaluation.pmrr.doc_ranks`):
-        doc id descending (``docid``: trec_eval's rule, and MTEB 2.26's ``get_rank_from_dict``)
-        or the run's own order (``run-order``: FollowIR's original code, a stable sort by score).
-        IFJudge's own retrievers list equal scores by doc id descending, and a reused run is read
-        back in its stored order, so ``run-order`` gives one answer whether a run is reused or not.
+        Rank of equal scores for p-MRR, WISE, SICR (:func:`evaluation.pmrr.doc_ranks`): doc id
+        descending (trec_eval, MTEB 2.26) or the run's order (FollowIR's code); in their names.
 
-    p-MRR is computed between the og run and the changed run on every changed-side qrels the
-    project has: published (``original`` vs ``changed``) and validated (``original`` vs
-    ``changed-validated``), stored as ``p-MRR(qrels='changed')`` and
-    ``p-MRR(qrels='changed-validated')``; ``p-MRR`` is the one of ``qrels_version`` (``changed``
-    unless a validated version is evaluated). With ``ties="run-order"`` the names carry it
-    (``p-MRR(ties='run-order')``): every name is canonical (:mod:`evaluation.results`). InfoSearch's WISE / SICR / p-MRR likewise, each also per dimension
-    (``queries.subset``) in ``settings["evaluation"]["infosearch"]["by_qrels"]``.
-
-    Raises IFJudgeError (nothing is retrieved or stored) when the project has no documents (a
-    retriever has nothing to rank), no topic, or no judged query with a relevant document in
-    ``qrels_version`` for the evaluated variant.
-
-    Returns
-    -------
-    int
-        The id of the stored eval run (:func:`storage.eval_runs.load_eval_run`).
+    Raises IFJudgeError (nothing retrieved or stored) when the project has no documents, no topic,
+    or no judged query with a relevant document in ``qrels_version`` for the evaluated variant.
 
     Examples
     --------
@@ -344,6 +312,14 @@ def run_eval(
     retrieval = _Retrieval(db, proj, retriever, template_name, k=k, reuse=reuse, progress=progress,
                            candidates=_candidate_lists(db, proj, topics, candidates))
     main = _main_run(inputs, retrieval, topics, qrels_version=qrels_version, variant=chosen_variant)
+    return _score_and_store(inputs, retrieval, main, asked, qrels_all, qrels_version=qrels_version, missing=missing,
+                            ties=ties, progress=progress)
+
+
+def _score_and_store(inputs: "_Inputs", retrieval: "_Retrieval", main: "_MainRun", asked: "_Measures", qrels_all: dict,
+                     *, qrels_version: str, missing: str, ties: str, progress: Progress | None) -> int:
+    """Score the measures of the main run (standard ones, Robustness@k, those pairing the runs of
+    several variants) and store the eval run; returns its id."""
     if progress:
         progress(0, 1, "evaluating")
     qrels_eval = {t["qid"]: qrels_all[t["qid"]] for t in main.topics if t["qid"] in qrels_all}
