@@ -76,3 +76,14 @@ def test_run_results_one_record_per_measure_and_query():
         ("BM25 [query]", "changed", "q1", "nDCG@10", 0.5, None, 7),
         ("BM25 [query]", "changed", "q2", "nDCG@10", 0.0, None, 7),
     ]
+
+
+def test_a_stored_paired_name_is_a_measure_compare_reads(demo):
+    db, _ = demo
+    for version in ("original", "changed"):
+        run_eval(db, "demo", model="bm25", template="query", qrels_version=version)
+    out = compare_project(db, "demo", measure="p-mrr(qrels=changed)", n_permutations=200)
+    assert out["measure"] == "p-MRR(qrels='changed')"
+    stored = [json.loads(m) for (m,) in db.execute("SELECT metrics FROM eval_runs ORDER BY id").fetchall()]
+    assert [r["metrics"]["p-MRR(qrels='changed')"] for r in out["table"]] == [m["p-MRR(qrels='changed')"] for m in stored]
+    assert [b["value"] for b in out["leaderboards"]["original"]] == [stored[0]["p-MRR(qrels='changed')"]]
