@@ -103,7 +103,7 @@ class _Bar:
 def run_cmd(args) -> int:
     from evaluation.runner import run_eval
     from storage.db import connect
-    from storage.eval_runs import load_eval_run
+    from evaluation.results import load_run, metrics_of, run_results, undefined_of
 
     from evaluation.measure_registry import parse_all
 
@@ -125,14 +125,14 @@ def run_cmd(args) -> int:
         )
     finally:
         bar.close()
-    stored = load_eval_run(db, run_id)
-    s = stored["settings"]
+    stored = load_run(db, run_id)
+    s, records = stored["settings"], run_results(stored)
     summary = {
         "eval_run_id": run_id, "model": stored["model"], "template": stored["template"],
         "qrels_version": stored["qrels_version"], "variant": s.get("variant"), "k": s.get("k"),
-        "reused_run": s.get("reused_run"), "metrics": stored["metrics"],
+        "reused_run": s.get("reused_run"), "metrics": metrics_of(records),
         "n_queries": s["evaluation"]["n_queries"], "missing_queries": s["evaluation"]["missing_queries"],
-        "undefined": s["evaluation"]["undefined"],
+        "undefined": undefined_of(records),
     }
     pm = s["evaluation"].get("p-MRR")
     if pm:
@@ -146,9 +146,9 @@ def run_cmd(args) -> int:
         return 0
     print(f"eval run {run_id}: {stored['model']} [{stored['template']}] on {stored['qrels_version']} qrels"
           f" ({summary['n_queries']} queries{', stored run reused' if summary['reused_run'] else ''})")
-    for name, val in stored["metrics"].items():
-        shown = "undefined (" + summary["undefined"].get(name, "") + ")" if val is None else f"{val:.4f}"
-        print(f"  {name:<14} {shown}")
+    for r in records:
+        shown = str(r.undefined) if r.undefined is not None else f"{r.value:.4f}"
+        print(f"  {r.measure:<14} {shown}")
     if summary["missing_queries"]:
         print(f"  {len(summary['missing_queries'])} judged queries absent from the run ({args.missing})")
     for v, b in (summary.get("p_mrr") or {}).get("by_qrels", {}).items():

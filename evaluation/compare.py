@@ -21,10 +21,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from evaluation import results
 from evaluation.measure_registry import parse as parse_measure_name
 from evaluation.significance import holm, kendall_tau, paired_permutation_test, paired_t_test
 from evaluation.undefined import Undefined, defined_or_none
-from storage import eval_runs as store
 from storage import projects
 from storage.errors import IFJudgeError
 
@@ -119,10 +119,10 @@ class Selection:
 
 
 def load_runs(db, project: str | dict) -> tuple[dict, list[dict]]:
-    """(project row, its eval runs with per-query values, oldest first); refuses a project
-    without eval runs."""
+    """(project row, its eval runs with per-query values, oldest first, measure names canonical:
+    :func:`evaluation.results.load_runs`); refuses a project without eval runs."""
     proj = projects.get_project(db, project) if isinstance(project, str) else project
-    runs = store.list_eval_runs(db, proj["id"], with_per_query=True)
+    runs = results.load_runs(db, proj["id"])
     if not runs:
         raise IFJudgeError(f"project {proj['name']!r} has no eval runs yet; run `ifjudge eval run` first")
     return proj, runs
@@ -322,7 +322,9 @@ def pmrr_published_vs_validated(sel: Selection) -> list[dict]:
                 common = sorted(set(pub) & set(val))
                 pmrr.append({
                     "system": sel.labels[key], "qrels_version": v, "ties": ev.get("ties"),
-                    "published": r["metrics"].get("p-MRR[changed]"), "validated": r["metrics"].get("p-MRR[changed-validated]"),
+                    "published": r["metrics"].get(results.measure_name("p-MRR", qrels="changed", ties=ev.get("ties"))),
+                    "validated": r["metrics"].get(results.measure_name("p-MRR", qrels="changed-validated",
+                                                                       ties=ev.get("ties"))),
                     "n_published": len(pub), "n_validated": len(val), "n_common_queries": len(common),
                     "published_on_common": float(np.mean([pub[q] for q in common])) if common else None,
                     "validated_on_common": float(np.mean([val[q] for q in common])) if common else None,

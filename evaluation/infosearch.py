@@ -90,26 +90,17 @@ def wise_score(r_ori: int, r_ins: int, r_rev: int, *, n: int, k: int = 20) -> fl
     return (r_rev - r_ori) / r_ori
 
 
-def infosearch_metrics(
-    qrels_ori: Mapping[str, Mapping[str, int]],
-    qrels_ins: Mapping[str, Mapping[str, int]],
-    run_ori: Mapping[str, Mapping[str, float]],
-    run_ins: Mapping[str, Mapping[str, float]],
-    run_rev: Mapping[str, Mapping[str, float]],
-    *,
-    ties: str = "docid",
-    k: int = 20,
-) -> dict:
+def infosearch_metrics(qrels_ori: Mapping[str, Mapping[str, int]], qrels_ins: Mapping[str, Mapping[str, int]],
+                       run_ori: Mapping[str, Mapping[str, float]], run_ins: Mapping[str, Mapping[str, float]],
+                       run_rev: Mapping[str, Mapping[str, float]], *, ties: str = "docid", k: int = 20) -> dict:
     """WISE, SICR and p-MRR of three runs (original, instructed, reversed instruction).
 
-    Per query with >= 1 positive: WISE(q) = mean over its positives of :func:`wise_score`,
-    SICR(q) = mean over its positives of :func:`sicr_indicator`; WISE and SICR are the means
-    over those queries. p-MRR(q) = mean over the query's negatives of the FollowIR score
-    (:func:`evaluation.pmrr.pair_score`, R_og = rank in the ori run, R_new = rank in the ins
-    run); p-MRR is the mean over the queries with >= 1 negative. A query with positives or
-    negatives that is absent from any of the three runs is skipped and listed in
-    ``missing_queries``. See the module docstring for the definitions and for the two places
-    where SPEC.md departs from InfoSearch's published code.
+    Per query (:func:`query_scores`) with >= 1 positive: WISE(q) and SICR(q), the means over its
+    positives of :func:`wise_score` and :func:`sicr_indicator`; with >= 1 negative: p-MRR(q), the
+    mean over its negatives of :func:`evaluation.pmrr.pair_score` (R_og in the ori run, R_new in
+    the ins run). Each is then averaged over the queries that have it. A query absent from any of
+    the three runs is skipped and listed in ``missing_queries``. The module docstring has the
+    definitions and the two places where SPEC.md departs from InfoSearch's published code.
 
     Parameters
     ----------
@@ -139,12 +130,9 @@ def infosearch_metrics(
 
     Examples
     --------
-    >>> qrels_ori = {"q": {"g": 1, "h": 1}}
-    >>> qrels_ins = {"q": {"g": 1, "h": 0}}
-    >>> run_ori = {"q": {"h": 0.9, "g": 0.8, "x": 0.1}}
-    >>> run_ins = {"q": {"g": 0.95, "h": 0.5, "x": 0.1}}
-    >>> run_rev = {"q": {"h": 0.9, "x": 0.5, "g": 0.2}}
-    >>> r = infosearch_metrics(qrels_ori, qrels_ins, run_ori, run_ins, run_rev)
+    >>> qrels_ori, qrels_ins = {"q": {"g": 1, "h": 1}}, {"q": {"g": 1, "h": 0}}
+    >>> run_ori, run_ins = {"q": {"h": 0.9, "g": 0.8, "x": 0.1}}, {"q": {"g": 0.95, "h": 0.5, "x": 0.1}}
+    >>> r = infosearch_metrics(qrels_ori, qrels_ins, run_ori, run_ins, {"q": {"h": 0.9, "x": 0.5, "g": 0.2}})
     >>> r["WISE"], r["SICR"], r["p-MRR"]  # g: 2 -> 1 (ins), 3 (rev), N = 2; h: 1 -> 2
     (0.95, 1.0, 0.5)
     """
@@ -153,10 +141,7 @@ def infosearch_metrics(
         raise ValueError(f"k must be >= 1, got {k}")
     per_query: dict[str, dict] = {}
     missing: list[str] = []
-    wise_q: list[float] = []
-    sicr_q: list[float] = []
-    pmrr_q: list[float] = []
-    rank_means = {"ori": [], "ins": [], "rev": []}
+    rank_means: dict[str, list[float]] = {"ori": [], "ins": [], "rev": []}
     for qid, ori in qrels_ori.items():
         ins = qrels_ins.get(qid, {})
         positives = [d for d, rel in ori.items() if rel >= 1 and ins.get(d, 0) >= 1]
@@ -166,44 +151,48 @@ def infosearch_metrics(
         if qid not in run_ori or qid not in run_ins or qid not in run_rev:
             missing.append(qid)
             continue
-        targets = positives + negatives
-        r_ori = doc_ranks(run_ori[qid], targets, ties=ties)
-        r_ins = doc_ranks(run_ins[qid], targets, ties=ties)
-        r_rev = doc_ranks(run_rev[qid], positives, ties=ties) if positives else {}
-        row: dict = {"WISE": None, "SICR": None, "p-MRR": None,
-                     "n_positives": len(positives), "n_negatives": len(negatives)}
-        if positives:
-            n = len(positives) + len(negatives)
-            wise = []
-            sicr = []
-            for d in positives:
-                (ro, so), (ri, si), (rr, sr) = r_ori[d], r_ins[d], r_rev[d]
-                wise.append(wise_score(ro, ri, rr, n=n, k=k))
-                sicr.append(sicr_indicator(ro, ri, rr, so, si, sr))
-            row["WISE"] = sum(wise) / len(wise)
-            row["SICR"] = sum(sicr) / len(sicr)
-            wise_q.append(row["WISE"])
-            sicr_q.append(row["SICR"])
-            for mode, ranks in (("ori", r_ori), ("ins", r_ins), ("rev", r_rev)):
-                rank_means[mode].append(sum(ranks[d][0] for d in positives) / len(positives))
-        if negatives:
-            values = [pair_score(r_ori[d][0], r_ins[d][0]) for d in negatives]
-            row["p-MRR"] = sum(values) / len(values)
-            pmrr_q.append(row["p-MRR"])
-        per_query[qid] = row
+        per_query[qid], ranks = query_scores(run_ori[qid], run_ins[qid], run_rev[qid], positives, negatives,
+                                             ties=ties, k=k)
+        for mode, rank in ranks.items():
+            rank_means[mode].append(rank)
+    wise_q = [row["WISE"] for row in per_query.values() if row["WISE"] is not None]
+    sicr_q = [row["SICR"] for row in per_query.values() if row["SICR"] is not None]
+    pmrr_q = [row["p-MRR"] for row in per_query.values() if row["p-MRR"] is not None]
+    return {"WISE": _mean(wise_q), "SICR": _mean(sicr_q), "p-MRR": _mean(pmrr_q), "n_queries": len(wise_q),
+            "n_queries_pmrr": len(pmrr_q), "mean_rank": {mode: _mean(v) for mode, v in rank_means.items()},
+            "per_query": per_query, "missing_queries": sorted(missing), "ties": ties, "K": int(k)}
 
-    def mean(values):
-        return (sum(values) / len(values)) if values else None
 
-    return {
-        "WISE": mean(wise_q),
-        "SICR": mean(sicr_q),
-        "p-MRR": mean(pmrr_q),
-        "n_queries": len(wise_q),
-        "n_queries_pmrr": len(pmrr_q),
-        "mean_rank": {mode: mean(v) for mode, v in rank_means.items()},
-        "per_query": per_query,
-        "missing_queries": sorted(missing),
-        "ties": ties,
-        "K": int(k),
-    }
+def _mean(values: list[float]) -> float | None:
+    return (sum(values) / len(values)) if values else None
+
+
+def query_scores(ori: Mapping[str, float], ins: Mapping[str, float], rev: Mapping[str, float], positives: list[str],
+                 negatives: list[str], *, ties: str = "docid", k: int = 20) -> tuple[dict, dict[str, float]]:
+    """One query's row of :func:`infosearch_metrics` from its three rankings: ``{"WISE", "SICR",
+    "p-MRR", "n_positives", "n_negatives"}`` (WISE and SICR None without positives, p-MRR without
+    negatives), and the mean rank of its positives in each mode (``{}`` without positives).
+
+    >>> row, ranks = query_scores({"h": 0.9, "g": 0.8}, {"g": 0.95, "h": 0.5}, {"h": 0.9, "g": 0.2}, ["g"], ["h"])
+    >>> row["WISE"], row["SICR"], row["p-MRR"], ranks  # g: rank 2 in ori and rev (no reward, no penalty); h: 1 -> 2
+    (0.0, 0.0, 0.5, {'ori': 2.0, 'ins': 1.0, 'rev': 2.0})
+    """
+    r_ori = doc_ranks(ori, positives + negatives, ties=ties)
+    r_ins = doc_ranks(ins, positives + negatives, ties=ties)
+    row: dict = {"WISE": None, "SICR": None, "p-MRR": None, "n_positives": len(positives), "n_negatives": len(negatives)}
+    ranks: dict[str, float] = {}
+    if positives:
+        r_rev = doc_ranks(rev, positives, ties=ties)
+        n = len(positives) + len(negatives)
+        wise, sicr = [], []
+        for d in positives:
+            (ro, so), (ri, si), (rr, sr) = r_ori[d], r_ins[d], r_rev[d]
+            wise.append(wise_score(ro, ri, rr, n=n, k=k))
+            sicr.append(sicr_indicator(ro, ri, rr, so, si, sr))
+        row["WISE"], row["SICR"] = sum(wise) / len(wise), sum(sicr) / len(sicr)
+        ranks = {mode: sum(r[d][0] for d in positives) / len(positives)
+                 for mode, r in (("ori", r_ori), ("ins", r_ins), ("rev", r_rev))}
+    if negatives:
+        values = [pair_score(r_ori[d][0], r_ins[d][0]) for d in negatives]
+        row["p-MRR"] = sum(values) / len(values)
+    return row, ranks

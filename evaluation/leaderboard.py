@@ -12,7 +12,7 @@ validated version may drop queries). Intervals are percentile intervals. Fewer t
 result **undefined**, with the reason, instead of a number.
 
 Runs are read as :mod:`evaluation.compare` reads them (the newest eval run of each system and qrels
-version, :func:`evaluation.compare.system_of`).
+version, :func:`evaluation.compare.pick_versions`, as result records of :mod:`evaluation.results`).
 """
 from __future__ import annotations
 
@@ -21,9 +21,9 @@ import itertools
 import numpy as np
 from scipy import stats
 
-from evaluation.compare import system_of
+from evaluation import results
+from evaluation.compare import pick_versions
 from evaluation.measure_registry import parse as parse_measure_name
-from storage import eval_runs as store
 from storage import projects
 
 MIN_QUERIES = 10
@@ -66,96 +66,108 @@ def leaderboard_stability(published: dict[str, dict[str, float]], validated: dic
     q_pub = sorted(set.intersection(*[{q for q, v in published[s].items() if v is not None} for s in systems])) if systems else []
     q_val = sorted(set.intersection(*[{q for q, v in validated[s].items() if v is not None} for s in systems])) if systems else []
     universe = sorted(set(q_pub) | set(q_val))
-    pos = {q: i for i, q in enumerate(universe)}
     rng = np.random.default_rng(seed)
     counts = rng.multinomial(len(universe), np.full(len(universe), 1 / len(universe)), size=n_boot) if universe and n_boot else np.zeros((0, len(universe)))
+    sides = {"published": (*_bootstrap_side(published, systems, q_pub, universe, counts), len(q_pub)),
+             "validated": (*_bootstrap_side(validated, systems, q_val, universe, counts), len(q_val))}
+    return {"systems": _system_rows(systems, sides, alpha), "pairs": _pair_rows(systems, sides, alpha),
+            "kendall_tau": _tau(sides, len(systems), alpha), "n_boot": n_boot, "seed": seed, "alpha": alpha,
+            "n_queries_published": len(q_pub), "n_queries_validated": len(q_val), "n_systems": len(systems)}
 
-    def side(scores: dict, queries: list[str]):
-        mask = np.zeros(len(universe), dtype=bool)
-        mask[[pos[q] for q in queries]] = True
-        matrix = np.array([[scores[s].get(q, 0.0) if mask[pos[q]] else 0.0 for q in universe] for s in systems]).reshape(len(systems), len(universe))
-        observed = np.array([np.mean([scores[s][q] for q in queries]) if queries else np.nan for s in systems])
-        c = counts * mask
-        denom = c.sum(1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            boot = (c @ matrix.T) / denom[:, None]  # replicates x systems
-        return observed, boot
 
-    obs_p, boot_p = side(published, q_pub)
-    obs_v, boot_v = side(validated, q_val)
+def _bootstrap_side(scores: dict, systems: list[str], queries: list[str], universe: list[str], counts: np.ndarray):
+    """(observed mean per system over ``queries``, replicates x systems bootstrap means): a replicate
+    draws ``counts`` of the ``universe`` and keeps the draws of ``queries``."""
+    pos = {q: i for i, q in enumerate(universe)}
+    mask = np.zeros(len(universe), dtype=bool)
+    mask[[pos[q] for q in queries]] = True
+    matrix = np.array([[scores[s].get(q, 0.0) if mask[pos[q]] else 0.0 for q in universe] for s in systems]).reshape(len(systems), len(universe))
+    observed = np.array([np.mean([scores[s][q] for q in queries]) if queries else np.nan for s in systems])
+    c = counts * mask
+    denom = c.sum(1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        boot = (c @ matrix.T) / denom[:, None]  # replicates x systems
+    return observed, boot
 
-    def too_few(n: int) -> str | None:
-        return f"undefined with {n} queries: needs at least {MIN_QUERIES}" if n < MIN_QUERIES else None
 
-    rank = lambda obs: {s: int(r) for s, r in zip(systems, stats.rankdata(-obs, method="min"))} if len(obs) else {}  # noqa: E731
-    rank_p, rank_v = rank(obs_p), rank(obs_v)
+def _too_few(n: int) -> str | None:
+    return f"undefined with {n} queries: needs at least {MIN_QUERIES}" if n < MIN_QUERIES else None
+
+
+def _order(x):
+    return np.sign(np.round(x, 12))
+
+
+def _disagree(a, b):  # 1 when the signs differ, 1/2 when exactly one of them is a tie
+    return np.where(a == b, 0.0, np.where((a == 0) | (b == 0), 0.5, 1.0))
+
+
+def _system_rows(systems: list[str], sides: dict, alpha: float) -> list[dict]:
+    """One row per system: its value with interval on each side and its rank there."""
+    def rank(obs):
+        return {s: int(r) for s, r in zip(systems, stats.rankdata(-obs, method="min"))} if len(obs) else {}
+
+    ranks = {name: rank(obs) for name, (obs, _, _) in sides.items()}
     rows = []
     for i, s in enumerate(systems):
-        row = {"system": s, "rank_published": rank_p.get(s), "rank_validated": rank_v.get(s),
-               "n_queries_published": len(q_pub), "n_queries_validated": len(q_val)}
-        for name, obs, boot, n in (("published", obs_p, boot_p, len(q_pub)), ("validated", obs_v, boot_v, len(q_val))):
-            why = too_few(n)
+        row = {"system": s, "rank_published": ranks["published"].get(s), "rank_validated": ranks["validated"].get(s),
+               "n_queries_published": sides["published"][2], "n_queries_validated": sides["validated"][2]}
+        for name, (obs, boot, n) in sides.items():
+            why = _too_few(n)
             row[name] = ({**_undefined(why), "value": None if n == 0 else float(obs[i])} if why
                          else _interval(boot[:, i], obs[i], alpha))
         rows.append(row)
+    return rows
 
-    def order(x):
-        return np.sign(np.round(x, 12))
 
-    def disagree(a, b):  # 1 when the signs differ, 1/2 when exactly one of them is a tie
-        return np.where(a == b, 0.0, np.where((a == 0) | (b == 0), 0.5, 1.0))
-
+def _pair_rows(systems: list[str], sides: dict, alpha: float) -> list[dict]:
+    """Each pair of systems: the difference with interval and the swap probability on each side,
+    and how often the two sides order the pair differently."""
+    (_, boot_p, n_p), (_, boot_v, n_v) = sides["published"], sides["validated"]
     pairs = []
     for (i, a), (j, b) in itertools.combinations(enumerate(systems), 2):
         entry = {"a": a, "b": b}
-        for name, obs, boot, n in (("published", obs_p, boot_p, len(q_pub)), ("validated", obs_v, boot_v, len(q_val))):
+        for name, (obs, boot, n) in sides.items():
             d_obs, d_boot = obs[i] - obs[j], boot[:, i] - boot[:, j]
-            why = too_few(n)
+            why = _too_few(n)
             entry[f"difference_{name}"] = ({**_undefined(why), "value": None if n == 0 else float(d_obs)} if why
                                            else _interval(d_boot, d_obs, alpha))
             ok = ~np.isnan(d_boot)
-            entry[f"p_swap_{name}"] = None if why else float(disagree(order(d_boot[ok]), order(np.array(d_obs))).mean())
+            entry[f"p_swap_{name}"] = None if why else float(_disagree(_order(d_boot[ok]), _order(np.array(d_obs))).mean())
         both = ~np.isnan(boot_p[:, i] - boot_p[:, j]) & ~np.isnan(boot_v[:, i] - boot_v[:, j])
-        why = too_few(min(len(q_pub), len(q_val)))
-        entry["p_order_differs"] = None if why else float(disagree(
-            order(boot_p[both, i] - boot_p[both, j]), order(boot_v[both, i] - boot_v[both, j])).mean())
+        why = _too_few(min(n_p, n_v))
+        entry["p_order_differs"] = None if why else float(_disagree(
+            _order(boot_p[both, i] - boot_p[both, j]), _order(boot_v[both, i] - boot_v[both, j])).mean())
         entry["undefined"] = why
         pairs.append(entry)
+    return pairs
 
-    n_min = min(len(q_pub), len(q_val))
-    if n_min < MIN_QUERIES or len(systems) < MIN_SYSTEMS:
-        tau = _undefined(f"undefined with {n_min} queries and {len(systems)} systems: needs at least "
-                         f"{MIN_QUERIES} queries and {MIN_SYSTEMS} systems")
-    else:
-        t_obs = stats.kendalltau(obs_p, obs_v).statistic
-        taus = np.array([stats.kendalltau(boot_p[b], boot_v[b]).statistic for b in range(len(boot_p))
-                         if not (np.isnan(boot_p[b]).any() or np.isnan(boot_v[b]).any())], dtype=float)
-        if np.isnan(t_obs):
-            tau = _undefined("undefined: a leaderboard has all scores tied")
-        else:
-            tau = _interval(taus, t_obs, alpha)
-    return {"systems": rows, "pairs": pairs, "kendall_tau": tau, "n_boot": n_boot, "seed": seed, "alpha": alpha,
-            "n_queries_published": len(q_pub), "n_queries_validated": len(q_val), "n_systems": len(systems)}
+
+def _tau(sides: dict, n_systems: int, alpha: float) -> dict:
+    """Kendall's tau of the two leaderboards with its bootstrap interval, or undefined with the reason."""
+    (obs_p, boot_p, n_p), (obs_v, boot_v, n_v) = sides["published"], sides["validated"]
+    n_min = min(n_p, n_v)
+    if n_min < MIN_QUERIES or n_systems < MIN_SYSTEMS:
+        return _undefined(f"undefined with {n_min} queries and {n_systems} systems: needs at least "
+                          f"{MIN_QUERIES} queries and {MIN_SYSTEMS} systems")
+    t_obs = stats.kendalltau(obs_p, obs_v).statistic
+    taus = np.array([stats.kendalltau(boot_p[b], boot_v[b]).statistic for b in range(len(boot_p))
+                     if not (np.isnan(boot_p[b]).any() or np.isnan(boot_v[b]).any())], dtype=float)
+    if np.isnan(t_obs):
+        return _undefined("undefined: a leaderboard has all scores tied")
+    return _interval(taus, t_obs, alpha)
 
 
 def per_query_scores(db, project: str | dict, measure: str) -> dict[str, dict[str, dict[str, float]]]:
     """``{qrels version: {system label: {query: value of measure}}}`` from the newest eval run of
-    each system and qrels version (:func:`evaluation.compare.system_of`)."""
+    each system and qrels version (:func:`evaluation.compare.pick_versions`), read as result records
+    (:func:`evaluation.results.run_results`)."""
     proj = projects.get_project(db, project) if isinstance(project, str) else project
-    latest: dict[tuple, dict] = {}
-    labels: dict[tuple, str] = {}
-    for r in store.list_eval_runs(db, proj["id"], with_per_query=True):  # oldest first: the newest wins
-        label, key = system_of(r)
-        labels[key] = label
-        latest[(key, r["qrels_version"])] = r
-    seen: dict[str, int] = {}
-    for label in labels.values():
-        seen[label] = seen.get(label, 0) + 1
+    sel = pick_versions(results.load_runs(db, proj["id"]))
     out: dict[str, dict[str, dict[str, float]]] = {}
-    for (key, version), r in latest.items():
-        label = labels[key] if seen[labels[key]] == 1 else f"{labels[key]} #{r['id']}"
-        out.setdefault(version, {})[label] = {q: float(v[measure]) for q, v in r["per_query"].items()
-                                              if v.get(measure) is not None}
+    for (key, version), r in sel.latest.items():
+        records = results.run_results(r, system=sel.labels[key], per_query=True)
+        out.setdefault(version, {})[sel.labels[key]] = {q: float(v) for q, v in results.per_query_of(records, measure).items()}
     return out
 
 

@@ -13,7 +13,10 @@ Two kinds of measures share one vocabulary:
 - **instruction-following measures**: ``Robustness@k`` (InstructIR), ``p-MRR`` (FollowIR),
   ``WISE`` and ``SICR`` (InfoSearch), ``INSTFOL`` (IFIR), with their own parameters, written
   like ir-measures names (``WISE(K=30)``, ``p-MRR(ties='run-order')``); each needs more than
-  one run and qrels and is computed by its own module (see :data:`IF_MEASURES`).
+  one run and qrels and is computed by its own module (see :data:`IF_MEASURES`). The paired
+  measures (p-MRR, WISE, SICR) compare the ``original`` qrels with a changed-side version:
+  ``qrels`` names it when it is not the evaluated version's own (``p-MRR(qrels='changed-validated')``),
+  as an evaluation stores each one (:mod:`evaluation.results`).
 
 :func:`parse` reads any name; :func:`parse_measure` / :func:`parse_measures` only standard ones
 (what :func:`evaluation.measures.evaluate` computes). An unknown name is refused with
@@ -141,7 +144,7 @@ class IFMeasureSpec:
 
     def usage(self) -> str:
         """How the name is written, e.g. ``Robustness@k`` or ``WISE(K=20)``."""
-        shown = [p for p in self.params if p != self.at]
+        shown = [p for p in self.params if p != self.at and self.params[p][1] is not None]
         text = self.name
         if shown:
             text += "(" + ",".join(f"{p}={_value_repr(self.params[p][1])}" for p in shown) + ")"
@@ -166,17 +169,17 @@ IF_MEASURES: dict[str, IFMeasureSpec] = {
             summary="minimum nDCG@k over the instances of a group, mean over groups",
         ),
         IFMeasureSpec(
-            "p-MRR", None, {"ties": (str, "docid", ("docid", "run-order"))},
+            "p-MRR", None, {"qrels": (str, None, None), "ties": (str, "docid", ("docid", "run-order"))},
             "Weller et al. (2024), FollowIR, eq. 1", "evaluation.pmrr.p_mrr", "ifjudge eval pmrr",
             aliases=("pmrr",), summary="rank change of the documents whose label changed",
         ),
         IFMeasureSpec(
-            "WISE", None, {"K": (int, 20, None), "ties": (str, "docid", ("docid", "run-order"))},
+            "WISE", None, {"K": (int, 20, None), "qrels": (str, None, None), "ties": (str, "docid", ("docid", "run-order"))},
             "Zhou et al. (2025), InfoSearch, §2.3", "evaluation.infosearch.infosearch_metrics",
             "ifjudge eval infosearch", summary="rank-weighted reward of instructed and reversed runs",
         ),
         IFMeasureSpec(
-            "SICR", None, {"ties": (str, "docid", ("docid", "run-order"))},
+            "SICR", None, {"qrels": (str, None, None), "ties": (str, "docid", ("docid", "run-order"))},
             "Zhou et al. (2025), InfoSearch, §2.3", "evaluation.infosearch.infosearch_metrics",
             "ifjudge eval infosearch", summary="share of positives ordered instructed > original > reversed",
         ),
@@ -202,6 +205,8 @@ class IFMeasure:
     ('Robustness@10', 'WISE', 'WISE(K=30)')
     >>> parse("pmrr").params["ties"]
     'docid'
+    >>> str(parse("p-MRR(ties=run-order, qrels=changed)"))
+    "p-MRR(qrels='changed',ties='run-order')"
     """
 
     name: str

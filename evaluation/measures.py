@@ -200,47 +200,65 @@ def evaluate(
         raise ValueError(f"missing must be 'omit' or 'zero', got {missing!r}")
     parsed = parse_measures(measures)
     names = [str(m) for m in parsed]
-    evaluated = [qid for qid in run if qid in qrels]
-    wanted = set(evaluated)
-    columns: dict[str, dict[str, float]] = {name: {} for name in names}
+    per_query = per_query_values(qrels, run, parsed)
+    missing_queries = sorted(q for q in relevant_queries(qrels) if q not in run)
+    n_evaluated = len(per_query)
+    if missing == "zero":
+        for qid in missing_queries:
+            per_query[qid] = {n: 0.0 for n in names}
+    return {
+        "measures": aggregate(per_query, parsed),
+        "n_queries": len(per_query),
+        "n_evaluated": n_evaluated,
+        "missing_queries": missing_queries,
+        "unjudged_queries": sorted(q for q in run if q not in qrels),
+        "missing": missing,
+        "per_query": per_query,
+    }
 
-    rr_cut = [m for m in parsed if m.name == "RR" and m.cutoff is not None]
-    trec = [m for m in parsed if m not in rr_cut and _supports(_PYTREC, m.ir)]
-    other = [m for m in parsed if m not in rr_cut and m not in trec]
+
+def per_query_values(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mapping[str, float]],
+                     measures: list[Measure]) -> dict[str, dict[str, float]]:
+    """``{qid: {canonical name: value}}`` of the parsed standard ``measures`` for the queries of
+    ``run`` that have qrels, in run order, from trec_eval (pytrec_eval) where it computes the
+    measure, else :func:`_rr_at_k` / another ir-measures provider; a query a provider leaves out
+    gets the measure's default (0).
+
+    >>> per_query_values({"q1": {"d1": 1}}, {"q1": {"d2": 0.9, "d1": 0.2}, "q9": {}}, parse_measures("RR"))
+    {'q1': {'RR': 0.5}}
+    """
+    names = [str(m) for m in measures]
+    evaluated = [qid for qid in run if qid in qrels]
+    columns: dict[str, dict[str, float]] = {name: {} for name in names}
+    rr_cut = [m for m in measures if m.name == "RR" and m.cutoff is not None]
+    trec = [m for m in measures if m not in rr_cut and _supports(_PYTREC, m.ir)]
+    other = [m for m in measures if m not in rr_cut and m not in trec]
     # one evaluator per parameter set: ir-measures 0.4.3 files a parameterless measure (NumRet,
     # nDCG) under any other pytrec_eval invocation, e.g. a judged_only one, which changes it
     by_params: dict[tuple, list[Measure]] = {}
     for m in trec:
         by_params.setdefault(m.params, []).append(m)
     for group in by_params.values():
-        _collect(columns, group, _PYTREC.evaluator([m.ir for m in group], qrels), run, wanted)
+        _collect(columns, group, _PYTREC.evaluator([m.ir for m in group], qrels), run, set(evaluated))
     if rr_cut:
         _rr_at_k(columns, qrels, run, evaluated, rr_cut)
     if other:
         _other_providers(columns, qrels, run, evaluated, other)
+    defaults = [(name, columns[name], m.ir.DEFAULT) for m, name in zip(measures, names)]
+    return {qid: {name: column.get(qid, default) for name, column, default in defaults} for qid in evaluated}
 
-    per_query: dict[str, dict[str, float]] = {}
-    defaults = [(name, columns[name], m.ir.DEFAULT) for m, name in zip(parsed, names)]
-    for qid in evaluated:
-        per_query[qid] = {name: column.get(qid, default) for name, column, default in defaults}
 
-    missing_queries = sorted(q for q in relevant_queries(qrels) if q not in run)
-    unjudged = sorted(q for q in run if q not in qrels)
-    n_evaluated = len(per_query)
-    if missing == "zero":
-        for qid in missing_queries:
-            per_query[qid] = {n: 0.0 for n in names}
+def aggregate(per_query: dict[str, dict[str, float]], measures: list[Measure]) -> dict[str, float | None]:
+    """``{canonical name: mean over the queries of per_query}`` (the total for ``NumQ``,
+    ``NumRet``, ``NumRel``, as trec_eval prints them); None when there is no query.
+
+    >>> aggregate({"a": {"NumRet": 2.0, "P@5": 0.2}, "b": {"NumRet": 3.0, "P@5": 0.4}}, parse_measures("NumRet,P@5"))
+    {'NumRet': 5.0, 'P@5': 0.30000000000000004}
+    """
     n = len(per_query)
     means: dict[str, float | None] = {}
-    for m, name in zip(parsed, names):
+    for m in measures:
+        name = str(m)
         total = sum(row[name] for row in per_query.values())
         means[name] = None if not n else (total if m.aggregate == "sum" else total / n)
-    return {
-        "measures": means,
-        "n_queries": n,
-        "n_evaluated": n_evaluated,
-        "missing_queries": missing_queries,
-        "unjudged_queries": unjudged,
-        "missing": missing,
-        "per_query": per_query,
-    }
+    return means

@@ -125,25 +125,9 @@ def robustness(
     result = evaluate(qrels, run, [Measure("nDCG", k)], missing="omit")
     per_instance = {qid: row[name] for qid, row in result["per_query"].items()}
 
-    members: dict[str, list[str]] = {}
-    missing_instances: list[str] = []
-    for qid in qrels:
-        if groups is not None and qid not in groups:
-            if qid in per_instance:
-                raise ValueError(f"instance {qid!r} is in the run and the qrels but has no group")
-            missing_instances.append(qid)
-            continue
-        group = default_group(qid) if groups is None else groups[qid]
-        members.setdefault(group, []).append(qid)
-    per_group: dict[str, float] = {}
-    empty_groups: list[str] = []
-    for group, qids in members.items():
-        present = [per_instance[q] for q in qids if q in per_instance]
-        missing_instances.extend(q for q in qids if q not in per_instance)
-        if present:
-            per_group[group] = min(present)
-        else:
-            empty_groups.append(group)
+    members, missing_instances = group_members(qrels, per_instance, groups)
+    per_group, empty_groups, absent = group_minima(members, per_instance)
+    missing_instances += absent
     n_groups = len(per_group)
     return {
         f"Robustness@{k}": (sum(per_group.values()) / n_groups) if n_groups else None,
@@ -154,3 +138,46 @@ def robustness(
         "missing_instances": sorted(missing_instances),
         "empty_groups": sorted(empty_groups),
     }
+
+
+def group_members(qrels: Mapping[str, Mapping[str, int]], evaluated, groups: Mapping[str, str] | None = None
+                  ) -> tuple[dict[str, list[str]], list[str]]:
+    """``({group: its instances in qrels order}, judged instances without a group)``; groups come
+    from ``groups`` or the id prefix (:func:`default_group`). An instance in ``evaluated`` (the run)
+    without a group is refused.
+
+    >>> group_members({"a_1": {}, "a_2": {}, "b_1": {}}, {})
+    ({'a': ['a_1', 'a_2'], 'b': ['b_1']}, [])
+    """
+    members: dict[str, list[str]] = {}
+    ungrouped: list[str] = []
+    for qid in qrels:
+        if groups is not None and qid not in groups:
+            if qid in evaluated:
+                raise ValueError(f"instance {qid!r} is in the run and the qrels but has no group")
+            ungrouped.append(qid)
+            continue
+        group = default_group(qid) if groups is None else groups[qid]
+        members.setdefault(group, []).append(qid)
+    return members, ungrouped
+
+
+def group_minima(members: Mapping[str, list[str]], per_instance: Mapping[str, float]
+                 ) -> tuple[dict[str, float], list[str], list[str]]:
+    """``({group: minimum over its evaluated instances}, groups with none evaluated, instances not
+    evaluated)``.
+
+    >>> group_minima({"a": ["a_1", "a_2"], "b": ["b_1"]}, {"a_1": 0.5, "a_2": 0.25})
+    ({'a': 0.25}, ['b'], ['b_1'])
+    """
+    per_group: dict[str, float] = {}
+    empty: list[str] = []
+    absent: list[str] = []
+    for group, qids in members.items():
+        present = [per_instance[q] for q in qids if q in per_instance]
+        absent.extend(q for q in qids if q not in per_instance)
+        if present:
+            per_group[group] = min(present)
+        else:
+            empty.append(group)
+    return per_group, empty, absent

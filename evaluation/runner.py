@@ -5,6 +5,21 @@ One call of :func:`run_eval` = one row of ``eval_runs``. The retrieval is identi
 same retrieval on another qrels version (``original`` -> ``validated``) reuses the stored run
 and retrieves nothing; a different retrieval with the same model still finds every embedding it
 has seen in the embedding cache.
+
+What is computed (:func:`run_eval`): the standard measures with trec_eval semantics
+(:func:`evaluation.measures.evaluate`); ``Robustness@k`` (InstructIR) when a group has more than
+one evaluated instance; ``p-MRR`` (FollowIR eq. 1) when the project has og and changed instances
+and the ``original`` and changed qrels; ``WISE``, ``SICR`` and InfoSearch's ``p-MRR``
+(:func:`evaluation.infosearch.infosearch_metrics`) with ``reversed`` instances too. In a default
+list they are computed when the project has what they need. p-MRR is computed between the og run
+and the changed run on every changed-side qrels the project has (``changed``,
+``changed-validated``, ``edited-validated``), stored as ``p-MRR(qrels='changed')``, ...;
+``p-MRR`` is the one of the evaluated version (``changed`` unless a validated one is evaluated);
+InfoSearch's WISE / SICR / p-MRR likewise, also per dimension (``queries.subset``) in
+``settings["evaluation"]["infosearch"]["by_qrels"]``. With ``ties="run-order"`` the names carry
+it (``p-MRR(ties='run-order')``): every stored name is canonical (:mod:`evaluation.results`).
+IFJudge's retrievers list equal scores by doc id descending and a reused run is read back in its
+stored order, so ``run-order`` gives one answer whether a run is reused or not.
 """
 from __future__ import annotations
 
@@ -13,6 +28,7 @@ import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from evaluation import measures as measures_mod
 from evaluation.infosearch import infosearch_metrics
@@ -20,6 +36,7 @@ from evaluation.measure_registry import IFMeasure, default_measures, parse_all
 from evaluation.pmrr import TIES, p_mrr
 from evaluation.retrievers import Progress, Retriever
 from evaluation.retrievers.build import build_retriever
+from evaluation.results import measure_name
 from evaluation.robustness import robustness
 from evaluation.templates import default_template, get_template
 from storage import eval_runs as store
@@ -82,14 +99,24 @@ def _by_dimension(per_query: dict[str, dict], subsets: dict[str, str], names: Se
 
 
 def select_topics(db, project_id: int, qrels_version: str, variant: str | None) -> tuple[list[dict], str | None]:
-    """The topics evaluated against ``qrels_version`` and the variant they were chosen by.
+    """The topics evaluated against ``qrels_version`` and the variant they were chosen by
+    (:func:`choose_topics` of :func:`all_topics`)."""
+    return choose_topics(all_topics(db, project_id), qrels_version, variant)
+
+
+def choose_topics(topics: list[dict], qrels_version: str, variant: str | None) -> tuple[list[dict], str | None]:
+    """Of a project's ``topics``, those evaluated against ``qrels_version``, and the variant they
+    were chosen by.
 
     All instances when their qids are distinct (InstructIR: one qid per instance). When several
     variants share a qid (FollowIR: ``og`` and ``changed`` of one query), only one variant can be
     evaluated at a time: ``variant`` if given, else the one the qrels version judges
     (original -> og, changed -> changed, reversed -> reversed; a validated version as the version it validates).
+
+    >>> topics = [{"qid": "1", "variant": "og"}, {"qid": "1", "variant": "changed"}]
+    >>> choose_topics(topics, "changed", None)
+    ([{'qid': '1', 'variant': 'changed'}], 'changed')
     """
-    topics = all_topics(db, project_id)
     variants = sorted({t["variant"] for t in topics})
     if variant is None and len({t["qid"] for t in topics}) < len(topics):
         variant = _variant_for(qrels_version, variants)
@@ -105,12 +132,13 @@ def select_topics(db, project_id: int, qrels_version: str, variant: str | None) 
     return topics, variant
 
 
-def all_topics(db, project_id: int) -> list[dict]:
-    """Every topic of a project (:func:`storage.projects.eval_topics`); in a generic project a query
-    without instruction is a topic too, with the instruction ``""`` (as MTEB's datasets hold it), so
-    that every query is evaluated, as MTEB averages over every query."""
-    topics = projects.eval_topics(db, project_id)
-    if projects.get_project_by_id(db, project_id)["kind"] != "generic":
+def all_topics(db, project_id: int, *, kind: str | None = None, instances: list[dict] | None = None) -> list[dict]:
+    """Every topic of a project (its ``instances``: :func:`storage.projects.eval_topics`); in a
+    generic project (``kind``, read when not given) a query without instruction is a topic too,
+    with the instruction ``""`` (as MTEB's datasets hold it), so that every query is evaluated, as
+    MTEB averages over every query."""
+    topics = projects.eval_topics(db, project_id) if instances is None else instances
+    if (kind or projects.get_project_by_id(db, project_id)["kind"]) != "generic":
         return topics
     have = {t["query_id"] for t in topics}
     extra = [{"instance_id": qid, "query_id": qid, "group_id": qid, "instruction": "", "variant": "og",
@@ -138,6 +166,37 @@ def rejudged_instructions(db, project_id: int, version: str = "changed-validated
     return {q: narrative_store.get_version(db, vid)["text"] for q, vid in judged.items()}
 
 
+class _Inputs:
+    """What one evaluation reads from storage, each read once and passed down: the project, its
+    qrels versions, its instances and topics (:func:`all_topics`), each qrels version when first
+    asked for, the query subsets and the re-judged instructions."""
+
+    def __init__(self, db, proj: dict):
+        self.db, self.proj, self.pid = db, proj, proj["id"]
+        self.versions = projects.qrels_versions(db, self.pid)
+        instances = projects.eval_topics(db, self.pid)
+        self.variants = {t["variant"] for t in instances}  # of the instances (a bare query is no variant)
+        self.topics = all_topics(db, self.pid, kind=proj["kind"], instances=instances)
+        self._qrels: dict[str, dict] = {}
+
+    def qrels(self, version: str) -> dict:
+        if version not in self._qrels:
+            self._qrels[version] = projects.qrels(self.db, self.pid, version)
+        return self._qrels[version]
+
+    def select(self, qrels_version: str, variant: str | None) -> tuple[list[dict], str | None]:
+        return choose_topics(self.topics, qrels_version, variant)
+
+    @cached_property
+    def subsets(self) -> dict[str, str]:
+        return projects.query_subsets(self.db, self.pid)
+
+    @cached_property
+    def rejudged(self) -> dict[str, dict[str, str]]:
+        """{re-judged version: its :func:`rejudged_instructions`} of the versions the project has."""
+        return {v: rejudged_instructions(self.db, self.pid, v) for v in REJUDGED_VERSIONS if v in self.versions}
+
+
 def _with_instructions(topics: list[dict], texts: dict[str, str]) -> tuple[list[dict], str | None]:
     """The ``changed`` topics with their re-judged narrative as instruction, and a hash of the
     replaced instructions (None when nothing differs)."""
@@ -154,7 +213,7 @@ def _with_instructions(topics: list[dict], texts: dict[str, str]) -> tuple[list[
 
 
 def check_evaluable(db: Database, proj: dict, *, qrels_version: str, variant: str | None = None,
-                    external: bool = False) -> tuple[list[dict], str | None, dict]:
+                    external: bool = False, inputs: _Inputs | None = None) -> tuple[list[dict], str | None, dict]:
     """What an evaluation of ``proj`` on ``qrels_version`` needs, checked before anything runs:
     documents to rank (unless the run is external), topics, and at least one judged query with a
     relevant document among them. Returns ``(topics, chosen variant, qrels of the version)``.
@@ -168,10 +227,11 @@ def check_evaluable(db: Database, proj: dict, *, qrels_version: str, variant: st
     if not external and projects.project_counts(db, pid)["documents"] == 0:
         raise IFJudgeError(f"project {proj['name']!r} has no documents: a retriever has nothing to rank; "
                            "import the benchmark's corpus first")
-    topics, chosen_variant = select_topics(db, pid, qrels_version, variant)
+    inputs = inputs or _Inputs(db, proj)
+    topics, chosen_variant = inputs.select(qrels_version, variant)
     if not topics:
         raise IFJudgeError(f"project {proj['name']!r} has no queries (instances) to evaluate")
-    qrels_all = projects.qrels(db, pid, qrels_version)
+    qrels_all = inputs.qrels(qrels_version)
     if not any(r > 0 for t in topics for r in qrels_all.get(t["qid"], {}).values()):
         what = f" of variant {chosen_variant!r}" if chosen_variant else ""
         raise IFJudgeError(f"qrels version {qrels_version!r} has no judged query with a relevant document among the "
@@ -179,101 +239,55 @@ def check_evaluable(db: Database, proj: dict, *, qrels_version: str, variant: st
     return topics, chosen_variant, qrels_all
 
 
-def run_eval(
-    db: Database,
-    project: str | dict,
-    *,
-    model,
-    template: str | None = None,
-    qrels_version: str = "original",
-    k: int = DEFAULT_K,
-    measures: Sequence[str] | None = None,
-    variant: str | None = None,
-    rerank=None,
-    candidates: str = "auto",
-    missing: str = "zero",
-    score: str = "cosine",
-    progress: Progress | None = None,
-    cache_dir=None,
-    reuse: bool = True,
-    ties: str = "docid",
-) -> int:
-    """Retrieve (or reuse a stored run), evaluate, store; returns the eval run id.
+def run_eval(db: Database, project: str | dict, *, model, template: str | None = None, qrels_version: str = "original",
+             k: int = DEFAULT_K, measures: Sequence[str] | None = None, variant: str | None = None, rerank=None,
+             candidates: str = "auto", missing: str = "zero", score: str = "cosine", progress: Progress | None = None,
+             cache_dir=None, reuse: bool = True, ties: str = "docid") -> int:
+    """Retrieve (or reuse a stored run), evaluate, store; returns the eval run id
+    (:func:`storage.eval_runs.load_eval_run`). The module docstring says what each measure needs.
 
     Parameters
     ----------
-    db : Database
     project : str or dict
         Project name (or the dict of ``storage.projects.get_project``).
     model : str or Retriever
-        ``"bm25"``; ``"minilm"`` (bundled all-MiniLM-L6-v2); a local sentence-transformers
-        directory or a hub name; a TREC run file; ``"external:<name>"`` for a run stored by an
-        import (:func:`evaluation.retrievers.build.build_retriever`); or a
-        :class:`~evaluation.retrievers.Retriever`.
+        ``"bm25"``, ``"minilm"`` (bundled all-MiniLM-L6-v2), a sentence-transformers directory or
+        hub name, a TREC run file, ``"external:<name>"`` (a run stored by an import), or a
+        :class:`~evaluation.retrievers.Retriever` (:func:`evaluation.retrievers.build.build_retriever`).
     template : str, optional
-        Name from :data:`evaluation.templates.TEMPLATES` (ignored for external runs); default
-        :func:`evaluation.templates.default_template` of the project's kind, MTEB's
-        ``query_instruction`` (query, space, instruction).
+        A name of :data:`evaluation.templates.TEMPLATES` (ignored for external runs); default
+        :func:`evaluation.templates.default_template` of the kind: MTEB's (query, space, instruction).
     qrels_version : str
-        A published version (``original``, ``changed``, ``reversed``) or a validated one
-        (``validated``, ``changed-validated``, ``reversed-validated``) -- must exist in the project.
+        ``original``, ``changed``, ``reversed`` or a validated version; must exist in the project.
     k : int
-        Depth of a full-corpus run (and of its reranked first stage), default 1000 as MTEB.
-        When the project has candidate lists (``top_ranked``), every candidate is ranked and
-        ``k`` is not used, as MTEB ranks every candidate of ``top_ranked``.
+        Depth of a full-corpus run (and of its reranked first stage), 1000 as MTEB; with
+        ``top_ranked`` candidate lists every candidate is ranked, as MTEB does.
     measures : list of str, optional
-        Any names of :mod:`evaluation.measure_registry` (trec_eval / ir-measures names and
-        ``Robustness@k``, ``p-MRR``, ``WISE``, ``SICR``); default
-        :func:`evaluation.measure_registry.default_measures` of the project's kind (the
-        benchmark's headline measures). Standard ones have trec_eval semantics
-        (:func:`evaluation.measures.evaluate`). ``Robustness@k`` (InstructIR) needs a group with
-        more than one evaluated instance; ``p-MRR`` (FollowIR eq. 1) og and changed instances and
-        the ``original`` and changed (or validated) qrels; ``WISE``, ``SICR`` and InfoSearch's
-        ``p-MRR`` (:func:`evaluation.infosearch.infosearch_metrics`) ``reversed`` instances too.
-        In a default list they are computed when the project has what they need; asked for by
-        name and not computable, they are stored as undefined with the reason.
+        Names of :mod:`evaluation.measure_registry`; default
+        :func:`~evaluation.measure_registry.default_measures` of the kind. Asked for by name and
+        not computable, a measure is stored as undefined with the reason.
     variant : str, optional
-        Evaluate only the instances of this variant (see :func:`select_topics` for the default).
+        Evaluate only this variant's instances (default: :func:`choose_topics`).
     rerank : str or Reranker, optional
-        A CrossEncoder path (or a :class:`~evaluation.retrievers.rerank.Reranker`) re-scoring
-        the top ``k`` of the first stage.
+        A CrossEncoder re-scoring the top ``k`` of the first stage.
     candidates : {"auto", "corpus", "top_ranked"}
-        Score the whole corpus, or only each query's ``top_ranked`` list (FollowIR);
-        ``auto`` uses the lists when the project has some for the evaluated qids.
+        The whole corpus or each query's ``top_ranked`` list; ``auto``: the lists when there are some.
     missing : {"zero", "omit"}
-        Topics judged in the qrels version but absent from the run (or with an empty ranking)
-        count as 0 (default), or are left out of the means. Either way they are listed.
+        Judged topics absent from the run count as 0 or are left out of the means (listed either way).
     score : {"cosine", "dot"}
-        Similarity of a dense model (ignored by BM25 and external runs).
+        Similarity of a dense model.
     progress : callable, optional
         ``progress(done, total, message)``.
     cache_dir : path, optional
         Embedding cache root.
     reuse : bool
-        Reuse a stored run with the same retrieval key (default). False forces retrieval (the
-        embedding cache still applies).
+        Reuse a stored run with the same retrieval key (default); False retrieves again.
     ties : {"docid", "run-order"}
-        How equal scores are ranked for p-MRR, WISE and SICR (:func:`evaluation.pmrr.doc_ranks`):
-        doc id descending (``docid``: trec_eval's rule, and MTEB 2.26's ``get_rank_from_dict``)
-        or the run's own order (``run-order``: FollowIR's original code, a stable sort by score).
-        IFJudge's own retrievers list equal scores by doc id descending, and a reused run is read
-        back in its stored order, so ``run-order`` gives one answer whether a run is reused or not.
+        Rank of equal scores for p-MRR, WISE, SICR (:func:`evaluation.pmrr.doc_ranks`): doc id
+        descending (trec_eval, MTEB 2.26) or the run's order (FollowIR's code); in their names.
 
-    p-MRR is computed between the og run and the changed run on every changed-side qrels the
-    project has: published (``original`` vs ``changed``) and validated (``original`` vs
-    ``changed-validated``), stored as ``p-MRR[changed]`` and ``p-MRR[changed-validated]``;
-    ``p-MRR`` is the one of ``qrels_version`` (``changed`` unless a validated version is
-    evaluated). InfoSearch's WISE / SICR / p-MRR likewise, each also per dimension
-    (``queries.subset``) in ``settings["evaluation"]["infosearch"]["by_qrels"]``.
-
-    Raises IFJudgeError (nothing is retrieved or stored) when the project has no documents (a
-    retriever has nothing to rank), no topic, or no judged query with a relevant document in
-    ``qrels_version`` for the evaluated variant.
-
-    Returns
-    -------
-    int
-        The id of the stored eval run (:func:`storage.eval_runs.load_eval_run`).
+    Raises IFJudgeError (nothing retrieved or stored) when the project has no documents, no topic,
+    or no judged query with a relevant document in ``qrels_version`` for the evaluated variant.
 
     Examples
     --------
@@ -287,59 +301,84 @@ def run_eval(
     ('bm25', False, True)
     """
     proj = projects.get_project(db, project) if isinstance(project, str) else project
-    pid = proj["id"]
-    versions = projects.qrels_versions(db, pid)
-    _check_options(proj, versions, qrels_version=qrels_version, candidates=candidates, ties=ties, k=k)
-    asked = _Measures(proj["kind"], measures)
-
-    # build the retriever, then check what it needs
+    inputs = _Inputs(db, proj)
+    _check_options(proj, inputs.versions, qrels_version=qrels_version, candidates=candidates, ties=ties, k=k)
+    asked = _Measures(proj["kind"], measures, ties=ties)
     retriever = build_retriever(model, rerank=rerank, score=score, cache_dir=cache_dir,
-                                stored_run=lambda name: store.external_run(db, pid, name))
+                                stored_run=lambda name: store.external_run(db, proj["id"], name))
     template_name = "external" if retriever.external else get_template(template or default_template(proj["kind"])).name
     topics, chosen_variant, qrels_all = check_evaluable(db, proj, qrels_version=qrels_version, variant=variant,
-                                                        external=retriever.external)
+                                                        external=retriever.external, inputs=inputs)
     retrieval = _Retrieval(db, proj, retriever, template_name, k=k, reuse=reuse, progress=progress,
                            candidates=_candidate_lists(db, proj, topics, candidates))
+    main = _main_run(inputs, retrieval, topics, qrels_version=qrels_version, variant=chosen_variant)
+    return _score_and_store(inputs, retrieval, main, asked, qrels_all, qrels_version=qrels_version, missing=missing,
+                            ties=ties, progress=progress)
 
-    # retrieve (or reuse) the run of the selected topics
-    rejudged = {v: rejudged_instructions(db, pid, v) for v in REJUDGED_VERSIONS if v in versions}
-    instr_key = None
-    if qrels_version in rejudged and chosen_variant == "changed":
-        # the validated changed qrels of a re-judged FollowIR query judge its newest narrative:
-        # the changed run they are scored with uses that narrative as the instruction
-        topics, instr_key = _with_instructions(topics, rejudged[qrels_version])
-    started = time.perf_counter()
-    run, key, reused = retrieval.run(chosen_variant, topics, instr_key)
-    retrieval_seconds = time.perf_counter() - started
-    if retriever.external:
-        _check_external_matches(retriever, run, topics)
 
-    # score the measures: standard ones, Robustness@10, and those pairing the runs of several variants
+def _score_and_store(inputs: "_Inputs", retrieval: "_Retrieval", main: "_MainRun", asked: "_Measures", qrels_all: dict,
+                     *, qrels_version: str, missing: str, ties: str, progress: Progress | None) -> int:
+    """Score the measures of the main run (standard ones, Robustness@k, those pairing the runs of
+    several variants) and store the eval run; returns its id."""
     if progress:
         progress(0, 1, "evaluating")
-    qrels_eval = {t["qid"]: qrels_all[t["qid"]] for t in topics if t["qid"] in qrels_all}
-    scores = _score_measures(qrels_eval, run, topics, asked, missing=missing)
+    qrels_eval = {t["qid"]: qrels_all[t["qid"]] for t in main.topics if t["qid"] in qrels_all}
+    scores = _score_measures(qrels_eval, main.run, main.topics, asked, missing=missing)
     paired = None
     if asked.paired:
-        paired = _score_paired(db, proj, versions, scores, retrieval, run, qrels_version=qrels_version,
-                               variant=chosen_variant, instr_key=instr_key, rejudged=rejudged, ties=ties)
+        paired = _score_paired(inputs, scores, retrieval, main, qrels_version=qrels_version, ties=ties)
     asked.finish(scores)
-
-    # store
-    settings = {
-        "k": retrieval.k_setting, "variant": chosen_variant,
-        "candidates": "top_ranked" if retrieval.candidates is not None else "corpus",
-        "rerank": retriever.reranker, "model_identity": retriever.identity(), "retrieval_key": key,
-        "reused_run": reused, "retrieval_seconds": round(retrieval_seconds, 4), "measures": asked.names,
-        "ties": ties, "evaluation": scores.evaluation, **({"paired_run": paired} if paired is not None else {}),
-    }
-    run_id = store.store_eval_run(
-        db, pid, model=retriever.name, template=template_name, settings=settings, qrels_version=qrels_version,
-        metrics=scores.metrics, per_query=scores.per_query, run=run,
-    )
+    run_id = _store(inputs, retrieval, main, asked, scores, paired, qrels_version=qrels_version, ties=ties)
     if progress:
         progress(1, 1, "evaluating")
     return run_id
+
+
+@dataclass
+class _MainRun:
+    """The run of the evaluated topics (``topics``: those of ``variant``, with re-judged
+    instructions when ``instr_key`` names them) and how it was obtained."""
+
+    run: dict
+    key: str
+    reused: bool
+    topics: list[dict]
+    variant: str | None
+    instr_key: str | None
+    seconds: float
+
+
+def _main_run(inputs: _Inputs, retrieval: "_Retrieval", topics: list[dict], *, qrels_version: str,
+              variant: str | None) -> _MainRun:
+    """Retrieve (or reuse) the run of the selected topics. The validated changed qrels of a
+    re-judged FollowIR query judge its newest narrative: the changed run they are scored with uses
+    that narrative as the instruction."""
+    instr_key = None
+    if variant == "changed" and qrels_version in REJUDGED_VERSIONS and qrels_version in inputs.versions:
+        topics, instr_key = _with_instructions(topics, inputs.rejudged[qrels_version])
+    started = time.perf_counter()
+    run, key, reused = retrieval.run(variant, topics, instr_key)
+    seconds = time.perf_counter() - started
+    if retrieval.retriever.external:
+        _check_external_matches(retrieval.retriever, run, topics)
+    return _MainRun(run, key, reused, topics, variant, instr_key, seconds)
+
+
+def _store(inputs: _Inputs, retrieval: "_Retrieval", main: _MainRun, asked: "_Measures", scores: "_Scores",
+           paired: dict | None, *, qrels_version: str, ties: str) -> int:
+    """Store the eval run: its settings (what decided the run and the scores), metrics, per-query values, run."""
+    retriever = retrieval.retriever
+    settings = {
+        "k": retrieval.k_setting, "variant": main.variant,
+        "candidates": "top_ranked" if retrieval.candidates is not None else "corpus",
+        "rerank": retriever.reranker, "model_identity": retriever.identity(), "retrieval_key": main.key,
+        "reused_run": main.reused, "retrieval_seconds": round(main.seconds, 4), "measures": asked.names,
+        "ties": ties, "evaluation": scores.evaluation, **({"paired_run": paired} if paired is not None else {}),
+    }
+    return store.store_eval_run(
+        inputs.db, inputs.pid, model=retriever.name, template=retrieval.template_name, settings=settings,
+        qrels_version=qrels_version, metrics=scores.metrics, per_query=scores.per_query, run=main.run,
+    )
 
 
 def _check_options(proj: dict, versions: Sequence[str], *, qrels_version: str, candidates: str, ties: str,
@@ -388,6 +427,11 @@ def _check_external_matches(retriever: Retriever, run: dict, topics: list[dict])
         f"{retriever.name} ranks none of the {len(wanted)} evaluated queries: its query ids are "
         f"{', '.join(ids[:3]) or 'none'}{', ...' if len(ids) > 3 else ''}; expected the project's ids "
         f"({', '.join(wanted[:3])}{', ...' if len(wanted) > 3 else ''}) or MTEB's ({mteb}); nothing was scored")
+
+
+def _name(base: str, ties: str, qrels: str | None = None) -> str:
+    """The canonical name a paired measure is stored under (:func:`evaluation.results.measure_name`)."""
+    return measure_name(base, qrels=qrels, ties=ties)
 
 
 def _in_rank_order(docs: dict[str, float]) -> dict[str, float]:
@@ -461,13 +505,14 @@ class _Measures:
     caller named them (then each one is reported, undefined with a reason when not computable);
     else the kind's default list, whose instruction-following measures appear when computable."""
 
-    def __init__(self, kind: str, measures: Sequence[str] | str | None):
-        self.explicit = measures is not None
+    def __init__(self, kind: str, measures: Sequence[str] | str | None, *, ties: str = "docid"):
+        self.explicit, self.ties = measures is not None, ties
         parsed = parse_all(measures if measures is not None else list(default_measures(kind)))
         for m in parsed:
             if isinstance(m, IFMeasure) and m.name in PAIRED_MEASURES and str(m) != m.name:
-                raise IFJudgeError(f"measure {str(m)!r}: {m.name} takes its tie rule from --ties (ties=) and "
-                                   f"its defaults otherwise; write {m.name}")
+                raise IFJudgeError(f"measure {str(m)!r}: {m.name} takes its tie rule from --ties (ties=), is computed "
+                                   f"on every changed-side qrels version the project has (qrels=) and takes its "
+                                   f"defaults otherwise; write {m.name}")
         self.names = [str(m) for m in parsed]
         self.standard = [str(m) for m in parsed if not isinstance(m, IFMeasure)]
         self.robustness = [m.cutoff for m in parsed if isinstance(m, IFMeasure) and m.name == "Robustness"]
@@ -483,16 +528,16 @@ class _Measures:
         """Drop the paired measures not asked for; report asked ones that could not be computed."""
         metrics, undefined = scores.metrics, scores.evaluation["undefined"]
         for name in list(metrics):
-            base = name.split("[", 1)[0]
+            base = name.split("(", 1)[0]  # a paired measure's parameters are in parentheses
             if base in PAIRED_MEASURES and base not in self.paired_names:
                 del metrics[name]
                 undefined.pop(name, None)
         if not self.explicit:
             return
         for base in self.paired_names:
-            if base not in metrics:
-                metrics[base] = None
-                undefined[base] = ("needs og and changed instances of the same queries and the original and changed "
+            if _name(base, self.ties) not in metrics:
+                metrics[_name(base, self.ties)] = None
+                undefined[_name(base, self.ties)] = ("needs og and changed instances of the same queries and the original and changed "
                                    "qrels (FollowIR, InfoSearch)" if base == "p-MRR" else
                                    "needs og, changed and reversed instances and the original and changed qrels "
                                    "(InfoSearch)")
@@ -535,81 +580,92 @@ def _score_measures(qrels_eval: dict, run: dict, topics: list[dict], asked: _Mea
     return scores
 
 
-def _score_paired(db, proj: dict, versions: Sequence[str], scores: _Scores, retrieval: _Retrieval, run: dict, *,
-                  qrels_version: str, variant: str | None, instr_key: str | None, rejudged: dict[str, dict[str, str]],
+def _score_paired(inputs: _Inputs, scores: _Scores, retrieval: _Retrieval, main: _MainRun, *, qrels_version: str,
                   ties: str) -> dict | None:
     """p-MRR (FollowIR) and InfoSearch's WISE / SICR / p-MRR, from the runs of the other variants
     (retrieved or reused): added to ``scores``; returns the paired runs' record, or None when the
     project cannot pair instances."""
-    pid = proj["id"]
-    variants = {t["variant"] for t in projects.eval_topics(db, pid)}
-    pair_versions, main_version = _paired_versions(qrels_version, versions)
-    if not (proj["kind"] in PAIRED_KINDS and {"og", "changed"} <= variants and "original" in versions
+    proj, variants, variant = inputs.proj, inputs.variants, main.variant
+    pair_versions, main_version = _paired_versions(qrels_version, inputs.versions)
+    if not (proj["kind"] in PAIRED_KINDS and {"og", "changed"} <= variants and "original" in inputs.versions
             and pair_versions and variant in ("og", "changed")):
         return None
-    metrics, evaluation = scores.metrics, scores.evaluation
     other = "changed" if variant == "og" else "og"
-    other_topics, _ = select_topics(db, pid, qrels_version, other)
-    other_run, other_key, other_reused = retrieval.run(other, other_topics)
-    run_og, run_new = (run, other_run) if variant == "og" else (other_run, run)
-    runs_new = {}
-    published_topics = select_topics(db, pid, "changed", "changed")[0]
-    rejudged_topics = {nv: _with_instructions(published_topics, texts) for nv, texts in rejudged.items()}
-    for nv in pair_versions:  # the changed run each changed-side qrels judges
-        nv_topics, wanted = rejudged_topics.get(nv, (published_topics, None))
-        if (variant == "changed" and wanted == instr_key) or (variant == "og" and wanted is None):
-            runs_new[nv] = run_new
-        else:
-            runs_new[nv] = retrieval.run("changed", nv_topics, wanted)[0]
-    qrels_og = projects.qrels(db, pid, "original")
+    other_run, other_key, other_reused = retrieval.run(other, inputs.select(qrels_version, other)[0])
+    paired = {"variant": other, "retrieval_key": other_key, "run": other_run, "reused": other_reused}
+    run_og, run_new = (main.run, other_run) if variant == "og" else (other_run, main.run)
     if retrieval.retriever.external and run_og == run_new:
         reason = ("the external run ranks the og and changed instances alike (keyed by query id): give "
                   "'<qid>-og' / '<qid>-changed' ids (MTEB's) or one run file per mode")
-        for name in ("p-MRR", *(f"p-MRR[{nv}]" for nv in pair_versions)):
-            metrics[name] = None
-            evaluation["undefined"][name] = reason
-        return {"variant": other, "retrieval_key": other_key, "run": other_run, "reused": other_reused}
-    by_qrels = {}
-    for nv in pair_versions:
-        pm = p_mrr(qrels_og, projects.qrels(db, pid, nv), run_og, runs_new[nv], ties=ties)
-        by_qrels[nv] = {"p-MRR": pm["p-MRR"], "n_queries": pm["n_queries"], "n_documents": pm["n_documents"],
-                        "missing_queries": pm["missing_queries"], "per_query": pm["per_query"]}
-        metrics[f"p-MRR[{nv}]"] = pm["p-MRR"]
-        if pm["p-MRR"] is None:
-            evaluation["undefined"][f"p-MRR[{nv}]"] = f"no query has a document of original whose label differs in {nv}"
-    main = by_qrels[main_version]
-    metrics["p-MRR"] = main["p-MRR"]
-    evaluation["p-MRR"] = {"qrels": ["original", main_version], "n_queries": main["n_queries"],
-                           "missing_queries": main["missing_queries"], "ties": ties,
-                           "by_qrels": {nv: {k2: v for k2, v in b.items() if k2 != "per_query"} for nv, b in by_qrels.items()},
-                           "changed_run_instructions": {nv: ("re-judged narratives" if rejudged_topics.get(nv, (0, None))[1]
-                                                             else "imported") for nv in pair_versions},
-                           "per_query": {nv: b["per_query"] for nv, b in by_qrels.items()}}
-    if main["p-MRR"] is None:
-        evaluation["undefined"]["p-MRR"] = f"no query has a document of original whose label differs in {main_version}"
-    paired = {"variant": other, "retrieval_key": other_key, "run": other_run, "reused": other_reused}
+        for name in (_name("p-MRR", ties), *(_name("p-MRR", ties, nv) for nv in pair_versions)):
+            scores.metrics[name] = None
+            scores.evaluation["undefined"][name] = reason
+        return paired
+    runs_new, instructions = _changed_runs(inputs, retrieval, main, run_new, pair_versions)
+    _score_pmrr(inputs, scores, run_og, runs_new, instructions, main_version=main_version, ties=ties)
     if proj["kind"] == "infosearch" and "reversed" in variants:
-        paired["reversed"] = _score_infosearch(db, pid, scores, retrieval, qrels_version=qrels_version,
+        paired["reversed"] = _score_infosearch(inputs, scores, retrieval, qrels_version=qrels_version,
                                                pair_versions=pair_versions, main_version=main_version,
-                                               qrels_og=qrels_og, run_og=run_og, run_new=run_new, ties=ties)
+                                               run_og=run_og, run_new=run_new, ties=ties)
     return paired
 
 
-def _score_infosearch(db, pid: int, scores: _Scores, retrieval: _Retrieval, *, qrels_version: str,
-                      pair_versions: list[str], main_version: str, qrels_og: dict, run_og: dict, run_new: dict,
+def _changed_runs(inputs: _Inputs, retrieval: _Retrieval, main: _MainRun, run_new: dict,
+                  pair_versions: list[str]) -> tuple[dict[str, dict], dict[str, str]]:
+    """The changed run each changed-side qrels version judges (made with the instruction its
+    annotators judged under: the published changed text, or a re-judged narrative), and which
+    instructions those were (``imported`` / ``re-judged narratives``)."""
+    published_topics = inputs.select("changed", "changed")[0]
+    rejudged_topics = {nv: _with_instructions(published_topics, texts) for nv, texts in inputs.rejudged.items()}
+    runs_new, instructions = {}, {}
+    for nv in pair_versions:
+        nv_topics, wanted = rejudged_topics.get(nv, (published_topics, None))
+        if (main.variant == "changed" and wanted == main.instr_key) or (main.variant == "og" and wanted is None):
+            runs_new[nv] = run_new
+        else:
+            runs_new[nv] = retrieval.run("changed", nv_topics, wanted)[0]
+        instructions[nv] = "re-judged narratives" if wanted else "imported"
+    return runs_new, instructions
+
+
+def _score_pmrr(inputs: _Inputs, scores: _Scores, run_og: dict, runs_new: dict[str, dict], instructions: dict[str, str],
+                *, main_version: str, ties: str) -> None:
+    """FollowIR's p-MRR of the og run against the changed run on each changed-side qrels version
+    (``p-MRR(qrels=...)``), and the evaluated one's as ``p-MRR``: added to ``scores``."""
+    metrics, undefined = scores.metrics, scores.evaluation["undefined"]
+    by_qrels = {}
+    for nv, run_new in runs_new.items():
+        pm = p_mrr(inputs.qrels("original"), inputs.qrels(nv), run_og, run_new, ties=ties)
+        by_qrels[nv] = {"p-MRR": pm["p-MRR"], "n_queries": pm["n_queries"], "n_documents": pm["n_documents"],
+                        "missing_queries": pm["missing_queries"], "per_query": pm["per_query"]}
+        metrics[_name("p-MRR", ties, nv)] = pm["p-MRR"]
+        if pm["p-MRR"] is None:
+            undefined[_name("p-MRR", ties, nv)] = f"no query has a document of original whose label differs in {nv}"
+    main = by_qrels[main_version]
+    metrics[_name("p-MRR", ties)] = main["p-MRR"]
+    scores.evaluation["p-MRR"] = {
+        "qrels": ["original", main_version], "n_queries": main["n_queries"],
+        "missing_queries": main["missing_queries"], "ties": ties,
+        "by_qrels": {nv: {k2: v for k2, v in b.items() if k2 != "per_query"} for nv, b in by_qrels.items()},
+        "changed_run_instructions": instructions, "per_query": {nv: b["per_query"] for nv, b in by_qrels.items()}}
+    if main["p-MRR"] is None:
+        undefined[_name("p-MRR", ties)] = f"no query has a document of original whose label differs in {main_version}"
+
+
+def _score_infosearch(inputs: _Inputs, scores: _Scores, retrieval: _Retrieval, *, qrels_version: str,
+                      pair_versions: list[str], main_version: str, run_og: dict, run_new: dict,
                       ties: str) -> dict:
     """InfoSearch (SPEC "Evaluation metrics"): WISE, SICR and its p-MRR from the original,
     instructed and reversed runs; p-MRR is InfoSearch's (negatives = relevant originally, not under
     the instruction), not FollowIR's changed-document rule; per dimension too. Returns the record
     of the reversed run."""
     metrics, evaluation = scores.metrics, scores.evaluation
-    rev_topics, _ = select_topics(db, pid, qrels_version, "reversed")
-    rev_run, rev_key, rev_reused = retrieval.run("reversed", rev_topics)
-    subsets = projects.query_subsets(db, pid)
+    rev_run, rev_key, rev_reused = retrieval.run("reversed", inputs.select(qrels_version, "reversed")[0])
+    subsets = inputs.subsets
     names = ("WISE", "SICR", "p-MRR")
     info_by = {}
     for nv in pair_versions:
-        info = infosearch_metrics(qrels_og, projects.qrels(db, pid, nv), run_og, run_new, rev_run, ties=ties)
+        info = infosearch_metrics(inputs.qrels("original"), inputs.qrels(nv), run_og, run_new, rev_run, ties=ties)
         info_by[nv] = {
             "overall": {**{n: info[n] for n in names}, "n_queries": info["n_queries"],
                         "n_queries_pmrr": info["n_queries_pmrr"]},
@@ -617,13 +673,14 @@ def _score_infosearch(db, pid: int, scores: _Scores, retrieval: _Retrieval, *, q
             "missing_queries": info["missing_queries"], "mean_rank": info["mean_rank"],
         }
         for n in names:
-            metrics[f"{n}[{nv}]"] = info[n]
+            metrics[_name(n, ties, nv)] = info[n]
     info = info_by[main_version]
-    for name in names:
-        metrics[name] = info["overall"][name]
-        if info["overall"][name] is None:
+    for n in names:
+        name = _name(n, ties)
+        metrics[name] = info["overall"][n]
+        if info["overall"][n] is None:
             evaluation["undefined"][name] = ("no query has a document relevant under both instructions"
-                                             if name != "p-MRR" else
+                                             if n != "p-MRR" else
                                              "no document is relevant originally and not under the instruction")
         else:
             evaluation["undefined"].pop(name, None)

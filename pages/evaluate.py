@@ -14,6 +14,7 @@ import streamlit as st
 from annotation.glossary import cell, measure_help
 from evaluation.compare import common_queries, compare_project
 from evaluation.measure_registry import GENERIC_MEASURES
+from evaluation.results import load_run, same_as
 from evaluation import jobs as eval_jobs
 from evaluation.templates import TEMPLATES, default_template
 from formats.trec_io import write_run
@@ -157,9 +158,9 @@ def id_list(ids: list[str]) -> str:
 
 
 measures = list(dict.fromkeys(m for r in comp["table"] for m in r["metrics"]))
-# p-MRR[changed] is p-MRR itself (original vs changed qrels): one column, not two equal ones
-measures = [m for m in measures if not ("[" in m and m.split("[")[0] in measures and all(
-    r["metrics"].get(m) == r["metrics"].get(m.split("[")[0]) for r in comp["table"]))]
+# p-MRR(qrels='changed') is p-MRR itself when changed is the version compared: one column, not two equal ones
+measures = [m for m in measures if not (same_as(m) in measures and all(
+    r["metrics"].get(m) == r["metrics"].get(same_as(m)) for r in comp["table"]))]
 st.subheader("Scores per system and qrels version")
 st.caption("Each score is the mean over all the queries that qrels version judges (their number in 'Queries'); "
            "hover a measure's header for its definition.")
@@ -189,8 +190,8 @@ if changed:
             if base is None:
                 st.text(f"{r['system']} / {r['qrels_version']}: no original run to compare with")
                 continue
-            pq_v = eval_runs.load_eval_run(conn, r["eval_run_id"])["per_query"]
-            pq_o = eval_runs.load_eval_run(conn, base["eval_run_id"])["per_query"]
+            pq_v = load_run(conn, r["eval_run_id"])["per_query"]
+            pq_o = load_run(conn, base["eval_run_id"])["per_query"]
             common, only_o, only_v = common_queries(pq_o, pq_v, measure)
             st.text(f"{r['system']} / {r['qrels_version']} vs original: {len(common)} compared queries: "
                     f"{id_list(common)}\nleft out, judged only by original: {id_list(only_o)}\n"
@@ -329,10 +330,17 @@ with st.expander("Biggest per-query changes"):
         st.caption("No query changed its score between the qrels versions.")
 run_id = st.selectbox("Download a run", [r["id"] for r in runs], key="ev_run_dl",
                       format_func=lambda i: next(f"{r['id']}: {r['model']} / {r['template']} / {r['qrels_version']}" for r in runs if r["id"] == i))
-full = eval_runs.load_eval_run(conn, run_id)
-with tempfile.TemporaryDirectory() as tmp:
-    write_run(full["run"], Path(tmp) / "run.trec", tag=f"ifjudge-{run_id}")
-    run_text = (Path(tmp) / "run.trec").read_text(encoding="utf-8")
-st.download_button("Download TREC run", run_text, file_name=f"run-{run_id}.trec", key="ev_dl_run")
+def trec_run_text(run_id: int) -> str:
+    """The stored run of ``run_id`` as a TREC run file (built when the download is asked for: a
+    Robust04-sized run is 52,000 lines)."""
+    run = load_run(db(), run_id, run=True)["run"]
+    with tempfile.TemporaryDirectory() as tmp:
+        write_run(run, Path(tmp) / "run.trec", tag=f"ifjudge-{run_id}")
+        return (Path(tmp) / "run.trec").read_text(encoding="utf-8")
+
+
+full = load_run(conn, run_id)
+st.download_button("Download TREC run", lambda: trec_run_text(run_id), file_name=f"run-{run_id}.trec",
+                   key="ev_dl_run", mime="text/plain")
 st.download_button("Download results (JSON)", json.dumps({"metrics": full["metrics"], "per_query": full["per_query"]}),
                    file_name=f"results-{run_id}.json", key="ev_dl_results")

@@ -19,6 +19,8 @@ from storage.db import Database, now_iso, write
 from storage.errors import NotFound
 
 _SUMMARY = ("id", "project_id", "model", "template", "settings", "qrels_version", "metrics", "created_at")
+_LISTED = tuple("json_remove(json_remove(settings, '$.paired_run.run'), '$.paired_run.reversed.run')"
+                if c == "settings" else c for c in _SUMMARY)
 
 
 def store_eval_run(
@@ -63,12 +65,15 @@ def _summary(row) -> dict:
 def list_eval_runs(
     db: Database, project_id: int, *, include_external: bool = False, with_per_query: bool = False
 ) -> list[dict]:
-    """Eval runs of a project, oldest first, without their runs (cheap).
+    """Eval runs of a project, oldest first, without their runs (cheap): ``settings`` without
+    ``paired_run.run`` (:func:`load_eval_run` has it).
 
     Runs stored by an import and never evaluated (template ``external``, no qrels version) are
     left out unless ``include_external``. ``with_per_query`` adds the ``per_query`` dicts.
     """
-    cols = ", ".join(_SUMMARY) + (", per_query" if with_per_query else "")
+    # the paired run (``settings.paired_run.run``: a whole ranking, e.g. 52 queries x 1,000 documents)
+    # is left out in SQL: parsing it made a listing of 10 runs slow; its other keys stay
+    cols = ", ".join(_LISTED) + (", per_query" if with_per_query else "")
     sql = f"SELECT {cols} FROM eval_runs WHERE project_id = ?"
     if not include_external:
         sql += " AND qrels_version != ''"
@@ -82,16 +87,20 @@ def list_eval_runs(
     return out
 
 
-def load_eval_run(db: Database, run_id: int) -> dict:
-    """Everything stored for one eval run (``settings``, ``metrics``, ``per_query``, ``run`` parsed)."""
-    row = db.execute(
-        f"SELECT {', '.join(_SUMMARY)}, per_query, run FROM eval_runs WHERE id = ?", [run_id]
-    ).fetchone()
+def load_eval_run(db: Database, run_id: int, *, run: bool = True, paired_runs: bool = True) -> dict:
+    """Everything stored for one eval run (``settings``, ``metrics``, ``per_query``, ``run`` parsed).
+
+    ``run=False`` leaves the run out (no ``run`` key), ``paired_runs=False`` the paired runs of
+    ``settings`` (as :func:`list_eval_runs`): a Robust04-sized run is 52,000 ranked documents.
+    """
+    cols = [*(_LISTED if not paired_runs else _SUMMARY), "per_query", *(("run",) if run else ())]
+    row = db.execute(f"SELECT {', '.join(cols)} FROM eval_runs WHERE id = ?", [run_id]).fetchone()
     if row is None:
         raise NotFound(f"no eval run with id {run_id}")
     out = _summary(row[: len(_SUMMARY)])
-    out["per_query"] = json.loads(row[-2])
-    out["run"] = json.loads(row[-1])
+    out["per_query"] = json.loads(row[len(_SUMMARY)])
+    if run:
+        out["run"] = json.loads(row[-1])
     return out
 
 

@@ -64,8 +64,8 @@ def test_p_mrr_on_published_and_validated_qrels_by_hand(db):
     # published (original vs changed): 101 changed docs {f2}: ranks 2 -> 4: 1 - 2/4 = 0.5;
     #   102 changed docs {f5}: ranks 1 -> 1: 0            -> p-MRR = (0.5 + 0) / 2 = 0.25
     # validated (original vs changed-validated): 101 changed docs {f2, f3}: 0.5 and 3 -> 3: 0 -> 0.25
-    assert r["metrics"]["p-MRR[changed]"] == pytest.approx(0.25)
-    assert r["metrics"]["p-MRR[changed-validated]"] == pytest.approx(0.25)
+    assert r["metrics"]["p-MRR(qrels='changed')"] == pytest.approx(0.25)
+    assert r["metrics"]["p-MRR(qrels='changed-validated')"] == pytest.approx(0.25)
     assert r["metrics"]["p-MRR"] == pytest.approx(0.25)  # the evaluated version's
     ev = r["settings"]["evaluation"]["p-MRR"]
     assert ev["qrels"] == ["original", "changed-validated"] and ev["by_qrels"]["changed"]["n_queries"] == 2
@@ -89,7 +89,8 @@ def test_run_order_ties_are_selectable(db):
         SCORES[("changed", "101")]["f2"] = 0.6
     # docid (descending): f2 before f1 -> f2 moves 2 -> 1: 1/2 - 1 = -0.5; 102: 0 -> p-MRR -0.25
     # run order: f1 listed first -> f2 stays at 2: 0                    -> p-MRR 0
-    assert a["metrics"]["p-MRR"] == pytest.approx(-0.25) and b["metrics"]["p-MRR"] == pytest.approx(0.0)
+    assert a["metrics"]["p-MRR"] == pytest.approx(-0.25) and b["metrics"]["p-MRR(ties='run-order')"] == pytest.approx(0.0)
+    assert "p-MRR" not in b["metrics"]  # the tie rule is part of the measure's name
     assert a["settings"]["evaluation"]["p-MRR"]["ties"] == "docid" and b["settings"]["evaluation"]["p-MRR"]["ties"] == "run-order"
     assert b["settings"]["reused_run"] is True  # the same retrieval, scored with the other tie rule
     with pytest.raises(IFJudgeError, match="unknown tie rule"):

@@ -54,7 +54,7 @@ def test_measures_have_their_meaning_on_hover_and_compared_queries_are_listed(en
     assert "Range -1 to +1" in config["p-MRR"]["help"] and "positive: the model follows" in config["p-MRR"]["help"]
     assert "the lowest nDCG@k over its instructions" in config["Robustness@10"]["help"]
     assert "Range 0 to 1" in config["nDCG@10"]["help"]
-    assert "p-MRR[changed]" not in scores.value.columns  # the same value as p-MRR: one column
+    assert "p-MRR(qrels='changed')" not in scores.value.columns  # the same value as p-MRR: one column
     assert not [c for c in scores.value.columns if "_" in c]  # headers are words
     # changed judges one query, without instruction groups: Robustness is "—", said why; never None
     changed = scores.value[scores.value["Qrels version"] == "changed"]

@@ -76,7 +76,7 @@ def test_condition_study_validated_qrels_and_metrics_per_dimension(project, run_
         ref = infosearch_metrics(projects.qrels(db, pid, "original"), projects.qrels(db, pid, version), run_og, run_ins, run_rev)
         got = info["by_qrels"][version]
         for name in ("WISE", "SICR", "p-MRR"):
-            assert got["overall"][name] == pytest.approx(ref[name]) and r["metrics"][f"{name}[{version}]"] == pytest.approx(ref[name])
+            assert got["overall"][name] == pytest.approx(ref[name]) and r["metrics"][f"{name}(qrels='{version}')"] == pytest.approx(ref[name])
             for qid, dim in DIMENSIONS.items():  # one query per dimension here
                 assert got["by_dimension"][dim][name] == pytest.approx(ref["per_query"][qid][name])
         assert set(got["by_dimension"]) == {"Audience", "Language"}

@@ -236,7 +236,7 @@ def test_eval_run_scores_edited_validated_with_the_edited_narrative(demo):
     # original vs edited-validated: one changed document, f-doc-1 (1 -> 0); og run ranks it 1st, the
     # changed run made with the EDITED narrative ranks it 6th: 1 - 1/6 (with the imported changed
     # instruction it would stay 1st: 0)
-    assert r["metrics"]["p-MRR[edited-validated]"] == pytest.approx(5 / 6)
+    assert r["metrics"]["p-MRR(qrels='edited-validated')"] == pytest.approx(5 / 6)
     assert r["metrics"]["p-MRR"] == pytest.approx(5 / 6)
     ev = r["settings"]["evaluation"]["p-MRR"]
     assert ev["qrels"] == ["original", "edited-validated"]
