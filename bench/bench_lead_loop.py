@@ -109,9 +109,14 @@ def preimport() -> None:
 
 
 def child(kind: str, args: list) -> dict:
+    """One step in this (new) process; the copies it makes (up to 0.8 GB) are removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="lead_loop_") as tmp:
+        return _child(kind, args, tmp)
+
+
+def _child(kind: str, args: list, tmp: str) -> dict:
     from bench.fixture_robust04 import copy_db
     out: dict = {}
-    tmp = tempfile.mkdtemp(prefix="lead_loop_")
     if kind == "cli":
         src, argv = args[0], list(args[1:])
         subs = {"{new}": f"{tmp}/new.db", "{out}": f"{tmp}/out"}
