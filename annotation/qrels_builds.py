@@ -96,11 +96,9 @@ def study_completeness(db: Database, study_id: int) -> dict:
     {'id': 1, 'name': 'demo: InstructIR validation', 'questions': ['validity', 'naturalness', 'best_passage'], 'labelled': 0, 'planned': 72, 'complete': False}
     """
     s = studies.get_study(db, study_id)
-    planned = {(a["item"], a["annotator"]) for a in studies.assignment_rows(db, study_id)}
-    labelled = {(r["item"], r["annotator"]) for r in studies.current_labels(db, study_id)}
-    n = len(planned & labelled)
-    return {"id": s["id"], "name": s["name"], "questions": s["questions"], "labelled": n, "planned": len(planned),
-            "complete": n == len(planned)}
+    n, planned = studies.labelled_assignments(db, study_id)
+    return {"id": s["id"], "name": s["name"], "questions": s["questions"], "labelled": n, "planned": planned,
+            "complete": n == planned}
 
 
 def _study_kind(study: dict) -> str | None:

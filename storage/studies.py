@@ -404,8 +404,12 @@ def done_screens(db: Database, study_id: int, user_id: int) -> list[str]:
     ]
 
 
-def current_labels(db: Database, study_id: int, question: str | None = None) -> list[dict]:
-    """The current (newest) label of every (item, annotator) in the study."""
+LABEL_KEYS = ("item", "instance", "question", "doc_id", "annotator", "value", "reason", "shown_order", "submitted_at",
+              "duration_ms", "screen")
+
+
+def _current_label_rows(db: Database, study_id: int, question: str | None) -> list[tuple]:
+    """The rows of :func:`current_labels` as tuples in :data:`LABEL_KEYS` order."""
     sql = (
         "SELECT l.item_id, i.instance_id, i.question, i.doc_id, u.name, l.value, l.reason, l.shown_order,"
         " l.submitted_at, l.duration_ms, i.screen"
@@ -413,14 +417,45 @@ def current_labels(db: Database, study_id: int, question: str | None = None) -> 
         " WHERE i.study_id = ? AND l.id = (SELECT MAX(id) FROM labels l2 WHERE l2.item_id = l.item_id AND l2.user_id = l.user_id)"
     )
     args: list = [study_id]
-    keys = ("item", "instance", "question", "doc_id", "annotator", "value", "reason", "shown_order", "submitted_at", "duration_ms", "screen")
     shared = _shared_rows(db, ("labels", study_id), lambda: db.execute(sql + " ORDER BY l.item_id, u.name", args).fetchall())
     if shared is not None:
-        return [dict(zip(keys, r)) for r in shared if not question or r[2] == question]
+        return [r for r in shared if r[2] == question] if question else shared
     if question:
         sql += " AND i.question = ?"
         args.append(question)
-    return [dict(zip(keys, r)) for r in db.execute(sql + " ORDER BY l.item_id, u.name", args)]
+    return db.execute(sql + " ORDER BY l.item_id, u.name", args).fetchall()
+
+
+def current_labels(db: Database, study_id: int, question: str | None = None) -> list[dict]:
+    """The current (newest) label of every (item, annotator) in the study, ordered by item and
+    annotator, as dicts with the keys :data:`LABEL_KEYS`."""
+    return [dict(zip(LABEL_KEYS, r)) for r in _current_label_rows(db, study_id, question)]
+
+
+def current_label_columns(db: Database, study_id: int, question: str | None = None) -> dict[str, list]:
+    """:func:`current_labels` as columns: key -> one list, the rows in the same order. For code
+    that reads every label of a large study (a dict per label costs more than the work done
+    with it: 100,000 labels)."""
+    def transpose() -> dict[str, list]:
+        rows = _current_label_rows(db, study_id, question)
+        return {k: [r[j] for r in rows] for j, k in enumerate(LABEL_KEYS)}
+
+    shared = _shared_rows(db, ("label_columns", study_id, question), transpose)
+    if shared is None:
+        return transpose()
+    return {k: list(c) for k, c in shared.items()}  # copies: a caller may change its lists
+
+
+def labelled_assignments(db: Database, study_id: int) -> tuple[int, int]:
+    """(assignments with a label, assignments) of the study: planned labels (item x annotator)
+    and those answered, counted in SQL."""
+    n, done = db.execute(
+        "SELECT COUNT(*), COALESCE(SUM(CASE WHEN EXISTS (SELECT 1 FROM labels l WHERE l.item_id = a.item_id"
+        " AND l.user_id = a.user_id) THEN 1 ELSE 0 END), 0) FROM assignments a JOIN items i ON i.id = a.item_id"
+        " WHERE i.study_id = ?",
+        [study_id],
+    ).fetchone()
+    return int(done), int(n)
 
 
 def label_history(db: Database, study_id: int) -> list[dict]:
