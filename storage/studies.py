@@ -188,6 +188,13 @@ def items_of_study(db: Database, study_id: int, question: str | None = None) -> 
     return [_row_item(r) for r in db.execute(sql + " ORDER BY position, id", args)]
 
 
+def study_item(db: Database, study_id: int, item_id: int) -> dict | None:
+    """Item ``item_id`` of study ``study_id`` (as :func:`items_of_study` gives it), None when the
+    study has no such item."""
+    r = db.execute(f"SELECT {', '.join(ITEM_KEYS)} FROM items WHERE study_id = ? AND id = ?", [study_id, item_id]).fetchone()
+    return None if r is None else _row_item(r)
+
+
 def claim_next(
     db: Database, study_id: int, user_id: int, *, timeout_s: float = 1800.0, now: float | None = None
 ) -> str | None:
