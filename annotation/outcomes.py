@@ -65,15 +65,15 @@ def _item_outcomes(db: Database, study_id: int, question_id: str | None) -> list
             reasons_of.setdefault(item, []).append((annotator, reason))
     out = []
     decisions: dict[tuple, majority.Decision] = {}  # decide() is a pure function of these: a few hundred patterns
-    for it in studies.items_of_study(db, study_id, question_id):
-        i = it["id"]
+    items = studies.item_columns(db, study_id, question_id)
+    for i, instance, question_, doc_id, cap, gold in zip(*(items[k] for k in studies.ITEM_COLUMN_KEYS)):
         counts = counts_of.get(i, {})
-        key = (tuple(counts.items()), adj[i]["value"] if i in adj else None, it["cap"])
+        key = (tuple(counts.items()), adj[i]["value"] if i in adj else None, cap)
         d = decisions.get(key)
         if d is None:
-            d = decisions[key] = majority.decide(counts, adjudication=key[1], overlap=it["cap"])
-        out.append(Outcome(i, it["instance_id"], it["question"], it["doc_id"], d.value, d.provenance, dict(counts),
-                           it["payload"].get("gold"), reasons_of.get(i, [])))
+            d = decisions[key] = majority.decide(counts, adjudication=key[1], overlap=cap)
+        out.append(Outcome(i, instance, question_, doc_id, d.value, d.provenance, dict(counts), gold,
+                           reasons_of.get(i, [])))
     return out
 
 

@@ -188,6 +188,26 @@ def items_of_study(db: Database, study_id: int, question: str | None = None) -> 
     return [_row_item(r) for r in db.execute(sql + " ORDER BY position, id", args)]
 
 
+ITEM_COLUMN_KEYS = ("id", "instance_id", "question", "doc_id", "cap", "gold")
+
+
+def item_columns(db: Database, study_id: int, question: str | None = None) -> dict[str, list]:
+    """The items of the study (one question, or all) as columns, in :func:`items_of_study`'s
+    order: id, instance_id, question, doc_id, cap and ``gold`` (the payload's, None when it has
+    none), without decoding each item's payload (a study of 33,000 items)."""
+    sql = ("SELECT id, instance_id, question, doc_id, cap, json_extract(payload, '$.gold') FROM items"
+           " WHERE study_id = ? ORDER BY position, id")
+
+    def read() -> dict[str, list]:
+        rows = db.execute(sql, [study_id]).fetchall()
+        return {k: [r[j] for r in rows] for j, k in enumerate(ITEM_COLUMN_KEYS)}
+
+    cols = _shared_rows(db, ("item_columns", study_id), read)
+    cols = read() if cols is None else cols
+    keep = [j for j, q in enumerate(cols["question"]) if not question or q == question]
+    return {k: [v[j] for j in keep] for k, v in cols.items()}
+
+
 def study_item(db: Database, study_id: int, item_id: int) -> dict | None:
     """Item ``item_id`` of study ``study_id`` (as :func:`items_of_study` gives it), None when the
     study has no such item."""
