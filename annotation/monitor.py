@@ -55,14 +55,16 @@ def decision_inputs(db: Database, study_id: int, question_id: str) -> tuple[dict
     adjudicated value (``best_passage``: the chosen passage's position in the candidate list).
     :func:`annotation.agreement.agreement_report` takes both, so that Table 7 decides items as
     the outcomes and the validated qrels do (:func:`annotation.majority.decide`)."""
-    items = study_items(db, study_id, question_id)
-    overlap = {i: int(it["cap"]) for i, it in items.items()}
+    cols = studies.item_columns(db, study_id, question_id)
+    overlap = {i: int(cap) for i, cap in zip(cols["id"], cols["cap"])}
     adjudications = {}
+    items = None  # best passage: the candidates of the adjudicated items, read once
     for i, a in studies.adjudications(db, study_id).items():
-        if i not in items:
+        if i not in overlap:
             continue
         value = a["value"]
         if question_id == "best_passage":
+            items = items or study_items(db, study_id, question_id)
             candidates = items[i]["payload"]["candidates"]
             if value not in candidates:
                 continue  # not one of the item's passages: the vote stands
