@@ -42,7 +42,8 @@ done = study_completeness(conn, sid)
 st.caption(f"Completeness: {done['labelled']} of {done['planned']} planned labels"
            + ("" if done["complete"] else " (unfinished: missing labels count as unresolved in exports)"))
 st.subheader(view.heading(kind, study["questions"]))
-t7 = view.table7_rows(monitor.table7(conn, sid, n_boot=n_boot, seed=study["settings"].get("seed", 0)))
+seed = study["settings"].get("seed", 0)
+t7 = view.table7_rows(monitor.table7(conn, sid, n_boot=n_boot, seed=seed))
 if t7:
     meanings = "\n".join(f"- **{r['Statistic']}**: {r['What it means']}" for r in
                          {r["Statistic"]: r for r in t7 if r["What it means"]}.values())
@@ -79,7 +80,7 @@ st.dataframe(pd.DataFrame(view.annotator_rows(monitor.annotator_table(conn, sid)
              key="mon_annotators")
 
 question = st.selectbox("Question", study["questions"], key="mon_question", format_func=label)
-rep = monitor.question_report(conn, sid, question)
+rep = monitor.question_report(conn, sid, question, n_boot=n_boot, seed=seed)  # Table 7's report: computed once
 if rep is None:
     st.info("No labels for this question yet.")
 else:
