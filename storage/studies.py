@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
 from storage import dialect
@@ -459,18 +459,36 @@ def current_labels(db: Database, study_id: int, question: str | None = None) -> 
     return [dict(zip(LABEL_KEYS, r)) for r in _current_label_rows(db, study_id, question)]
 
 
-def current_label_columns(db: Database, study_id: int, question: str | None = None) -> dict[str, list]:
-    """:func:`current_labels` as columns: key -> one list, the rows in the same order. For code
-    that reads every label of a large study (a dict per label costs more than the work done
-    with it: 100,000 labels)."""
-    def transpose() -> dict[str, list]:
-        rows = _current_label_rows(db, study_id, question)
-        return {k: [r[j] for r in rows] for j, k in enumerate(LABEL_KEYS)}
+class LabelColumns(Mapping):
+    """Label rows (tuples in :data:`LABEL_KEYS` order) read as columns: key -> list, each list
+    built the first time it is asked for (a caller reads three or four of the eleven)."""
 
-    shared = _shared_rows(db, ("label_columns", study_id, question), transpose)
-    if shared is None:
-        return transpose()
-    return {k: list(c) for k, c in shared.items()}  # copies: a caller may change its lists
+    def __init__(self, rows: list[tuple]):
+        self._rows, self._columns = rows, {}
+
+    def __getitem__(self, key: str) -> list:
+        if key not in self._columns:
+            if key not in LABEL_KEYS:
+                raise KeyError(f"{key!r} is not a label column; the columns are {', '.join(LABEL_KEYS)}")
+            j = LABEL_KEYS.index(key)
+            self._columns[key] = [r[j] for r in self._rows]
+        return self._columns[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(LABEL_KEYS)
+
+    def __len__(self) -> int:
+        return len(LABEL_KEYS)
+
+
+def current_label_columns(db: Database, study_id: int, question: str | None = None) -> LabelColumns:
+    """:func:`current_labels` as columns (:class:`LabelColumns`: key -> one list, the rows in the
+    same order). For code that reads every label of a large study (a dict per label costs more
+    than the work done with it: 100,000 labels). While ``db`` shares its reads
+    (:func:`share_reads`) the columns are shared too: read them, do not change them."""
+    read = lambda: LabelColumns(_current_label_rows(db, study_id, question))  # noqa: E731
+    shared = _shared_rows(db, ("label_columns", study_id, question), read)
+    return read() if shared is None else shared
 
 
 def labelled_assignments(db: Database, study_id: int) -> tuple[int, int]:
