@@ -52,6 +52,7 @@ if current is not None and st.session_state.get(f"adj_record:{sid}:{current}"):
         except IFJudgeError as exc:
             error = str(exc)
         else:
+            studies.share_reads(conn)  # the write ended the sharing; the rest of the run only reads
             nxt = adjudication.next_in_queue(conn, sid, current, show=show)
             st.session_state["adj_flash"] = (
                 f"Recorded {view.option_label(value)} for item {current}."
