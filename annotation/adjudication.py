@@ -31,6 +31,7 @@ from storage.errors import InvalidAnswer, NotFound
 from storage.db import Database
 
 SHOW = ("unresolved", "majority", "decided", "all")
+QUEUE_ROWS = 100  # items of a queue the Adjudicate page lists at a time (around the open item)
 
 
 def _in_queue(o: Outcome, show: str) -> bool:
@@ -61,6 +62,13 @@ def queue(db: Database, study_id: int, *, show: str = "unresolved") -> list[dict
     return sorted(rows, key=lambda r: (-r["disagreement"], r["item"]))
 
 
+def queue_counts(db: Database, study_id: int) -> dict[str, int]:
+    """How many items each queue of :data:`SHOW` holds (the lengths of :func:`queue`)."""
+    studies.get_study(db, study_id)
+    outcomes = item_outcomes(db, study_id)
+    return {show: sum(_in_queue(o, show) for o in outcomes) for show in SHOW}
+
+
 @dataclass
 class ItemView:
     """Everything a lead reads to settle one item."""
@@ -89,7 +97,7 @@ class ItemView:
 def item_view(db: Database, study_id: int, item_id: int) -> ItemView:
     """The view of item ``item_id`` of study ``study_id`` (NotFound when it is not in the study)."""
     study = studies.get_study(db, study_id)
-    item = next((i for i in studies.items_of_study(db, study_id) if i["id"] == item_id), None)
+    item = studies.study_item(db, study_id, item_id)
     if item is None:
         raise NotFound(f"study {study_id} has no item {item_id}")
     s = study["settings"]
@@ -111,12 +119,15 @@ def item_view(db: Database, study_id: int, item_id: int) -> ItemView:
     else:
         options = [(v, q.label(v)) for v in q.categories]
     labels = dict(options)
-    votes = [{"annotator": r["annotator"], "value": r["value"], "answer": labels.get(r["value"], r["value"]),
-              "reason": r["reason"] or ""}
-             for r in studies.current_labels(db, study_id, item["question"]) if r["item"] == item_id]
-    outcome = next(o for o in item_outcomes(db, study_id, item["question"]) if o.item_id == item_id)
+    cols = studies.current_label_columns(db, study_id, item["question"])
+    votes = [{"annotator": a, "value": v, "answer": labels.get(v, v), "reason": why or ""}
+             for i, a, v, why in zip(cols["item"], cols["annotator"], cols["value"], cols["reason"]) if i == item_id]
     decision = studies.adjudications(db, study_id).get(item_id)
-    counts = dict(outcome.label_counts)
+    counts: dict[str, int] = {}
+    for v in votes:
+        counts[v["value"]] = counts.get(v["value"], 0) + 1
+    # the item's outcome, as item_outcomes decides it
+    outcome = majority_rule.decide(counts, adjudication=decision["value"] if decision else None, overlap=item["cap"])
     majority = majority_rule.decide(counts, overlap=item["cap"]).value  # the labels' own outcome, before any decision
     document = ({"doc_id": item["doc_id"], **docs[item["doc_id"]]}
                 if item["doc_id"] and item["doc_id"] in docs else None)

@@ -114,63 +114,79 @@ def agreement_report(labels, categories: Sequence[str], *, gold=None, ordinal: b
     ``annotation.agreement_stats`` for each coefficient's formula and source.
     """
     cats = check_categories(categories)
-    q = len(cats)
-    values = interval_values(cats) if ordinal else np.arange(q, dtype=float)
+    values = interval_values(cats) if ordinal else np.arange(len(cats), dtype=float)
     enc = encode_labels(labels, cats, gold=gold, overlap=overlap, adjudications=adjudications)
-    counts = enc.counts
     reasons: dict = {}
     notes: list[str] = []
-
-    S, cols, _, _ = pattern_sums(counts, enc.gold, overlap=enc.overlap, adjudicated=enc.adjudicated)
-    n_pairable = int(S[0, cols["pairable"]][0])
-    n_items = len(counts)
-
+    S, cols, _, _ = pattern_sums(enc.counts, enc.gold, overlap=enc.overlap, adjudicated=enc.adjudicated)
     report: dict = {
         "categories": list(cats), "ordinal": bool(ordinal), "n_labels": enc.n_labels,
-        "n_annotators": len(enc.annotators), "n_items": n_items, "n_items_pairable": n_pairable,
+        "n_annotators": len(enc.annotators), "n_items": len(enc.counts),
+        "n_items_pairable": int(S[0, cols["pairable"]][0]),
     }
-    for name, col in (("percent_agreement_pairwise", "agree"), ("percent_agreement_unanimous", "unanimous")):
-        report[name] = _value(float(S[0, cols[col]][0] / n_pairable) if n_pairable else Undefined(pairable_reason(0)),
-                              name, reasons)
-    report["randolph_kappa"] = _value(randolph_kappa(counts, categories=cats), "randolph_kappa", reasons)
-    report["fleiss_kappa"] = _value(fleiss_kappa(counts, categories=cats), "fleiss_kappa", reasons)
-    report["gwet_ac1"] = _value(gwet_ac1(counts), "gwet_ac1", reasons)
-    report["krippendorff_alpha_nominal"] = _value(
-        krippendorff_alpha(counts, level="nominal", categories=cats), "krippendorff_alpha_nominal", reasons)
-    if ordinal:
-        for level in ("ordinal", "interval"):
-            report[f"krippendorff_alpha_{level}"] = _value(
-                krippendorff_alpha(counts, level=level, values=values, categories=cats),
-                f"krippendorff_alpha_{level}", reasons)
-
-    tables = enc.pair_tables()
-    report["cohen_kappa"] = _pairwise_cohen(enc, tables, None, reasons, "cohen_kappa")
-    report["cohen_kappa_mean_pairwise"] = _mean_of_pairs(report["cohen_kappa"], "cohen_kappa_mean_pairwise", reasons, notes)
-    report["cohen_kappa_n_items"] = dict(zip(enc.pair_names, tables.sum((1, 2)).tolist()))
-    if ordinal:
-        for w in ("linear", "quadratic"):
-            per_pair = _pairwise_cohen(enc, tables, w, reasons, f"cohen_kappa_{w}_pairwise")
-            report[f"cohen_kappa_{w}"] = _mean_of_pairs(per_pair, f"cohen_kappa_{w}", reasons, notes)
-            report[f"cohen_kappa_{w}_pairwise"] = per_pair
-
-    n_labels_per_cat = S[0, cols["labels"]]
-    report["label_shares"] = dict(zip(cats, (n_labels_per_cat / n_labels_per_cat.sum()).tolist()))
-    n_major = S[0, cols["major"]]
-    report["majority_shares"] = dict(zip(cats, (n_major / n_items).tolist()))
-    report["n_items_no_majority"] = int(n_items - n_major.sum())
-    report["n_items_adjudicated"] = 0 if enc.adjudicated is None else int((enc.adjudicated >= 0).sum())
-
+    report.update(_coefficients(enc, S, cols, ordinal=ordinal, values=values, reasons=reasons))
+    report.update(_pairwise(enc, ordinal=ordinal, reasons=reasons, notes=notes))
+    report.update(_majorities(enc, S, cols))
     if enc.gold is not None:
         _gold_statistics(report, enc, S, cols, reasons, notes)
-
     report["bands"] = {k: landis_koch_band(report[k]) for k in KAPPA_KEYS if k in report}
     report["bands"]["cohen_kappa"] = {k: landis_koch_band(v) for k, v in report["cohen_kappa"].items()}
-
     if n_boot > 0:
         report["intervals"] = _intervals(report, enc, ordinal=ordinal, values=values, n_boot=n_boot, seed=seed)
     report["undefined_reasons"] = reasons
     report["notes"] = notes
     return report
+
+
+def _coefficients(enc: EncodedLabels, S: np.ndarray, cols: dict, *, ordinal: bool, values, reasons: dict) -> dict:
+    """The chance-corrected coefficients over all annotators: percent agreement (pairwise and
+    unanimous), Randolph, Fleiss, Gwet's AC1, Krippendorff (nominal; ordinal and interval too)."""
+    counts, cats = enc.counts, enc.categories
+    n_pairable = int(S[0, cols["pairable"]][0])
+    out: dict = {}
+    for name, col in (("percent_agreement_pairwise", "agree"), ("percent_agreement_unanimous", "unanimous")):
+        out[name] = _value(float(S[0, cols[col]][0] / n_pairable) if n_pairable else Undefined(pairable_reason(0)),
+                           name, reasons)
+    out["randolph_kappa"] = _value(randolph_kappa(counts, categories=cats), "randolph_kappa", reasons)
+    out["fleiss_kappa"] = _value(fleiss_kappa(counts, categories=cats), "fleiss_kappa", reasons)
+    out["gwet_ac1"] = _value(gwet_ac1(counts), "gwet_ac1", reasons)
+    out["krippendorff_alpha_nominal"] = _value(
+        krippendorff_alpha(counts, level="nominal", categories=cats), "krippendorff_alpha_nominal", reasons)
+    if ordinal:
+        for level in ("ordinal", "interval"):
+            out[f"krippendorff_alpha_{level}"] = _value(
+                krippendorff_alpha(counts, level=level, values=values, categories=cats),
+                f"krippendorff_alpha_{level}", reasons)
+    return out
+
+
+def _pairwise(enc: EncodedLabels, *, ordinal: bool, reasons: dict, notes: list) -> dict:
+    """Cohen's kappa per annotator pair, their mean and the shared items of each pair (weighted
+    linear and quadratic too when ``ordinal``)."""
+    tables = enc.pair_tables()
+    out: dict = {"cohen_kappa": _pairwise_cohen(enc, tables, None, reasons, "cohen_kappa")}
+    out["cohen_kappa_mean_pairwise"] = _mean_of_pairs(out["cohen_kappa"], "cohen_kappa_mean_pairwise", reasons, notes)
+    out["cohen_kappa_n_items"] = dict(zip(enc.pair_names, tables.sum((1, 2)).tolist()))
+    if ordinal:
+        for w in ("linear", "quadratic"):
+            per_pair = _pairwise_cohen(enc, tables, w, reasons, f"cohen_kappa_{w}_pairwise")
+            out[f"cohen_kappa_{w}"] = _mean_of_pairs(per_pair, f"cohen_kappa_{w}", reasons, notes)
+            out[f"cohen_kappa_{w}_pairwise"] = per_pair
+    return out
+
+
+def _majorities(enc: EncodedLabels, S: np.ndarray, cols: dict) -> dict:
+    """The share of labels and of majorities per category, the items without a majority and the
+    adjudicated ones."""
+    cats, n_items = enc.categories, len(enc.counts)
+    n_labels_per_cat = S[0, cols["labels"]]
+    n_major = S[0, cols["major"]]
+    return {
+        "label_shares": dict(zip(cats, (n_labels_per_cat / n_labels_per_cat.sum()).tolist())),
+        "majority_shares": dict(zip(cats, (n_major / n_items).tolist())),
+        "n_items_no_majority": int(n_items - n_major.sum()),
+        "n_items_adjudicated": 0 if enc.adjudicated is None else int((enc.adjudicated >= 0).sum()),
+    }
 
 
 def _gold_statistics(report: dict, enc: EncodedLabels, S: np.ndarray, cols: dict, reasons: dict,

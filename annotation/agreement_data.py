@@ -139,9 +139,30 @@ def encode_labels(labels, categories: tuple[str, ...], *, gold=None, overlap=Non
     ann, ann_names = pd.factorize(ann_s, sort=True)
     item = item.astype(np.int64)
     ann = ann.astype(np.int64)
-    n_items, n_ann, q = len(item_ids), len(ann_names), len(categories)
+    n_items, q = len(item_ids), len(categories)
+    order = _label_order(item, ann, item_ids, ann_names)
+    counts = np.bincount(item * q + lab, minlength=n_items * q).reshape(n_items, q)
+    it_s, an_s, lb_s = item[order], ann[order], lab[order]
+    p_item, l_a, l_b, pair_index, pair_names = _label_pairs(it_s, an_s, lb_s, int(counts.sum(1).max()), ann_names)
+    gold_codes, n_gold_extra = _gold_codes(gold, item_ids, categories) if gold is not None else (None, 0)
+    ov = None
+    if overlap is not None:
+        ov = _per_item(overlap if isinstance(overlap, Mapping) else {i: overlap for i in item_ids},
+                       item_ids, 2, "overlap")
+    adj = _per_item(adjudications, item_ids, -1, "adjudications", categories) if adjudications else None
+    return EncodedLabels(
+        overlap=ov, adjudicated=adj,
+        categories=categories, item_ids=np.asarray(item_ids, dtype=object),
+        annotators=tuple(str(a) for a in ann_names), counts=counts, gold=gold_codes,
+        n_gold_without_labels=n_gold_extra, pair_names=pair_names, pair_item=p_item,
+        pair_cell=(pair_index.astype(np.int64) * q + l_a) * q + l_b,
+        sorted_item=it_s, sorted_code=an_s * q + lb_s,
+    )
 
-    key = item * n_ann + ann
+
+def _label_order(item: np.ndarray, ann: np.ndarray, item_ids, ann_names) -> np.ndarray:
+    """The labels' order by (item, annotator); refuses a second label of one (item, annotator)."""
+    key = item * len(ann_names) + ann
     order = np.argsort(key, kind="stable")
     ks = key[order]
     dup = np.flatnonzero(ks[1:] == ks[:-1])
@@ -149,12 +170,16 @@ def encode_labels(labels, categories: tuple[str, ...], *, gold=None, overlap=Non
         r1, r2 = int(order[dup[0]]), int(order[dup[0] + 1])
         raise DuplicateLabel(f"(item {item_ids[item[r1]]!r}, annotator {ann_names[ann[r1]]!r})",
                              (min(r1, r2), max(r1, r2)))
-    counts = np.bincount(item * q + lab, minlength=n_items * q).reshape(n_items, q)
+    return order
 
-    # every pair of labels given to the same item, by annotators a < b (sorted by key)
-    it_s, an_s, lb_s = item[order], ann[order], lab[order]
+
+def _label_pairs(it_s: np.ndarray, an_s: np.ndarray, lb_s: np.ndarray, most: int, ann_names):
+    """Every pair of labels given to the same item by annotators a < b (labels sorted by item and
+    annotator; ``most`` = the most labels of one item): ``(item, label of a, label of b, pair
+    index, pair names "a|b")``."""
+    n_ann = len(ann_names)
     parts = []
-    for d in range(1, int(counts.sum(1).max())):
+    for d in range(1, most):
         same = np.flatnonzero(it_s[:-d] == it_s[d:])
         if len(same) == 0:
             break
@@ -172,35 +197,21 @@ def encode_labels(labels, categories: tuple[str, ...], *, gold=None, overlap=Non
     else:
         pair_keys, pair_index = np.unique(keys, return_inverse=True)
     pair_names = tuple(f"{ann_names[k // n_ann]}|{ann_names[k % n_ann]}" for k in pair_keys.tolist())
+    return p_item, l_a, l_b, pair_index, pair_names
 
-    gold_codes, n_gold_extra = None, 0
-    if gold is not None:
-        g = _frame(gold, ("item", "label"), "gold")
-        g_item = _as_str(g["item"], "item", "gold")
-        g_lab = _codes(_as_str(g["label"], "label", "gold"), categories, "gold")
-        dup = g_item.duplicated().to_numpy()
-        if dup.any():
-            r2 = int(np.flatnonzero(dup)[0])
-            r1 = int(np.flatnonzero((g_item == g_item.iloc[r2]).to_numpy())[0])
-            raise DuplicateLabel(f"gold for item {g_item.iloc[r2]!r}", (r1, r2), table="gold")
-        pos = pd.Index(item_ids).get_indexer(g_item)
-        gold_codes = np.full(n_items, -1, np.int64)
-        gold_codes[pos[pos >= 0]] = g_lab[pos >= 0]
-        n_gold_extra = int((pos < 0).sum())
 
-    ov = None
-    if overlap is not None:
-        if isinstance(overlap, Mapping):
-            ov = _per_item(overlap, item_ids, 2, "overlap")
-        else:
-            ov = _per_item({i: overlap for i in item_ids}, item_ids, 2, "overlap")
-    adj = _per_item(adjudications, item_ids, -1, "adjudications", categories) if adjudications else None
-
-    return EncodedLabels(
-        overlap=ov, adjudicated=adj,
-        categories=categories, item_ids=np.asarray(item_ids, dtype=object),
-        annotators=tuple(str(a) for a in ann_names), counts=counts, gold=gold_codes,
-        n_gold_without_labels=n_gold_extra, pair_names=pair_names, pair_item=p_item,
-        pair_cell=(pair_index.astype(np.int64) * q + l_a) * q + l_b,
-        sorted_item=it_s, sorted_code=an_s * q + lb_s,
-    )
+def _gold_codes(gold, item_ids, categories: tuple[str, ...]) -> tuple[np.ndarray, int]:
+    """The gold label's category index per item code (-1: none) and how many gold rows name an
+    item without labels; refuses a second gold label of one item."""
+    g = _frame(gold, ("item", "label"), "gold")
+    g_item = _as_str(g["item"], "item", "gold")
+    g_lab = _codes(_as_str(g["label"], "label", "gold"), categories, "gold")
+    dup = g_item.duplicated().to_numpy()
+    if dup.any():
+        r2 = int(np.flatnonzero(dup)[0])
+        r1 = int(np.flatnonzero((g_item == g_item.iloc[r2]).to_numpy())[0])
+        raise DuplicateLabel(f"gold for item {g_item.iloc[r2]!r}", (r1, r2), table="gold")
+    pos = pd.Index(item_ids).get_indexer(g_item)
+    gold_codes = np.full(len(item_ids), -1, np.int64)
+    gold_codes[pos[pos >= 0]] = g_lab[pos >= 0]
+    return gold_codes, int((pos < 0).sum())

@@ -17,7 +17,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from annotation.agreement import agreement_report
 from annotation.glossary import label, undefined
-from annotation.outcomes import item_outcomes, labels_frame
+from annotation.outcomes import item_outcomes, labels_frame, study_items
 from annotation.qrels_builds import study_completeness
 from annotation.scale_summary import scale_summary
 from storage import studies, users
@@ -55,14 +55,16 @@ def decision_inputs(db: Database, study_id: int, question_id: str) -> tuple[dict
     adjudicated value (``best_passage``: the chosen passage's position in the candidate list).
     :func:`annotation.agreement.agreement_report` takes both, so that Table 7 decides items as
     the outcomes and the validated qrels do (:func:`annotation.majority.decide`)."""
-    items = {it["id"]: it for it in studies.items_of_study(db, study_id, question_id)}
-    overlap = {i: int(it["cap"]) for i, it in items.items()}
+    cols = studies.item_columns(db, study_id, question_id)
+    overlap = {i: int(cap) for i, cap in zip(cols["id"], cols["cap"])}
     adjudications = {}
+    items = None  # best passage: the candidates of the adjudicated items, read once
     for i, a in studies.adjudications(db, study_id).items():
-        if i not in items:
+        if i not in overlap:
             continue
         value = a["value"]
         if question_id == "best_passage":
+            items = items or study_items(db, study_id, question_id)
             candidates = items[i]["payload"]["candidates"]
             if value not in candidates:
                 continue  # not one of the item's passages: the vote stands
@@ -73,7 +75,14 @@ def decision_inputs(db: Database, study_id: int, question_id: str) -> tuple[dict
 
 def question_report(db: Database, study_id: int, question_id: str, *, n_boot: int = 0, seed: int = 0) -> dict | None:
     """The agreement report of one question (None while it has no label). The majority follows
-    the study's planned overlap and the lead's adjudications (:func:`decision_inputs`)."""
+    the study's planned overlap and the lead's adjudications (:func:`decision_inputs`). Computed
+    once per page run or report when ``db`` shares its reads (:func:`storage.studies.share_reads`:
+    Table 7 and the question's own table read the same report; treat it as read-only then)."""
+    return studies.shared(db, ("question_report", study_id, question_id, n_boot, seed),
+                          lambda: _question_report(db, study_id, question_id, n_boot=n_boot, seed=seed))
+
+
+def _question_report(db: Database, study_id: int, question_id: str, *, n_boot: int, seed: int) -> dict | None:
     frame, categories, gold = labels_frame(db, study_id, question_id)
     if frame.empty:
         return None
@@ -145,22 +154,23 @@ def annotator_table(db: Database, study_id: int) -> list[dict]:
     """Per annotator: screens done / total, median seconds per screen, share of labels equal to the
     item's decided value, and (best passage) share equal to the dataset's target."""
     outcomes = {o.item_id: o for o in item_outcomes(db, study_id)}
-    labels = studies.current_labels(db, study_id)
+    cols = studies.current_label_columns(db, study_id)
     rows = {}
     for name in studies.get_study(db, study_id)["annotators"]:
         done, total = studies.progress(db, study_id, users.get_user(db, name)["id"])
         rows[name] = {"annotator": name, "done": done, "total": total, "durations": {}, "agree": [], "gold": []}
-    for r in labels:
-        row = rows.get(r["annotator"])
+    for item, annotator, value, duration, screen in zip(cols["item"], cols["annotator"], cols["value"],
+                                                        cols["duration_ms"], cols["screen"]):
+        row = rows.get(annotator)
         if row is None:
             continue
-        if r["duration_ms"] is not None:
-            row["durations"][r["screen"]] = r["duration_ms"] / 1000
-        o = outcomes.get(r["item"])
+        if duration is not None:
+            row["durations"][screen] = duration / 1000
+        o = outcomes.get(item)
         if o is not None and o.value is not None and sum(o.label_counts.values()) >= 2:
-            row["agree"].append(r["value"] == o.value)
+            row["agree"].append(value == o.value)
         if o is not None and o.gold:
-            row["gold"].append(r["value"] == o.gold)
+            row["gold"].append(value == o.gold)
     out = []
     for row in rows.values():
         d = list(row.pop("durations").values())
@@ -187,11 +197,9 @@ def disagreements(db: Database, study_id: int) -> list[dict]:
 
 def reasons(db: Database, study_id: int) -> list[dict]:
     """Every reason given (a reason is required for each No)."""
-    return [
-        {"item": r["item"], "instance": r["instance"], "question": r["question"], "annotator": r["annotator"],
-         "value": r["value"], "reason": r["reason"]}
-        for r in studies.current_labels(db, study_id) if r["reason"]
-    ]
+    cols = studies.current_label_columns(db, study_id)
+    keys = ("item", "instance", "question", "annotator", "value", "reason")
+    return [dict(zip(keys, r)) for r in zip(*(cols[k] for k in keys)) if r[-1]]
 
 
 def study_monitor(db: Database, study_id: int, *, n_boot: int = 200, seed: int | None = None) -> dict:
@@ -213,7 +221,7 @@ def _study_monitor(db: Database, study_id: int, *, n_boot: int, seed: int | None
     study = studies.get_study(db, study_id)
     seed = int(study["settings"].get("seed", 0) if seed is None else seed)
     done = study_completeness(db, study_id)
-    return _plain({
+    out = _plain({
         "study": {"id": study["id"], "name": study["name"], "questions": study["questions"],
                   "annotators": study["annotators"]},
         "completeness": {k: done[k] for k in ("labelled", "planned", "complete")},
@@ -222,9 +230,11 @@ def _study_monitor(db: Database, study_id: int, *, n_boot: int, seed: int | None
         "scale_means": scale_summary(db, study_id, n_boot=n_boot, seed=seed).to_dict("records"),
         "annotators": annotator_table(db, study_id),
         "questions": {q: question_report(db, study_id, q, n_boot=n_boot, seed=seed) for q in study["questions"]},
-        "disagreements": disagreements(db, study_id),
-        "reasons": reasons(db, study_id),
     })
+    # already plain (ints, floats rounded from ratios, text): tens of thousands of rows need no pass
+    out["disagreements"] = disagreements(db, study_id)
+    out["reasons"] = reasons(db, study_id)
+    return out
 
 
 def _plain(value):

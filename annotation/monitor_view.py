@@ -24,6 +24,7 @@ from storage import projects, studies
 from storage.db import Database
 
 SHORT = 90
+PAGE_ROWS = 100  # rows of the disagreement and reason tables shown at a time
 UNRESOLVED_WHY = {"tie": "tie: no majority, for a lead to decide", "awaiting labels": "awaiting more labels",
                   "no labels": "no label yet"}
 
@@ -114,10 +115,43 @@ def annotator_rows(rows: list[dict]) -> list[dict]:
 def disagreement_rows(db: Database, study_id: int) -> list[dict]:
     """:func:`annotation.monitor.disagreements` with the texts: the question's short name, the
     instruction, query and passage (shortened) and their full texts (``full``), the votes in words,
-    the disagreement, the decision (``"—"`` and why when undecided) and how it was decided."""
-    study = studies.get_study(db, study_id)
-    pid = study["project_id"]
-    rows = monitor.disagreements(db, study_id)
+    the disagreement, the decision (``"—"`` and why when undecided) and how it was decided.
+    Every row; a screen shows one page of them (:func:`disagreement_page`)."""
+    return _with_texts(db, study_id, monitor.disagreements(db, study_id))
+
+
+def disagreement_questions(db: Database, study_id: int) -> list[str]:
+    """The short names of the questions that have a disagreement (the page's filter), sorted."""
+    return sorted({label(r["question"]) for r in monitor.disagreements(db, study_id)})
+
+
+def page_slice(total: int, page: int, size: int = PAGE_ROWS) -> tuple[int, int, int, int]:
+    """``(page, pages, start, stop)`` of page ``page`` (1-based, clamped to 1..pages) of ``total``
+    rows shown ``size`` at a time: rows ``start`` to ``stop - 1``; an empty table has one page.
+
+    >>> page_slice(250, 2, 100), page_slice(250, 9, 100), page_slice(0, 1, 100)
+    ((2, 3, 100, 200), (3, 3, 200, 250), (1, 1, 0, 0))
+    """
+    pages = max(1, -(-total // size))
+    page = min(max(1, int(page)), pages)
+    start = (page - 1) * size
+    return page, pages, start, min(start + size, total)
+
+
+def disagreement_page(db: Database, study_id: int, *, questions=(), page: int = 1, size: int | None = None) -> dict:
+    """One page of :func:`disagreement_rows`, optionally only the questions named (short names,
+    :func:`disagreement_questions`): ``{"rows", "total", "page", "pages", "start"}`` where
+    ``total`` counts the rows the filter keeps and ``start`` is the index of the first row
+    shown; ``size`` rows a page (default :data:`PAGE_ROWS`). Only the rows of the page are given their texts: a study of 100,000 labels has tens
+    of thousands of disagreements, and a lead reads them a page at a time."""
+    rows = [r for r in monitor.disagreements(db, study_id) if not questions or label(r["question"]) in questions]
+    page, pages, start, stop = page_slice(len(rows), page, size or PAGE_ROWS)
+    return {"rows": _with_texts(db, study_id, rows[start:stop]), "total": len(rows), "page": page, "pages": pages,
+            "start": start}
+
+
+def _with_texts(db: Database, study_id: int, rows: list[dict]) -> list[dict]:
+    pid = studies.get_study(db, study_id)["project_id"]
     # best passage: the answers are doc ids; their texts are shown with the item
     chosen = {r["item"]: list(r["labels"]) for r in rows if r["question"] == "best_passage"}
     docs = projects.documents_by_id(db, pid, {r["doc_id"] for r in rows if r.get("doc_id")}
@@ -152,10 +186,24 @@ def disagreement_rows(db: Database, study_id: int) -> list[dict]:
 
 def reason_rows(db: Database, study_id: int) -> list[dict]:
     """:func:`annotation.monitor.reasons` with the question's name and the instruction's text."""
+    return _reasons_with_texts(db, study_id, monitor.reasons(db, study_id))
+
+
+def reason_page(db: Database, study_id: int, *, contains: str = "", page: int = 1, size: int | None = None) -> dict:
+    """One page of :func:`reason_rows`, optionally only the reasons containing ``contains``
+    (any case): ``{"rows", "total", "page", "pages", "start"}`` as :func:`disagreement_page`."""
+    needle = contains.lower()
+    rows = [r for r in monitor.reasons(db, study_id) if not needle or needle in r["reason"].lower()]
+    page, pages, start, stop = page_slice(len(rows), page, size or PAGE_ROWS)
+    return {"rows": _reasons_with_texts(db, study_id, rows[start:stop]), "total": len(rows), "page": page,
+            "pages": pages, "start": start}
+
+
+def _reasons_with_texts(db: Database, study_id: int, rows: list[dict]) -> list[dict]:
     pid = studies.get_study(db, study_id)["project_id"]
     cache: dict[str, dict] = {}
     out = []
-    for r in monitor.reasons(db, study_id):
+    for r in rows:
         inst = cache.get(r["instance"])
         if inst is None:
             inst = cache[r["instance"]] = projects.get_instance(db, pid, r["instance"]) or {}

@@ -13,6 +13,7 @@ from annotation import adjudication
 from storage import studies
 from storage.errors import IFJudgeError
 from annotation.glossary import PROVENANCE, label, votes
+from annotation.monitor_view import page_slice
 from ui.keys import keep_keys_on_item
 from ui.layout import compact_page
 from ui.session import db, pick_study, require_role
@@ -51,6 +52,7 @@ if current is not None and st.session_state.get(f"adj_record:{sid}:{current}"):
         except IFJudgeError as exc:
             error = str(exc)
         else:
+            studies.share_reads(conn)  # the write ended the sharing; the rest of the run only reads
             nxt = adjudication.next_in_queue(conn, sid, current, show=show)
             st.session_state["adj_flash"] = (
                 f"Recorded {view.option_label(value)} for item {current}."
@@ -61,7 +63,7 @@ if current is not None and st.session_state.get(f"adj_record:{sid}:{current}"):
             ids = [r["item"] for r in queue]
             current = nxt if nxt in ids else (ids[0] if ids else None)
 
-counts = {s: len(adjudication.queue(conn, sid, show=s)) if s != show else len(queue) for s in adjudication.SHOW}
+counts = {**adjudication.queue_counts(conn, sid), show: len(queue)}
 top_right.segmented_control("Show", list(adjudication.SHOW), default="unresolved", key=show_key, required=True,
                      format_func=lambda s: f"{SHOW_LABELS[s]} ({counts[s]})",
                      help="Unresolved: a tie no majority settles. Decided by majority: the labels differ but a "
@@ -89,11 +91,18 @@ if current is None:
 
 by_item = {r["item"]: r for r in queue}
 st.session_state[item_key] = current
+# a queue of thousands: the picker and the queue table hold the QUEUE_ROWS items around the current one
+# (Next / Previous walk the whole queue)
+_, _, first, stop = page_slice(len(ids), ids.index(current) // adjudication.QUEUE_ROWS + 1, adjudication.QUEUE_ROWS)
+window = ids[first:stop]
 item_id = st.selectbox(
-    "Item", ids, key=item_key,
+    "Item", window, key=item_key,
     format_func=lambda i: f"item {i}: {by_item[i]['instance']} · {label(by_item[i]['question'])} · "
                           f"votes {votes(by_item[i]['votes'])}",
 )
+if len(ids) > len(window):
+    st.caption(f"Items {first + 1:,}-{stop:,} of the {len(ids):,} in this queue, most disagreement first; "
+               "Next and Previous go on through the others.")
 view = adjudication.item_view(conn, sid, item_id)
 position = ids.index(item_id)
 
@@ -145,4 +154,6 @@ with st.expander(f"The queue: {len(queue)} item{'s' if len(queue) != 1 else ''}"
     st.dataframe(pd.DataFrame([{
         "Item": r["item"], "Instance": r["instance"], "Question": label(r["question"]), "Votes": votes(r["votes"]),
         "How decided": PROVENANCE.get(r["provenance"], r["provenance"]), "Decision": r["decision"] or "—",
-    } for r in queue]), hide_index=True, key=f"adj_queue:{sid}:{show}")
+    } for r in queue[first:stop]]), hide_index=True, key=f"adj_queue:{sid}:{show}")
+    if len(ids) > len(window):
+        st.caption(f"Items {first + 1:,}-{stop:,} of {len(ids):,}: the part of the queue around the open item.")

@@ -16,6 +16,18 @@ from ui.estimates_view import render_estimates
 from ui.session import db, pick_study, require_role
 from ui.text import literal
 
+
+
+def page_picker(part: dict, what: str, *, key: str) -> None:
+    """Under a paged table: how many rows there are and which are shown, and the page number."""
+    if part["pages"] == 1:
+        return
+    st.caption(f"Rows {part['start'] + 1:,}-{part['start'] + len(part['rows']):,} of {part['total']:,} {what} "
+               f"(page {part['page']} of {part['pages']:,}); filter above or choose a page.")
+    st.session_state[key] = part["page"]  # the filter may have left fewer pages
+    st.number_input("Page", min_value=1, max_value=part["pages"], step=1, key=key)
+
+
 require_role("lead")
 conn = studies.share_reads(db())  # read-only page: the study's labels are read once per run
 st.title("Monitor")
@@ -30,7 +42,8 @@ done = study_completeness(conn, sid)
 st.caption(f"Completeness: {done['labelled']} of {done['planned']} planned labels"
            + ("" if done["complete"] else " (unfinished: missing labels count as unresolved in exports)"))
 st.subheader(view.heading(kind, study["questions"]))
-t7 = view.table7_rows(monitor.table7(conn, sid, n_boot=n_boot, seed=study["settings"].get("seed", 0)))
+seed = study["settings"].get("seed", 0)
+t7 = view.table7_rows(monitor.table7(conn, sid, n_boot=n_boot, seed=seed))
 if t7:
     meanings = "\n".join(f"- **{r['Statistic']}**: {r['What it means']}" for r in
                          {r["Statistic"]: r for r in t7 if r["What it means"]}.values())
@@ -67,7 +80,7 @@ st.dataframe(pd.DataFrame(view.annotator_rows(monitor.annotator_table(conn, sid)
              key="mon_annotators")
 
 question = st.selectbox("Question", study["questions"], key="mon_question", format_func=label)
-rep = monitor.question_report(conn, sid, question)
+rep = monitor.question_report(conn, sid, question, n_boot=n_boot, seed=seed)  # Table 7's report: computed once
 if rep is None:
     st.info("No labels for this question yet.")
 else:
@@ -113,12 +126,13 @@ else:
         st.caption(md_escape(view.readable_note(note)))
 
 st.subheader("Disagreements")
-dis = view.disagreement_rows(conn, sid)
-if not dis:
+questions = view.disagreement_questions(conn, sid)
+if not questions:
     st.caption("No disagreement so far.")
 else:
-    qf = st.multiselect("Filter by question", sorted({r["Question"] for r in dis}), key="mon_dis_filter")
-    shown = [r for r in dis if not qf or r["Question"] in qf]
+    qf = st.multiselect("Filter by question", questions, key="mon_dis_filter")
+    part = view.disagreement_page(conn, sid, questions=qf, page=st.session_state.get("mon_dis_page", 1))
+    shown = part["rows"]
     st.dataframe(pd.DataFrame([{k: v for k, v in r.items() if k not in ("item", "full")} for r in shown]),
                  hide_index=True, key="mon_disagreements",
                  column_config={
@@ -127,9 +141,10 @@ else:
                      "Votes": st.column_config.TextColumn(help="each answer and how many annotators gave it"),
                      "Disagreement": st.column_config.NumberColumn(format="%.2f", help=STATISTIC_HELP["disagreement"]),
                  })
+    page_picker(part, "disagreements", key="mon_dis_page")
     pick = st.selectbox("Read an item in full", list(range(len(shown))), key="mon_dis_item",
                         format_func=lambda i: f"{shown[i]['Question']}: {shown[i]['Instruction'][:60]}")
-    if pick is not None:
+    if pick is not None and pick < len(shown):
         full = shown[pick]["full"]
         literal("Instruction", full["instruction"] or "—")
         literal("Query", full["query"] or "—")
@@ -140,12 +155,14 @@ else:
         st.caption(md_escape(f"Instance {full['instance']}; votes: {shown[pick]['Votes']}"))
 
 st.subheader("Reasons")
-rs = view.reason_rows(conn, sid)
-if not rs:
+if not monitor.reasons(conn, sid):
     st.caption("No reason given so far.")
 else:
     text = st.text_input("Filter reasons containing", key="mon_reason_filter")
-    shown_r = [r for r in rs if not text or text.lower() in r["Reason"].lower()]
-    st.dataframe(pd.DataFrame(shown_r), hide_index=True, key="mon_reasons",
+    part = view.reason_page(conn, sid, contains=text, page=st.session_state.get("mon_reason_page", 1))
+    if not part["total"]:
+        st.caption(md_escape(f"No reason contains “{text}”."))
+    st.dataframe(pd.DataFrame(part["rows"]), hide_index=True, key="mon_reasons",
                  column_config={"Reason": st.column_config.TextColumn(width="medium"),
                                 "Instruction": st.column_config.TextColumn(width="large")})
+    page_picker(part, "reasons", key="mon_reason_page")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
 from storage import dialect
@@ -186,6 +186,33 @@ def items_of_study(db: Database, study_id: int, question: str | None = None) -> 
     if question:
         sql, args = sql + " AND question = ?", [*args, question]
     return [_row_item(r) for r in db.execute(sql + " ORDER BY position, id", args)]
+
+
+ITEM_COLUMN_KEYS = ("id", "instance_id", "question", "doc_id", "cap", "gold")
+
+
+def item_columns(db: Database, study_id: int, question: str | None = None) -> dict[str, list]:
+    """The items of the study (one question, or all) as columns, in :func:`items_of_study`'s
+    order: id, instance_id, question, doc_id, cap and ``gold`` (the payload's, None when it has
+    none), without decoding each item's payload (a study of 33,000 items)."""
+    sql = ("SELECT id, instance_id, question, doc_id, cap, json_extract(payload, '$.gold') FROM items"
+           " WHERE study_id = ? ORDER BY position, id")
+
+    def read() -> dict[str, list]:
+        rows = db.execute(sql, [study_id]).fetchall()
+        return {k: [r[j] for r in rows] for j, k in enumerate(ITEM_COLUMN_KEYS)}
+
+    cols = _shared_rows(db, ("item_columns", study_id), read)
+    cols = read() if cols is None else cols
+    keep = [j for j, q in enumerate(cols["question"]) if not question or q == question]
+    return {k: [v[j] for j in keep] for k, v in cols.items()}
+
+
+def study_item(db: Database, study_id: int, item_id: int) -> dict | None:
+    """Item ``item_id`` of study ``study_id`` (as :func:`items_of_study` gives it), None when the
+    study has no such item."""
+    r = db.execute(f"SELECT {', '.join(ITEM_KEYS)} FROM items WHERE study_id = ? AND id = ?", [study_id, item_id]).fetchone()
+    return None if r is None else _row_item(r)
 
 
 def claim_next(
@@ -404,8 +431,12 @@ def done_screens(db: Database, study_id: int, user_id: int) -> list[str]:
     ]
 
 
-def current_labels(db: Database, study_id: int, question: str | None = None) -> list[dict]:
-    """The current (newest) label of every (item, annotator) in the study."""
+LABEL_KEYS = ("item", "instance", "question", "doc_id", "annotator", "value", "reason", "shown_order", "submitted_at",
+              "duration_ms", "screen")
+
+
+def _current_label_rows(db: Database, study_id: int, question: str | None) -> list[tuple]:
+    """The rows of :func:`current_labels` as tuples in :data:`LABEL_KEYS` order."""
     sql = (
         "SELECT l.item_id, i.instance_id, i.question, i.doc_id, u.name, l.value, l.reason, l.shown_order,"
         " l.submitted_at, l.duration_ms, i.screen"
@@ -413,14 +444,63 @@ def current_labels(db: Database, study_id: int, question: str | None = None) -> 
         " WHERE i.study_id = ? AND l.id = (SELECT MAX(id) FROM labels l2 WHERE l2.item_id = l.item_id AND l2.user_id = l.user_id)"
     )
     args: list = [study_id]
-    keys = ("item", "instance", "question", "doc_id", "annotator", "value", "reason", "shown_order", "submitted_at", "duration_ms", "screen")
     shared = _shared_rows(db, ("labels", study_id), lambda: db.execute(sql + " ORDER BY l.item_id, u.name", args).fetchall())
     if shared is not None:
-        return [dict(zip(keys, r)) for r in shared if not question or r[2] == question]
+        return [r for r in shared if r[2] == question] if question else shared
     if question:
         sql += " AND i.question = ?"
         args.append(question)
-    return [dict(zip(keys, r)) for r in db.execute(sql + " ORDER BY l.item_id, u.name", args)]
+    return db.execute(sql + " ORDER BY l.item_id, u.name", args).fetchall()
+
+
+def current_labels(db: Database, study_id: int, question: str | None = None) -> list[dict]:
+    """The current (newest) label of every (item, annotator) in the study, ordered by item and
+    annotator, as dicts with the keys :data:`LABEL_KEYS`."""
+    return [dict(zip(LABEL_KEYS, r)) for r in _current_label_rows(db, study_id, question)]
+
+
+class LabelColumns(Mapping):
+    """Label rows (tuples in :data:`LABEL_KEYS` order) read as columns: key -> list, each list
+    built the first time it is asked for (a caller reads three or four of the eleven)."""
+
+    def __init__(self, rows: list[tuple]):
+        self._rows, self._columns = rows, {}
+
+    def __getitem__(self, key: str) -> list:
+        if key not in self._columns:
+            if key not in LABEL_KEYS:
+                raise KeyError(f"{key!r} is not a label column; the columns are {', '.join(LABEL_KEYS)}")
+            j = LABEL_KEYS.index(key)
+            self._columns[key] = [r[j] for r in self._rows]
+        return self._columns[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(LABEL_KEYS)
+
+    def __len__(self) -> int:
+        return len(LABEL_KEYS)
+
+
+def current_label_columns(db: Database, study_id: int, question: str | None = None) -> LabelColumns:
+    """:func:`current_labels` as columns (:class:`LabelColumns`: key -> one list, the rows in the
+    same order). For code that reads every label of a large study (a dict per label costs more
+    than the work done with it: 100,000 labels). While ``db`` shares its reads
+    (:func:`share_reads`) the columns are shared too: read them, do not change them."""
+    read = lambda: LabelColumns(_current_label_rows(db, study_id, question))  # noqa: E731
+    shared = _shared_rows(db, ("label_columns", study_id, question), read)
+    return read() if shared is None else shared
+
+
+def labelled_assignments(db: Database, study_id: int) -> tuple[int, int]:
+    """(assignments with a label, assignments) of the study: planned labels (item x annotator)
+    and those answered, counted in SQL."""
+    n, done = db.execute(
+        "SELECT COUNT(*), COALESCE(SUM(CASE WHEN EXISTS (SELECT 1 FROM labels l WHERE l.item_id = a.item_id"
+        " AND l.user_id = a.user_id) THEN 1 ELSE 0 END), 0) FROM assignments a JOIN items i ON i.id = a.item_id"
+        " WHERE i.study_id = ?",
+        [study_id],
+    ).fetchone()
+    return int(done), int(n)
 
 
 def label_history(db: Database, study_id: int) -> list[dict]:

@@ -136,3 +136,27 @@ def test_the_design_aware_estimate_replaces_the_extrapolation(env_db):
     assert valid["Naive CI (independent, Wilson; comparison only)"] == f"[{n['low']:.3f}, {n['high']:.3f}]"
     # Wilson for 8 of 8 by hand: [n / (n + z^2), 1] = [8 / 11.84, 1]
     assert n["low"] == pytest.approx(8 / (8 + 1.959963984540054 ** 2))
+
+
+def test_a_long_disagreement_or_reason_table_shows_one_page_and_says_how_many(env_db, monkeypatch):
+    # a study of 100,000 labels has tens of thousands of disagreements: the page draws PAGE_ROWS of
+    # them (here 3: the demo's 8 validity disagreements make 3 pages, its 8 x 3 = 24 reasons 8 pages)
+    from annotation import monitor_view
+    db, r = env_db
+    label_demo(db, r["study_id"])  # validity: ann1, ann2 Yes, ann3 No, each with a reason, on each of 8 screens
+    monkeypatch.setattr(monitor_view, "PAGE_ROWS", 3)
+    at = _monitor(db)
+    at.multiselect(key="mon_dis_filter").set_value(["Valid instruction"]).run()
+    assert len(_frame(at, "Votes").value) == 3
+    assert "Rows 1-3 of 8 disagreements (page 1 of 3)" in " ".join(c.value for c in at.caption)
+    reasons = _frame(at, "Reason").value
+    assert len(reasons) == 3 and set(reasons["Reason"]) == {"<b>not</b> a *user*"}  # literal, not HTML
+    assert "Rows 1-3 of 24 reasons (page 1 of 8)" in " ".join(c.value for c in at.caption)
+    at.number_input(key="mon_dis_page").set_value(3).run()
+    assert not at.exception
+    assert len(_frame(at, "Votes").value) == 2  # rows 7 and 8
+    assert "Rows 7-8 of 8 disagreements (page 3 of 3)" in " ".join(c.value for c in at.caption)
+    at.text_input(key="mon_reason_filter").set_value("no match").run()
+    assert not at.exception
+    assert any(c.value.startswith("No reason contains") and "no match" in c.value for c in at.caption)
+    _no_none(at)

@@ -43,3 +43,41 @@ def test_study_monitor_is_the_same_with_and_without_shared_reads(demo):
     db, r = demo
     label_demo(db, r["study_id"])
     assert monitor.study_monitor(db, r["study_id"], n_boot=50) == monitor._study_monitor(db, r["study_id"], n_boot=50, seed=None)
+
+
+def test_label_and_item_columns_are_the_rows_as_columns_shared_or_not(demo, db_path):
+    # the column reads behind the monitor and the adjudication queue at benchmark size
+    db, r = demo
+    sid = r["study_id"]
+    label_demo(db, sid)  # 8 screens x 3 annotators x 3 questions = 72 labels, every assignment answered
+    plain = connect(db_path)
+    for conn in (plain, studies.share_reads(connect(db_path))):
+        for q in (None, "validity", "best_passage"):
+            labels = studies.current_labels(plain, sid, q)
+            cols = studies.current_label_columns(conn, sid, q)
+            assert list(cols) == list(studies.LABEL_KEYS)
+            for key in ("item", "annotator", "value", "reason", "duration_ms"):
+                assert cols[key] == [x[key] for x in labels]
+            items = studies.items_of_study(plain, sid, q)
+            icols = studies.item_columns(conn, sid, q)
+            assert icols["id"] == [i["id"] for i in items] and icols["cap"] == [i["cap"] for i in items]
+            assert icols["gold"] == [i["payload"].get("gold") for i in items]
+        assert len(studies.current_label_columns(conn, sid)["item"]) == 72
+        assert sum(g is not None for g in studies.item_columns(conn, sid)["gold"]) == 8  # one target per best passage
+        assert studies.labelled_assignments(conn, sid) == (72, 72)
+        assert studies.study_item(conn, sid, items[0]["id"]) == items[0]
+        assert studies.study_item(conn, sid, 10_000) is None
+    with pytest.raises(KeyError, match="'nope' is not a label column"):
+        studies.current_label_columns(plain, sid)["nope"]
+
+
+def test_labelled_assignments_counts_the_answered_assignments(demo):
+    db, r = demo
+    sid = r["study_id"]
+    assert studies.labelled_assignments(db, sid) == (0, 72)  # 24 items x 3 annotators, none answered
+    u = user_row(db, "ann2")
+    s = workspace.open_screen(db, sid, u)
+    workspace.submit_screen(db, s, u, {"validity": {"value": "Yes"}, "naturalness": {"value": "Yes"},
+                                       "best_passage": {"value": s.items[2].passages[0]["doc_id"]}},
+                            started_at=time.time() - 1)
+    assert studies.labelled_assignments(db, sid) == (3, 72)  # one screen: its three items
