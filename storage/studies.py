@@ -573,18 +573,6 @@ def answer_counts(db: Database, study_id: int) -> tuple[int, int]:
     return int(given), int(needed)
 
 
-def labelled_assignments(db: Database, study_id: int) -> tuple[int, int]:
-    """(assignments with a label, assignments) of the study: the planned (item, annotator) pairs and
-    those the annotator has labelled (whatever the assignment's state), counted in SQL."""
-    labelled, planned = db.execute(
-        "SELECT COALESCE(SUM(CASE WHEN EXISTS (SELECT 1 FROM labels l WHERE l.item_id = a.item_id"
-        " AND l.user_id = a.user_id) THEN 1 ELSE 0 END), 0), COUNT(*)"
-        " FROM assignments a JOIN items i ON i.id = a.item_id WHERE i.study_id = ?",
-        [study_id],
-    ).fetchone()
-    return int(labelled), int(planned)
-
-
 def current_values(db: Database, study_id: int) -> dict[int, list[str]]:
     """item id -> the values of its current labels, by annotator name: :func:`current_labels`
     reduced to what a majority vote needs (one short row per label instead of a dict)."""
