@@ -66,24 +66,6 @@ def test_the_rule_sees_every_form_of_import(tmp_path):
                                              "tests.test_e"}
 
 
-# Library functions still over MAX_LINES (path, qualified name): being split into named steps. The
-# set must equal the long functions exactly, so it empties as they are split and never grows.
-LONG_LEFT: set[tuple[str, str]] = {
-    ("annotation/agreement.py", "agreement_report"),
-    ("annotation/agreement_data.py", "encode_labels"),
-    ("annotation/narrative_versions.py", "save_narrative"),
-    ("annotation/narrative_versions.py", "rejudge_published"),
-    ("annotation/qrels_builds.py", "build_validated"),
-    ("annotation/rejudging.py", "rejudge_summary"),
-    ("evaluation/infosearch.py", "infosearch_metrics"),
-    ("evaluation/leaderboard.py", "leaderboard_stability"),
-    ("evaluation/measures.py", "evaluate"),
-    ("evaluation/robustness.py", "robustness"),
-    ("evaluation/runner.py", "run_eval"),
-    ("storage/projects.py", "import_bundle"),
-}
-
-
 def functions_over(path: Path, max_lines: int) -> dict[str, int]:
     """The functions of a module (methods and nested functions too, by qualified name) longer than
     ``max_lines``, with their length: from the ``def`` line (decorators left out) to the last line."""
@@ -110,15 +92,9 @@ def long_functions() -> dict[tuple[str, str], int]:
 
 
 def test_no_library_function_is_over_80_lines():
-    new = {k: n for k, n in long_functions().items() if k not in LONG_LEFT}
-    assert not new, (f"library functions over {MAX_LINES} lines; split each into named steps (a docstring each "
-                     f"saying what it computes): {sorted(new.items())}")
-
-
-def test_the_list_of_long_functions_only_shrinks():
-    gone = LONG_LEFT - set(long_functions())
-    assert not gone, (f"these functions are gone or {MAX_LINES} lines or shorter now: delete them from LONG_LEFT in "
-                      f"{Path(__file__).name}: {sorted(gone)}")
+    long = long_functions()
+    assert not long, (f"library functions over {MAX_LINES} lines; split each into named steps (a docstring each "
+                     f"saying what it computes): {sorted(long.items())}")
 
 
 def test_the_length_rule_counts_every_kind_of_function(tmp_path):
