@@ -115,10 +115,18 @@ def eval_parameters(
 
 def _run_arguments(parameters: dict) -> dict:
     """A stored job's parameters as :func:`run_eval` takes them: encoder options become a
-    :class:`~evaluation.retrievers.dense.DenseRetriever` (same run identity as run_eval's own)."""
+    :class:`~evaluation.retrievers.dense.DenseRetriever` for a dense model (same run identity as
+    run_eval's own) and a cross-encoder reranker on the same device / backend for ``rerank``
+    (as ``ifjudge eval run`` in the foreground)."""
+    from evaluation.retrievers.external import names_external_run
+
     args = dict(parameters)
     encoder = args.pop("encoder", None)
-    if encoder:
+    if encoder and args["rerank"] is not None:
+        from evaluation.retrievers.rerank import cross_encoder_reranker
+
+        args["rerank"] = cross_encoder_reranker(args["rerank"], cache_dir=args["cache_dir"], **encoder)
+    if encoder and not (args["model"] == "bm25" or names_external_run(args["model"])):
         from evaluation.retrievers.dense import DenseRetriever
 
         args["model"] = DenseRetriever(args["model"], score=args["score"], cache_dir=args["cache_dir"], **encoder)
