@@ -9,7 +9,8 @@ Evaluate page do) and run by a NEW ``ifjudge worker --once`` process at the prod
 * ``bm25``: BM25 over the candidates;
 * ``minilm-int8``: the bundled all-MiniLM-L6-v2, ``--backend onnx-int8`` (the ONNX export included);
 * ``minilm-torch``: the same model with torch; with ``--torch-prefix N`` the job is cancelled once N
-  documents are encoded and the full-size time is EXTRAPOLATED (printed as such): document
+  documents are encoded (any job: once ``--max-minutes`` have passed) and the full-size time is
+  EXTRAPOLATED from the encoding pace (printed as such): document
   encoding is linear in the number of documents here (every document is longer than MiniLM's
   256-token window, so each costs one full window).
 
@@ -68,11 +69,11 @@ class Sampler(threading.Thread):
     printed and kept; cancels the job once ``stop_at`` documents are encoded."""
 
     def __init__(self, db_path: Path, project_id: int, job_id: int, every: float, *, stop_at: int | None, t0: float,
-                 dense: bool):
+                 dense: bool, deadline: float | None = None):
         super().__init__(daemon=True)
         self.dense = dense
         self.db_path, self.project_id, self.job_id, self.every = db_path, project_id, job_id, every
-        self.stop_at, self.t0 = stop_at, t0
+        self.stop_at, self.t0, self.deadline = stop_at, t0, deadline
         self.halt = threading.Event()
         self.busy = threading.Event()  # set once the job works on its main stage (dense: encoding documents)
         self.samples: list[dict] = []
@@ -101,6 +102,10 @@ class Sampler(threading.Thread):
                             self.cancelled_at = s
                             eval_jobs.cancel(db, self.job_id, by="bench")
                             print(f"  prefix of {job['done']} documents reached: job {self.job_id} cancelled", flush=True)
+                    if self.deadline and now >= self.deadline and self.cancelled_at is None:
+                        self.cancelled_at = s
+                        eval_jobs.cancel(db, self.job_id, by="bench")
+                        print(f"  --max-minutes reached: job {self.job_id} cancelled (PARTIAL)", flush=True)
                 self.halt.wait(self.every)
         finally:
             db.close()
@@ -149,7 +154,7 @@ def run_job(name: str, db_path: Path, work: Path, args, latency_db) -> dict:
     print(f"{name}: job {job['id']} queued ({eval_jobs.describe(job)}), load {load_start}", flush=True)
     stop_at = args.torch_prefix if name == "minilm-torch" and args.torch_prefix else None
     sampler = Sampler(db_path, proj["id"], job["id"], args.sample, stop_at=stop_at, t0=t0,
-                      dense=spec["model"] != "bm25")
+                      dense=spec["model"] != "bm25", deadline=t0 + 60 * args.max_minutes if args.max_minutes else None)
     sampler.start()
     worker = start_worker(db_path, args.worker_nice, work / f"worker-{name}.log")
     latency = None
@@ -160,6 +165,10 @@ def run_job(name: str, db_path: Path, work: Path, args, latency_db) -> dict:
             print(f"  timing {args.latency} annotator submits beside the job (load {load()})", flush=True)
             latency = measure_latency(latency_db, args.latency, work / f"latency-{name}.db")
             latency["load_after"] = load()
+            for what, v in latency.items():
+                if isinstance(v, dict):
+                    print(f"  submit latency beside the job, {what}: p50 {v['p50_ms']:.0f} ms, p95 {v['p95_ms']:.0f} ms "
+                          f"({v['n']} submits; load after {latency['load_after']})", flush=True)
     _, status, usage = os.wait4(worker.pid, 0)
     worker.returncode = os.waitstatus_to_exitcode(status)
     wall = time.time() - t0
@@ -182,7 +191,7 @@ def run_job(name: str, db_path: Path, work: Path, args, latency_db) -> dict:
         a, b = enc[0], enc[-1]
         out["docs_per_s"] = (b["done"] - a["done"]) / (b["t"] - a["t"]) if b["t"] > a["t"] else None
         out["encode_total"] = b["total"]
-        if stop_at and sampler.cancelled_at:
+        if sampler.cancelled_at:
             c = sampler.cancelled_at
             before = a["t"] - a["done"] / out["docs_per_s"]  # time before the first document was encoded
             out["prefix_docs"], out["prefix_s"] = c["done"], c["t"]
@@ -200,7 +209,7 @@ def report(r: dict) -> None:
     if r.get("docs_per_s"):
         print(f"   encoding documents: {r['docs_per_s']:.1f} docs/s over {r['encode_total']} documents")
     if r.get("extrapolated_wall_s"):
-        print(f"   prefix: {r['prefix_docs']} documents in {r['prefix_s']:.0f} s; EXTRAPOLATED full size: encoding "
+        print(f"   PARTIAL, cancelled after {r['prefix_docs']} documents in {r['prefix_s']:.0f} s; EXTRAPOLATED full size: encoding "
               f"{r['extrapolated_encode_s'] / 60:.1f} min, job ~{r['extrapolated_wall_s'] / 60:.1f} min")
     lat = r.get("latency")
     if lat:
@@ -220,6 +229,8 @@ def main() -> None:
     ap.add_argument("--latency", type=int, default=20, help="annotator submits timed beside each job (0: none)")
     ap.add_argument("--latency-during", default="bm25,minilm-int8,minilm-torch", help="beside which jobs")
     ap.add_argument("--latency-instances", type=int, default=2000, help="size of the latency study's project")
+    ap.add_argument("--max-minutes", type=float, default=None,
+                    help="cancel a job still running after this many minutes and report it as partial (extrapolated)")
     ap.add_argument("--work", default=None, help="working folder (default: a new one under /tmp, deleted)")
     ap.add_argument("--json", default=None, metavar="FILE", help="also write the results here")
     args = ap.parse_args()

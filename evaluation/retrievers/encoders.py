@@ -13,6 +13,10 @@ Devices: ``cuda`` (NVIDIA), ``mps`` (Apple silicon) or ``cpu``, picked in that o
   vectors within cosine 0.98 of fp32 (0.995 on average on MiniLM), 1.6-1.8x torch on a 2-core
   AVX2 CPU, more on CPUs with int8 dot-product instructions (AVX-512 VNNI, AVX-VNNI).
 
+The same export serves a sentence-transformers ``CrossEncoder`` (the reranker of
+:mod:`evaluation.retrievers.rerank`): its transformer is exported with its classification head,
+logits out, and :class:`OnnxCrossEncoder` runs it.
+
 Exports are written once under ``<cache_dir>/onnx/<key>/`` (never into the model's own folder,
 which may be read-only or shared), the key naming the model, the recipe and the onnxruntime
 version, and found there by every later run. Everything works offline.
