@@ -75,7 +75,8 @@ class Sampler(threading.Thread):
         self.db_path, self.project_id, self.job_id, self.every = db_path, project_id, job_id, every
         self.stop_at, self.t0, self.deadline = stop_at, t0, deadline
         self.halt = threading.Event()
-        self.busy = threading.Event()  # set once the job works on its main stage (dense: encoding documents)
+        # set once the job works on its main stage (dense: encoding documents; BM25: indexing)
+        self.busy = threading.Event()
         self.samples: list[dict] = []
         self.cancelled_at: dict | None = None
 
@@ -95,7 +96,7 @@ class Sampler(threading.Thread):
                          "eta_s": eta, "load1": os.getloadavg()[0], "line": line}
                     self.samples.append(s)
                     print(f"  [{s['t']:7.1f} s, load {s['load1']:.2f}] job {self.job_id}: {line}", flush=True)
-                    if job["done"] and (job["message"] == "encoding documents" or not self.dense):
+                    if (job["done"] and job["message"] == "encoding documents") or (not self.dense and job["total"]):
                         self.busy.set()
                     if job["message"] == "encoding documents" and job["done"]:
                         if self.stop_at and job["done"] >= self.stop_at and self.cancelled_at is None:
@@ -111,12 +112,26 @@ class Sampler(threading.Thread):
             db.close()
 
 
+def reap(worker: subprocess.Popen, *, block: bool = False) -> bool:
+    """True once the worker has exited; its resource usage (peak RSS: ``ru_maxrss``) is then in
+    ``worker.usage``. (``os.wait4``, never ``Popen.poll``: that would reap it without the usage.)"""
+    if getattr(worker, "usage", None) is not None:
+        return True
+    pid, status, usage = os.wait4(worker.pid, 0 if block else os.WNOHANG)
+    if pid == 0:
+        return False
+    worker.usage, worker.returncode = usage, os.waitstatus_to_exitcode(status)
+    return True
+
+
 def start_worker(db_path: Path, nice: int | None, log: Path) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "cli", "worker", "--db", str(db_path), "--once"]
     if nice is not None:
         cmd += ["--nice", str(nice)]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
-    return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
+    worker = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
+    worker.usage = None
+    return worker
 
 
 def measure_latency(latency_db: tuple[Path, int, dict, int] | None, n: int, copy: Path) -> dict | None:
@@ -159,9 +174,9 @@ def run_job(name: str, db_path: Path, work: Path, args, latency_db) -> dict:
     worker = start_worker(db_path, args.worker_nice, work / f"worker-{name}.log")
     latency = None
     if args.latency and name in args.latency_during:
-        while not sampler.busy.is_set() and worker.poll() is None:
+        while not sampler.busy.is_set() and not reap(worker):
             time.sleep(1)
-        if worker.poll() is None:
+        if worker.usage is None:
             print(f"  timing {args.latency} annotator submits beside the job (load {load()})", flush=True)
             latency = measure_latency(latency_db, args.latency, work / f"latency-{name}.db")
             latency["load_after"] = load()
@@ -169,8 +184,8 @@ def run_job(name: str, db_path: Path, work: Path, args, latency_db) -> dict:
                 if isinstance(v, dict):
                     print(f"  submit latency beside the job, {what}: p50 {v['p50_ms']:.0f} ms, p95 {v['p95_ms']:.0f} ms "
                           f"({v['n']} submits; load after {latency['load_after']})", flush=True)
-    _, status, usage = os.wait4(worker.pid, 0)
-    worker.returncode = os.waitstatus_to_exitcode(status)
+    reap(worker, block=True)
+    usage = worker.usage
     wall = time.time() - t0
     sampler.halt.set()
     sampler.join()
