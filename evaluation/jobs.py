@@ -42,7 +42,7 @@ HEARTBEAT_SECONDS = 2.0
 STALE_SECONDS = 30.0
 POLL_SECONDS = 2.0
 MAX_ATTEMPTS = 2  # a job whose worker died is retried once
-#: the options of :class:`evaluation.retrievers.dense.DenseRetriever` a job can carry
+#: the options of :class:`evaluation.retrievers.dense.DenseRetriever` (and of a ``rerank`` cross-encoder) a job can carry
 ENCODER_OPTIONS = ("device", "backend", "batch_size", "fp16")
 
 
