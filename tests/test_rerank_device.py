@@ -150,3 +150,16 @@ def test_a_background_job_reranks_on_the_device_and_backend_given(tiny_cross_enc
     assert stored["settings"]["rerank"] == f"{tiny_cross_encoder.resolve()} [onnx-int8{encoders.recipe_tag('onnx-int8')}]"
     if "cuda" not in encoders.available_devices():  # the worker was told the device: it refuses an absent one
         assert refused["state"] == "failed" and "device 'cuda' is not available here" in refused["error"]
+
+
+@pytest.mark.parametrize("cap, threads", [("1", 1), (None, 0)])
+def test_onnx_sessions_keep_the_workers_thread_cap(tiny_cross_encoder, tmp_path, monkeypatch, cap, threads):
+    """`ifjudge worker` caps torch and BLAS at one thread fewer than the cores (OMP_NUM_THREADS) so
+    the web app beside it keeps a core; ONNX Runtime, which does not read that variable, follows it
+    too (0: its own default, one thread per physical core)."""
+    if cap is None:
+        monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("OMP_NUM_THREADS", cap)
+    r = cross_encoder_reranker(str(tiny_cross_encoder), device="cpu", backend="onnx", cache_dir=tmp_path)
+    assert r.runner.session.get_session_options().intra_op_num_threads == threads

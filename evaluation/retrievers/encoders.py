@@ -234,6 +234,12 @@ def _sample(model) -> dict:
     return _tokenize(model, _SAMPLE_PAIRS if _scores_pairs(model) else _SAMPLE)
 
 
+def _omp_threads() -> int:
+    """``$OMP_NUM_THREADS`` as a positive integer, else 0 (onnxruntime's default)."""
+    value = os.environ.get("OMP_NUM_THREADS", "")
+    return int(value) if value.isdigit() and int(value) > 0 else 0
+
+
 def _session(path: Path, *, threads: int = 0, device: str = "cpu"):
     ort = _require_onnxruntime()
     providers = ["CPUExecutionProvider"]
@@ -243,7 +249,9 @@ def _session(path: Path, *, threads: int = 0, device: str = "cpu"):
     options.log_severity_level = 3
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL  # an encoder's layers follow each other
-    options.intra_op_num_threads = threads  # 0: onnxruntime's default, one thread per physical core
+    # 0: the thread cap of the process (OMP_NUM_THREADS: `ifjudge worker` sets it to one fewer than
+    # the cores, so the web app beside it keeps a core), else onnxruntime's default, one per physical core
+    options.intra_op_num_threads = threads or _omp_threads()
     return ort.InferenceSession(str(path), options, providers=providers)
 
 
@@ -399,7 +407,8 @@ class OnnxEncoder:
     device : str
         ``cuda`` uses ONNX Runtime's CUDA provider when installed, otherwise the CPU provider.
     threads : int
-        Intra-op threads; 0 (default) lets ONNX Runtime use one per physical core.
+        Intra-op threads; 0 (default): ``$OMP_NUM_THREADS`` when set (the cap ``ifjudge worker``
+        puts on torch and BLAS), else ONNX Runtime's default, one per physical core.
     """
 
     def __init__(self, model, onnx_file: Path, *, device: str = "cpu", threads: int = 0):
@@ -451,7 +460,8 @@ class OnnxCrossEncoder:
     device : str
         ``cuda`` uses ONNX Runtime's CUDA provider when installed, otherwise the CPU provider.
     threads : int
-        Intra-op threads; 0 (default) lets ONNX Runtime use one per physical core.
+        Intra-op threads; 0 (default): ``$OMP_NUM_THREADS`` when set (the cap ``ifjudge worker``
+        puts on torch and BLAS), else ONNX Runtime's default, one per physical core.
     """
 
     def __init__(self, model, onnx_file: Path, *, device: str = "cpu", threads: int = 0):
