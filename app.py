@@ -9,6 +9,8 @@ import streamlit as st
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from annotation import auth  # noqa: E402
+from storage.postgres import DatabaseUnavailable  # noqa: E402
+from ui.markdown import md_escape  # noqa: E402
 from ui.session import current_user, db, forget_sign_in, remember_sign_in, sync_cookie  # noqa: E402
 
 st.set_page_config(page_title="IFJudge", layout="wide")
@@ -55,15 +57,22 @@ def sign_in_page() -> None:
             st.rerun()
 
 
-user = current_user()
-with st.sidebar:
-    sync_cookie()  # set after a sign-in, deleted after a sign-out (a reload then needs no sign-in)
-if user is None:
-    st.navigation([st.Page(sign_in_page, title="Sign in", url_path="sign-in")], position="hidden").run()
-else:
+def run() -> None:
+    user = current_user()
     with st.sidebar:
-        st.text(f"Signed in as {user['name']} ({user['role']})")
-        if st.button("Sign out", key="sign_out"):
-            forget_sign_in()
-            st.rerun()
-    st.navigation(PAGES[user["role"]]).run()
+        sync_cookie()  # set after a sign-in, deleted after a sign-out (a reload then needs no sign-in)
+    if user is None:
+        st.navigation([st.Page(sign_in_page, title="Sign in", url_path="sign-in")], position="hidden").run()
+    else:
+        with st.sidebar:
+            st.text(f"Signed in as {user['name']} ({user['role']})")
+            if st.button("Sign out", key="sign_out"):
+                forget_sign_in()
+                st.rerun()
+        st.navigation(PAGES[user["role"]]).run()
+
+
+try:
+    run()
+except DatabaseUnavailable as exc:  # PostgreSQL refused a connection (e.g. max_connections reached)
+    st.error(md_escape(str(exc)) + "\n\nTry again in a moment: answers submitted before this are stored.")

@@ -29,6 +29,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -224,6 +225,40 @@ def percentile(values: list[float], p: float) -> float:
     return float(np.percentile(values, p)) if values else float("nan")
 
 
+class Sampler:
+    """Every ``every_s`` seconds while the run lasts: the 1-minute load average and, on PostgreSQL,
+    the server's client connections (``pg_stat_activity`` rows of backend type "client backend",
+    the sampler's own included: what ``max_connections`` limits). Keeps the peaks."""
+
+    def __init__(self, db_path, every_s: float = 0.5):
+        self.db_path, self.every_s = db_path, every_s
+        self.peak_connections: int | None = None
+        self.peak_load = os.getloadavg()[0]
+        self.sample_errors: list[str] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        db = connect(self.db_path) if is_url(self.db_path) else None
+        while not self._stop.is_set():
+            self.peak_load = max(self.peak_load, os.getloadavg()[0])
+            if db is not None:
+                try:
+                    n = db.execute("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'").fetchone()[0]
+                    self.peak_connections = max(self.peak_connections or 0, n)
+                except Exception as exc:  # the server may refuse the sampler too: say so, keep going
+                    self.sample_errors.append(f"{type(exc).__name__}: {exc}")
+            self._stop.wait(self.every_s)
+
+    def __enter__(self) -> "Sampler":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
 def run_load(db_path, *, annotators: int, seconds: float, n_instances: int, workdir: Path,
              max_screens: int = 100_000) -> dict:
     """Build the database, run ``annotators`` worker processes for ``seconds``, check, and return
@@ -232,12 +267,15 @@ def run_load(db_path, *, annotators: int, seconds: float, n_instances: int, work
     summary = build_study_db(db_path, n_instances=n_instances, annotators=names)
     study_id = summary["study_id"]
     files = [open(workdir / f"{n}.out", "w+b") for n in names]
+    load_before = os.getloadavg()[0]
     start = time.monotonic()
-    procs = [start_worker(db_path, study_id, n, seconds=seconds, max_screens=max_screens, seed=i, stdout=f)
-             for i, (n, f) in enumerate(zip(names, files))]
-    for p in procs:
-        p.wait(timeout=seconds + 120)
+    with Sampler(db_path) as sampler:
+        procs = [start_worker(db_path, study_id, n, seconds=seconds, max_screens=max_screens, seed=i, stdout=f)
+                 for i, (n, f) in enumerate(zip(names, files))]
+        for p in procs:
+            p.wait(timeout=seconds + 120)
     elapsed = time.monotonic() - start
+    load_after = os.getloadavg()[0]
     events = []
     for f in files:
         f.seek(0)
@@ -263,7 +301,9 @@ def run_load(db_path, *, annotators: int, seconds: float, n_instances: int, work
         "cycle_ms_median": 1000 * statistics.median(cycle_s) if cycle_s else float("nan"),
         "cycle_ms_p95": 1000 * percentile(cycle_s, 95),
         "errors": errors, "locked_errors": [e for e in errors if "locked" in e.lower()],
-        "unfinished": unfinished, **checked,
+        "unfinished": unfinished, "load_before": load_before, "load_peak": sampler.peak_load,
+        "load_after": load_after, "peak_connections": sampler.peak_connections,
+        "sample_errors": sampler.sample_errors, **checked,
     }
 
 
@@ -306,6 +346,11 @@ def main(argv: list[str] | None = None) -> int:
           f"(database is locked: {len(r['locked_errors'])}); workers that did not finish: {len(r['unfinished'])}")
     print("invariants: " + ("OK (no lost or duplicated label, no item above its cap)" if not r["problems"]
                             else "VIOLATED: " + "; ".join(r["problems"])))
+    print(f"load average (1 min): {r['load_before']:.1f} before, {r['load_peak']:.1f} peak, "
+          f"{r['load_after']:.1f} after ({os.cpu_count()} cores)")
+    if r["peak_connections"] is not None:
+        print(f"PostgreSQL client connections (pg_stat_activity, sampled every 0.5 s): peak {r['peak_connections']}"
+              + (f"; the sampler was refused {len(r['sample_errors'])} times" if r["sample_errors"] else ""))
     for e in r["errors"][:5]:
         print("  error:", e)
     return 0 if not r["problems"] and not r["errors"] and not r["unfinished"] else 1

@@ -21,6 +21,7 @@ from storage.errors import IFJudgeError
 
 POOL_MIN = 1
 POOL_MAX = 16
+POOL_TIMEOUT = 30.0  # seconds a statement waits for a pooled connection before it is refused
 _pools: dict[str, object] = {}
 _pools_lock = threading.Lock()
 
@@ -44,7 +45,45 @@ def redact(url: str) -> str:
 
 
 class DatabaseUnavailable(IFJudgeError):
-    """The PostgreSQL server cannot be reached, or refuses the user or the database."""
+    """The PostgreSQL server cannot be reached, or refuses the user, the database or one more connection."""
+
+
+# what PostgreSQL says when every slot of max_connections is taken (SQLSTATE 53300; the second is
+# the refusal of a non-superuser when only the reserved slots are left)
+_FULL = ("too many clients already", "connection slots are reserved")
+
+
+def refusal(url: str, reason: str) -> str:
+    """The message for a refused connection; when the server is full (``max_connections``), what
+    to do about it.
+
+    >>> refusal("postgresql://u:pw@db/ifjudge", "FATAL: sorry, too many clients already")[:105]
+    'postgresql://u:***@db/ifjudge: cannot connect (FATAL: sorry, too many clients already): the server has no'
+    >>> refusal("postgresql://u@db/x", "password authentication failed for user u")
+    'postgresql://u@db/x: cannot connect (password authentication failed for user u)'
+    """
+    reason = " ".join(reason.split())
+    message = f"{redact(url)}: cannot connect ({reason})"
+    if any(marker in reason for marker in _FULL):
+        message += (
+            ": the server has no connection left (its max_connections is reached). Each IFJudge process"
+            f" (an app server, a worker, a command) keeps a pool of up to {POOL_MAX} connections. Raise"
+            " max_connections in postgresql.conf and restart PostgreSQL, or run fewer processes:"
+            f" connections needed = app server processes x {POOL_MAX} + workers x 2 + a margin"
+            " (docs/deployment.md, \"Connections\"). Nothing was stored by the refused request."
+        )
+    return message
+
+
+def _server_reason(url: str) -> str | None:
+    """Why a new connection to ``url`` fails now (the server's message), or None if it succeeds."""
+    import psycopg
+
+    try:
+        psycopg.connect(url, connect_timeout=10).close()
+    except psycopg.Error as exc:
+        return str(exc) or type(exc).__name__
+    return None
 
 
 class Result:
@@ -104,18 +143,50 @@ def pool(url: str):
                 from psycopg_pool import ConnectionPool
             except ImportError:  # pragma: no cover - a requirement of IFJudge
                 raise RuntimeError("PostgreSQL needs psycopg and psycopg_pool: pip install -r requirements.txt") from None
-            try:  # one direct connection first: a wrong URL fails at once, with the server's reason
-                psycopg.connect(url, connect_timeout=10).close()
-            except psycopg.Error as exc:
-                reason = " ".join(str(exc).split()) or type(exc).__name__
-                raise DatabaseUnavailable(f"{redact(url)}: cannot connect ({reason})") from None
+            # one direct connection first: a wrong URL (or a full server) fails at once, with the reason
+            reason = _server_reason(url)
+            if reason is not None:
+                raise DatabaseUnavailable(refusal(url, reason))
             p = ConnectionPool(
                 url, min_size=POOL_MIN, max_size=POOL_MAX, open=False, configure=configure,
                 kwargs={"autocommit": True}, name="ifjudge",
             )
-            p.open(wait=True, timeout=30)
+            try:
+                p.open(wait=True, timeout=POOL_TIMEOUT)
+            except psycopg.OperationalError:  # PoolTimeout: refused between the check and the pool
+                p.close()
+                raise _unavailable(url) from None
             _pools[url] = p
         return p
+
+
+def _unavailable(url: str) -> DatabaseUnavailable:
+    """No pooled connection came within the pool's time-out: the server's reason if a new
+    connection is refused now (e.g. max_connections reached), else the pool was busy."""
+    reason = _server_reason(url)
+    if reason is not None:
+        return DatabaseUnavailable(refusal(url, reason))
+    return DatabaseUnavailable(
+        f"{redact(url)}: no connection of this process's pool ({POOL_MAX} at most) came free within"
+        f" {POOL_TIMEOUT:.0f} s; nothing was stored by this request: try again")
+
+
+@contextlib.contextmanager
+def borrow(url: str) -> Iterator:
+    """A pooled connection for the block; a refusal by the server becomes a
+    :class:`DatabaseUnavailable` that says why (only the borrowing is guarded, never the block)."""
+    from psycopg_pool import PoolTimeout
+
+    p = pool(url)
+    try:
+        conn = p.getconn(timeout=POOL_TIMEOUT)
+    except PoolTimeout:
+        raise _unavailable(url) from None
+    try:
+        with conn:  # as ConnectionPool.connection(): commit or roll back, then back to the pool
+            yield conn
+    finally:
+        p.putconn(conn)
 
 
 def close_pool(url: str) -> None:
@@ -157,7 +228,7 @@ class PgDatabase:
         if self._tx is not None:
             yield self._tx
         else:
-            with pool(self.url).connection() as conn:
+            with borrow(self.url) as conn:
                 yield conn
 
     def execute(self, sql: str, params: Sequence = ()) -> Result:
@@ -206,7 +277,7 @@ class PgDatabase:
         (an advisory transaction lock: released at commit or rollback)."""
         if self._tx is not None:
             raise RuntimeError("storage.db.write() does not nest: one transaction per operation")
-        with pool(self.url).connection() as conn:
+        with borrow(self.url) as conn:
             with conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", list(lock))
                 self._tx = conn

@@ -199,3 +199,96 @@ def test_a_database_that_does_not_exist_is_one_clear_line_at_once(pg_database, r
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert "cannot connect" in err and 'database "no_such_database" does not exist' in err
     assert time.perf_counter() - start < 10  # the server's answer, not a pool's 30 s timeout
+
+
+# ---- a server with no connection left (max_connections reached) -------------------------------
+# Simulated without a server: every new connection is refused with PostgreSQL's own words, as
+# when 100 processes with their own pools hold every slot of the default max_connections = 100.
+TOO_MANY = ('connection failed: connection to server at "127.0.0.1", port 5432 failed: '
+            "FATAL:  sorry, too many clients already")
+
+
+@pytest.fixture
+def full_server(monkeypatch):
+    """Every new psycopg connection is refused as by a full server; returns the attempts."""
+    import psycopg
+
+    attempts = []
+
+    def refuse(url, **kwargs):
+        attempts.append(url)
+        raise psycopg.OperationalError(TOO_MANY)
+
+    monkeypatch.setattr(psycopg, "connect", refuse)
+    return attempts
+
+
+class ExhaustedPool:
+    """A process's pool that gets no connection within its time-out (psycopg_pool's PoolTimeout)."""
+
+    def getconn(self, timeout=None):
+        from psycopg_pool import PoolTimeout
+
+        raise PoolTimeout(f"couldn't get a connection after {timeout:.2f} sec")
+
+    def putconn(self, conn):
+        raise AssertionError("nothing was borrowed, nothing to give back")
+
+
+def test_a_full_server_is_one_line_naming_max_connections_and_what_to_do(full_server, run_cli):
+    from storage import postgres
+
+    url = "postgresql://lead:s3cret@127.0.0.1:5432/ifjudge"
+    code, out, err = run_cli("jobs", "--db", url)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert "too many clients already" in err and "max_connections is reached" in err
+    assert "connections needed = app server processes x 16 + workers x 2 + a margin" in err
+    assert "postgresql://lead:***@127.0.0.1" in err and "s3cret" not in err
+    assert full_server == [url] and url not in postgres._pools  # asked once; no half-open pool kept
+
+
+def test_a_refusal_when_the_pool_must_grow_is_the_same_clear_error_and_runs_nothing(full_server, monkeypatch):
+    from storage import postgres
+
+    url = "postgresql://ifjudge@127.0.0.1:5432/full"
+    monkeypatch.setitem(postgres._pools, url, ExhaustedPool())  # the process's pool, opened earlier
+    db = postgres.PgDatabase(url, set())
+    with pytest.raises(postgres.DatabaseUnavailable, match="max_connections is reached") as refused:
+        db.execute("SELECT 1")
+    assert "couldn't get a connection" not in str(refused.value)  # the server's reason, not the pool's
+    ran = []
+    with pytest.raises(postgres.DatabaseUnavailable, match="too many clients already"):
+        with db.transaction((1, 2)):
+            ran.append("body")
+    assert ran == [] and not db.in_transaction
+    assert full_server == [url, url]  # each refusal asked the server why
+
+
+def test_a_busy_pool_on_a_server_with_room_says_so_not_max_connections(monkeypatch):
+    import psycopg
+
+    from storage import postgres
+
+    class Accepted:
+        def close(self):
+            pass
+
+    monkeypatch.setattr(psycopg, "connect", lambda url, **kw: Accepted())
+    url = "postgresql://ifjudge@127.0.0.1:5432/busy"
+    monkeypatch.setitem(postgres._pools, url, ExhaustedPool())
+    with pytest.raises(postgres.DatabaseUnavailable) as refused:
+        postgres.PgDatabase(url, set()).execute("SELECT 1")
+    assert str(refused.value) == (
+        "postgresql://ifjudge@127.0.0.1:5432/busy: no connection of this process's pool (16 at most)"
+        " came free within 30 s; nothing was stored by this request: try again")
+
+
+def test_the_app_shows_a_full_server_as_a_message_not_a_traceback(full_server, monkeypatch):
+    from tests.builders import app
+
+    monkeypatch.setenv("IFJUDGE_DB", "postgresql://ifjudge@127.0.0.1:5432/ifjudge")
+    at = app("app.py")
+    at.run()
+    assert not at.exception
+    assert len(at.error) == 1 and "max\\_connections is reached" in at.error[0].value  # escaped Markdown
+    assert "Try again in a moment" in at.error[0].value
