@@ -169,7 +169,7 @@ if problems:  # the banner, at the top of the item: every refused answer, as the
              icon=":material/error:", duration="long")
     st.error("Not saved yet. Please fix:\n\n" + "\n\n".join(f"- {m}" for m in problems.values()), icon=":material/error:")
 if submit_error:
-    st.error(submit_error)
+    st.error(md_escape(submit_error))  # an error may quote a URL or a name: shown literally
 
 
 def next_item(screen_id: str) -> None:

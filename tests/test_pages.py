@@ -268,6 +268,33 @@ def test_annotate_page_says_so_when_an_expired_claim_was_handed_over(env_db):
     assert at.session_state[f"ann_screen:{sid}"] not in (None, screen)  # the next item is open
 
 
+def test_annotate_page_shows_a_refused_submit_literally_and_keeps_the_answers(env_db, monkeypatch):
+    # e.g. PostgreSQL out of connections: the message quotes a URL whose password is ``***``
+    db, r = env_db
+    sid = r["study_id"]
+    at = app("pages/annotate.py")
+    at.session_state["user"] = user_row(db, "ann1")
+    at.run()
+    screen = at.session_state[f"ann_screen:{sid}"]
+    at.button(key=f"val:{sid}:{screen}:validity:Yes").click().run()
+    from annotation import workspace
+    from storage import studies
+    from storage.errors import IFJudgeError
+
+    message = "cannot connect to postgresql://ifjudge:***@db/x: *too many* clients [see](docs)"
+
+    def refuse(*args, **kwargs):
+        raise IFJudgeError(message)
+
+    monkeypatch.setattr(workspace, "submit_screen", refuse)
+    at.button(key=f"submit:{sid}:{screen}").click().run()
+    assert not at.exception
+    shown = [e.value for e in at.error]
+    assert len(shown) == 1 and "\\*\\*\\*" in shown[0] and "\\[see\\]" in shown[0]  # escaped: read literally
+    assert at.session_state[f"ann_screen:{sid}"] == screen  # the same item, the answer still chosen
+    assert [x for x in studies.current_labels(db, sid) if x["annotator"] == "ann1"] == []
+
+
 def test_study_setup_page_creates_a_study_with_edited_guidelines_and_reports_errors(env_db):
     db, _ = env_db
     at = app("pages/study_setup.py")
