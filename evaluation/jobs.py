@@ -36,6 +36,7 @@ from storage import jobs as store
 from storage import projects
 from storage.db import Database, connect, target_of
 from storage.errors import IFJudgeError, NotFound
+from storage.postgres import DatabaseUnavailable
 
 EVAL_KIND = "eval"
 HEARTBEAT_SECONDS = 2.0
@@ -312,9 +313,14 @@ def work(
     ran = 0
     try:
         while not stopping.is_set():
-            for j in store.recover_stale(db, timeout=stale):
-                say(f"job {j['id']}: {j['state']} ({j['error']})")
-            job = store.claim(db, worker_id, kinds=[EVAL_KIND])
+            try:
+                for j in store.recover_stale(db, timeout=stale):
+                    say(f"job {j['id']}: {j['state']} ({j['error']})")
+                job = store.claim(db, worker_id, kinds=[EVAL_KIND])
+            except DatabaseUnavailable as exc:  # a full or restarting server: wait, ask again, keep the worker
+                say(f"waiting {poll:g} s: {exc}")
+                stopping.wait(poll)
+                continue
             if job is None:
                 if once:
                     break

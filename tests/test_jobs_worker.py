@@ -182,6 +182,25 @@ def test_cancel_from_the_cli_stops_a_running_job_at_its_next_progress(run_cli, d
     assert code == 0 and "already cancelled" in out
 
 
+def test_a_worker_refused_by_the_server_waits_and_then_runs_the_job(run_cli, demo, db_path, monkeypatch):
+    # PostgreSQL out of connections (max_connections) while the worker polls: it says so, waits
+    # one poll interval and asks again, instead of ending and leaving the queue unserved
+    from storage.postgres import DatabaseUnavailable
+
+    job_id = _submit(run_cli, db_path)["job_id"]
+    claim, refusals, said = jobs.claim, ["too many clients already"], []
+
+    def refused_once(*args, **kwargs):
+        if refusals:
+            raise DatabaseUnavailable(refusals.pop())
+        return claim(*args, **kwargs)
+
+    monkeypatch.setattr(eval_jobs.store, "claim", refused_once)
+    assert eval_jobs.work(db_path, once=True, poll=0.01, log=said.append) == 1
+    assert said[0] == "waiting 0.01 s: too many clients already"
+    assert jobs.get_job(connect(db_path), job_id)["state"] == "finished"
+
+
 def test_background_submission_is_checked_before_it_is_queued(run_cli, demo, db_path):
     code, _, err = run_cli("eval", "run", "--db", db_path, "--project", "demo", "--model", "bm25",
                            "--qrels-version", "validatd", "--background")
