@@ -204,8 +204,28 @@ def item_columns(db: Database, study_id: int, question: str | None = None) -> di
 
     cols = _shared_rows(db, ("item_columns", study_id), read)
     cols = read() if cols is None else cols
-    keep = [j for j, q in enumerate(cols["question"]) if not question or q == question]
+    if not question:  # copies: a caller may change its lists
+        return {k: list(v) for k, v in cols.items()}
+    keep = [j for j, q in enumerate(cols["question"]) if q == question]
     return {k: [v[j] for j in keep] for k, v in cols.items()}
+
+
+def item_payloads(db: Database, study_id: int) -> dict[int, dict]:
+    """item id -> payload (parsed) of every item of the study; a payload text shared by many items
+    (``{}``, ``{"control": true}``) is parsed once and its dict shared by them: read the dicts, do
+    not change them. While ``db`` shares its reads (:func:`share_reads`) the mapping is shared too."""
+
+    def read() -> dict[int, dict]:
+        parsed: dict[str, dict] = {}
+        out = {}
+        for item_id, raw in db.execute("SELECT id, payload FROM items WHERE study_id = ?", [study_id]):
+            if raw not in parsed:
+                parsed[raw] = json.loads(raw)
+            out[item_id] = parsed[raw]
+        return out
+
+    shared = _shared_rows(db, ("item_payloads", study_id), read)
+    return read() if shared is None else shared
 
 
 def study_item(db: Database, study_id: int, item_id: int) -> dict | None:
