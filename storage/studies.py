@@ -177,15 +177,30 @@ def _shared_rows(db: Database, key: tuple, read) -> list | None:
     return cache[key]
 
 
+def _row_items(rows) -> list[dict]:
+    """:func:`_row_item` of each row, a payload text shared by many items (``{}``) parsed once and
+    copied (shallow) for each of them."""
+    parsed: dict[str, dict] = {}
+    out = []
+    j = ITEM_KEYS.index("payload")
+    for r in rows:
+        d = dict(zip(ITEM_KEYS, r))
+        raw = r[j]
+        if raw not in parsed:
+            parsed[raw] = json.loads(raw)
+        d["payload"] = dict(parsed[raw])
+        out.append(d)
+    return out
+
+
 def items_of_study(db: Database, study_id: int, question: str | None = None) -> list[dict]:
     sql, args = f"SELECT {', '.join(ITEM_KEYS)} FROM items WHERE study_id = ?", [study_id]
-    shared = _shared_rows(db, ("items", study_id),
-                          lambda: [_row_item(r) for r in db.execute(sql + " ORDER BY position, id", args)])
+    shared = _shared_rows(db, ("items", study_id), lambda: _row_items(db.execute(sql + " ORDER BY position, id", args)))
     if shared is not None:  # copies: a caller may change its dicts
         return [{**d, "payload": dict(d["payload"])} for d in shared if not question or d["question"] == question]
     if question:
         sql, args = sql + " AND question = ?", [*args, question]
-    return [_row_item(r) for r in db.execute(sql + " ORDER BY position, id", args)]
+    return _row_items(db.execute(sql + " ORDER BY position, id", args))
 
 
 ITEM_COLUMN_KEYS = ("id", "instance_id", "question", "doc_id", "cap", "gold")
@@ -618,14 +633,5 @@ def items_of_questions(db: Database, study_id: int, questions) -> list[dict]:
     """The study's items asking one of ``questions``, as :func:`items_of_study` (same keys and
     order); a payload text shared by many items (``{}``) is parsed once and copied (shallow)."""
     marks = ",".join("?" * len(questions))
-    parsed: dict[str, dict] = {}
-    out = []
-    for r in db.execute(f"SELECT {', '.join(ITEM_KEYS)} FROM items WHERE study_id = ? AND question IN ({marks})"
-                        " ORDER BY position, id", [study_id, *questions]):
-        d = dict(zip(ITEM_KEYS, r))
-        raw = d["payload"]
-        if raw not in parsed:
-            parsed[raw] = json.loads(raw)
-        d["payload"] = dict(parsed[raw])
-        out.append(d)
-    return out
+    return _row_items(db.execute(f"SELECT {', '.join(ITEM_KEYS)} FROM items WHERE study_id = ? AND question IN ({marks})"
+                                 " ORDER BY position, id", [study_id, *questions]))
