@@ -433,7 +433,7 @@ def estimand_rows(db: Database, study_id: int, *, match_threshold: int = MATCH_T
             continue
         part = payload.get("kind") or payload.get("mode")
         est = estimands.get((o.question, part))
-        if est is None:  # one Estimand per (question, part), not one per item (hashing a dataclass costs)
+        if est is None:  # one Estimand per (question, part), not per item (hashing a dataclass costs)
             name = NAMES.get(o.question, o.question).format(k=match_threshold)
             if part:
                 name += f" ({'gold' if part == 'gold' else part} {'passages' if o.question == 'passage_match' else 'instruction'})"
