@@ -357,12 +357,12 @@ def study_design(db: Database, study_id: int) -> dict:
     s = study["settings"]
     pid = study["project_id"]
     qs = study["questions"]
-    items = studies.items_of_study(db, study_id)
+    cols = studies.item_columns(db, study_id)  # shared within a page run (storage.studies.share_reads)
     out = {"seed": s.get("seed", 0), "overlap": s.get("overlap")}
     if qs == ["relevance"]:
         groups = defaultdict(set)
-        for it in items:
-            groups[it["instance_id"]].add(f"{it['instance_id']}|{it['doc_id']}")
+        for inst, doc in zip(cols["instance_id"], cols["doc_id"]):
+            groups[inst].add(f"{inst}|{doc}")
         return {**out, "kind": "relevance", "strata": {"": None},
                 "group_units": {g: len(u) for g, u in groups.items()},
                 "unit_group": {u: g for g, us in groups.items() for u in us}, "group_stratum": dict.fromkeys(groups, ""),
@@ -375,7 +375,7 @@ def study_design(db: Database, study_id: int) -> dict:
             if inst["variant"] in modes:
                 by_query[inst["query_id"]].add(inst["instance_id"])
         unit_group = {i: q for q, insts in by_query.items() for i in insts}
-        sampled = sorted({unit_group.get(it["instance_id"], it["instance_id"]) for it in items})
+        sampled = sorted({unit_group.get(inst, inst) for inst in cols["instance_id"]})
         return {**out, "kind": "condition", "strata": {"": len(by_query)},
                 "group_units": {q: len(by_query.get(q, ())) or 1 for q in sampled}, "unit_group": unit_group,
                 "group_stratum": dict.fromkeys(sampled, ""),
@@ -394,10 +394,10 @@ def study_design(db: Database, study_id: int) -> dict:
     strata: dict[str, int] = defaultdict(int)
     for g, h in group_stratum.items():
         strata[h] += 1
-    n_sampled = len({it["instance_id"].split("|")[0] for it in items})
+    n_sampled = len({inst.split("|")[0] for inst in cols["instance_id"]})
     sampled_groups: dict[str, int] = defaultdict(int)
     unit_group = {i["instance_id"]: g for g, m in members.items() for i in m}
-    for g in {unit_group[it["instance_id"]] for it in items if it["instance_id"] in unit_group}:
+    for g in {unit_group[inst] for inst in cols["instance_id"] if inst in unit_group}:
         sampled_groups[group_stratum[g]] += 1
     fraction = s.get("subset_fraction") if stratified else s.get("group_fraction")
     notes = [f"stratum {h or '(all)'}: {sampled_groups.get(h, 0)} groups sampled where the settings give "
@@ -419,21 +419,25 @@ def estimand_rows(db: Database, study_id: int, *, match_threshold: int = MATCH_T
     doc id or "") names the item in a judge's file."""
     study = studies.get_study(db, study_id)
     scale = study["settings"].get("relevance", "binary")
-    items = {it["id"]: it for it in studies.items_of_study(db, study_id)}
+    payloads = studies.item_payloads(db, study_id)
     changed = projects.qrels(db, study["project_id"], "changed") if "relevance" in study["questions"] else {}
     query_of = ({i["instance_id"]: i["query_id"] for i in projects.instances(db, study["project_id"])}
                 if changed else {})
     out: dict[Estimand, list[dict]] = {}
+    estimands: dict[tuple, Estimand] = {}
     for o in item_outcomes(db, study_id):
         if o.question == "instfol_match":
             continue
-        it = items[o.item_id]
-        if it["payload"].get("control"):  # a re-judging control document, not a document the change is about
+        payload = payloads[o.item_id]
+        if payload.get("control"):  # a re-judging control document, not a document the change is about
             continue
-        part = it["payload"].get("kind") or it["payload"].get("mode")
-        name = NAMES.get(o.question, o.question).format(k=match_threshold)
-        if part:
-            name += f" ({'gold' if part == 'gold' else part} {'passages' if o.question == 'passage_match' else 'instruction'})"
+        part = payload.get("kind") or payload.get("mode")
+        est = estimands.get((o.question, part))
+        if est is None:  # one Estimand per (question, part), not per item (hashing a dataclass costs)
+            name = NAMES.get(o.question, o.question).format(k=match_threshold)
+            if part:
+                name += f" ({'gold' if part == 'gold' else part} {'passages' if o.question == 'passage_match' else 'instruction'})"
+            est = estimands[(o.question, part)] = Estimand(name, o.question, part)
         unit = f"{o.instance_id}|{o.doc_id}" if o.question == "relevance" else o.instance_id
         y = None
         if o.value is not None:
@@ -446,7 +450,7 @@ def estimand_rows(db: Database, study_id: int, *, match_threshold: int = MATCH_T
                 y = None
             else:
                 y = int(_yes(o.question, o.value, gold=o.gold, threshold=match_threshold, scale=scale))
-        out.setdefault(Estimand(name, o.question, part), []).append(
+        out.setdefault(est, []).append(
             {"item": o.item_id, "unit": unit, "key": (o.instance_id, o.question, o.doc_id or ""), "y": y,
              "labels": sum(o.label_counts.values())})
     return out
@@ -479,7 +483,7 @@ def benchmark_estimates(db: Database, study_id: int, *, match_threshold: int = M
     design = study_design(db, study_id)
     study = studies.get_study(db, study_id)
     per_estimand = estimand_rows(db, study_id, match_threshold=match_threshold)
-    sampled = {it["instance_id"] for it in studies.items_of_study(db, study_id)}
+    sampled = set(studies.item_columns(db, study_id)["instance_id"])
     scale = study["settings"].get("relevance", "binary")
     variant = None
     estimates = []

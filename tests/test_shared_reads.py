@@ -62,6 +62,14 @@ def test_label_and_item_columns_are_the_rows_as_columns_shared_or_not(demo, db_p
             icols = studies.item_columns(conn, sid, q)
             assert icols["id"] == [i["id"] for i in items] and icols["cap"] == [i["cap"] for i in items]
             assert icols["gold"] == [i["payload"].get("gold") for i in items]
+        validity = studies.items_of_study(conn, sid, "validity")  # 8 items with the same payload text, {}
+        validity[0]["payload"]["note"] = "changed by a caller"
+        assert [i["payload"] for i in validity[1:]] == [{}] * 7  # each item has its own payload dict
+        payloads = studies.item_payloads(conn, sid)  # what the estimates read of each item's payload
+        assert payloads == {i["id"]: i["payload"] for i in studies.items_of_study(plain, sid)}
+        assert len(payloads) == 24 and sum("gold" in p for p in payloads.values()) == 8
+        studies.item_columns(conn, sid)["id"].clear()  # a caller changing its lists leaves the shared ones alone
+        assert studies.item_columns(conn, sid)["id"] == [i["id"] for i in studies.items_of_study(plain, sid)]
         assert len(studies.current_label_columns(conn, sid)["item"]) == 72
         assert sum(g is not None for g in studies.item_columns(conn, sid)["gold"]) == 8  # one target per best passage
         assert studies.labelled_assignments(conn, sid) == (72, 72)

@@ -85,6 +85,8 @@ def test_going_back_appends_a_label_and_keeps_history(demo):
     assert current["naturalness"]["value"] == "No"
     history = [h for h in studies.label_history(db, r["study_id"]) if h["item"] == current["naturalness"]["item"]]
     assert [h["value"] for h in history] == ["Yes", "No"] and history[1]["supersedes"] == history[0]["id"]
+    assert len(studies.current_labels(db, r["study_id"])) == 3  # the superseded label is not current
+    assert studies.current_values(db, r["study_id"])[current["naturalness"]["item"]] == ["No"]
     assert workspace.progress(db, r["study_id"], u) == (1, 8)  # a screen counts once
 
 
