@@ -165,12 +165,15 @@ def _submit(db, args, measures) -> int:
 
     from evaluation.jobs import describe, submit_eval
 
+    encoder = _encoder_options(args)
+    if encoder is None and args.rerank:  # --device / --backend / ... of the cross-encoder, as in _rerank
+        encoder = {"device": args.device, "backend": args.backend, "batch_size": args.batch_size, "fp16": not args.no_fp16}
     job, created = submit_eval(
         db, args.project, created_by=f"cli:{getpass.getuser()}", model=args.model, template=args.template,
         qrels_version=args.qrels_version, k=args.k, variant=args.variant, rerank=args.rerank,
         **({"measures": measures} if measures is not None else {}),
         candidates=args.candidates, missing=args.missing, score=args.score, cache_dir=args.cache_dir,
-        reuse=not args.no_reuse, ties=args.ties, encoder=_encoder_options(args),
+        reuse=not args.no_reuse, ties=args.ties, encoder=encoder,
     )
     if args.json:
         print(json.dumps({"job_id": job["id"], "created": created, "state": job["state"]}))
@@ -204,7 +207,7 @@ def _rerank(args):
     from evaluation.retrievers.rerank import cross_encoder_reranker
 
     return cross_encoder_reranker(args.rerank, device=args.device, backend=args.backend, fp16=not args.no_fp16,
-                                  batch_size=args.batch_size)
+                                  batch_size=args.batch_size, cache_dir=args.cache_dir)
 
 
 def _model(args):

@@ -42,7 +42,7 @@ HEARTBEAT_SECONDS = 2.0
 STALE_SECONDS = 30.0
 POLL_SECONDS = 2.0
 MAX_ATTEMPTS = 2  # a job whose worker died is retried once
-#: the options of :class:`evaluation.retrievers.dense.DenseRetriever` a job can carry
+#: the options of :class:`evaluation.retrievers.dense.DenseRetriever` (and of a ``rerank`` cross-encoder) a job can carry
 ENCODER_OPTIONS = ("device", "backend", "batch_size", "fp16")
 
 
@@ -115,10 +115,18 @@ def eval_parameters(
 
 def _run_arguments(parameters: dict) -> dict:
     """A stored job's parameters as :func:`run_eval` takes them: encoder options become a
-    :class:`~evaluation.retrievers.dense.DenseRetriever` (same run identity as run_eval's own)."""
+    :class:`~evaluation.retrievers.dense.DenseRetriever` for a dense model (same run identity as
+    run_eval's own) and a cross-encoder reranker on the same device / backend for ``rerank``
+    (as ``ifjudge eval run`` in the foreground)."""
+    from evaluation.retrievers.external import names_external_run
+
     args = dict(parameters)
     encoder = args.pop("encoder", None)
-    if encoder:
+    if encoder and args["rerank"] is not None:
+        from evaluation.retrievers.rerank import cross_encoder_reranker
+
+        args["rerank"] = cross_encoder_reranker(args["rerank"], cache_dir=args["cache_dir"], **encoder)
+    if encoder and not (args["model"] == "bm25" or names_external_run(args["model"])):
         from evaluation.retrievers.dense import DenseRetriever
 
         args["model"] = DenseRetriever(args["model"], score=args["score"], cache_dir=args["cache_dir"], **encoder)

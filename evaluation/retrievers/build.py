@@ -54,7 +54,7 @@ def build_retriever(model, *, rerank=None, score: str = "cosine", cache_dir=None
     first = _first_stage(model, score=score, cache_dir=cache_dir, stored_run=stored_run)
     if rerank is None:
         return first
-    return Reranked(first, rerank if isinstance(rerank, Reranker) else cross_encoder_reranker(str(rerank)))
+    return Reranked(first, rerank if isinstance(rerank, Reranker) else cross_encoder_reranker(str(rerank), cache_dir=cache_dir))
 
 
 def _first_stage(model, *, score, cache_dir, stored_run) -> Retriever:
