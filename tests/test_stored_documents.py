@@ -4,6 +4,7 @@ go before the next, and their runs equal those over the whole corpus loaded as a
 import random
 import weakref
 
+import numpy as np
 import pytest
 
 from evaluation.retrievers.bm25 import BM25Retriever
@@ -13,12 +14,17 @@ from evaluation.templates import get_template
 from formats.bundle import Bundle, Document, Query
 from storage import projects
 from storage.db import connect
-from tests.test_dense_streaming import fake_vectors
 
 N_DOCS = 300
 WORDS = "pizza dough rome arena lions yeast flour oven the a of and emperor titus wheat rice".split()
 TOPICS = [{"qid": f"q{i}", "query": q, "instruction": ""}
           for i, q in enumerate(["pizza dough", "rome lions arena", "rice flour oven", "emperor"])]
+
+
+def fake_vectors(texts):
+    """Deterministic vectors from the text: the encoder of the dense tests, no model loaded."""
+    rngs = [np.random.default_rng(abs(hash(t)) % 2**32) for t in texts]
+    return np.array([r.random(8) for r in rngs], dtype=np.float32).reshape(len(texts), 8)
 
 
 class Doc(dict):
@@ -103,6 +109,8 @@ def test_bm25_tokenises_in_chunks_reports_each_and_ranks_as_over_the_dict(stored
     assert docs.batches == [64, 64, 64, 64, 44] and docs.single_reads == 0 and max(docs.alive_at_read) == 0
     indexing = [(d, t) for d, t, m in seen if m == "indexing documents (BM25)"]
     assert indexing == [(0, 300), (64, 300), (128, 300), (192, 300), (256, 300), (300, 300)]
+    stages = [m for i, (_, _, m) in enumerate(seen) if i == 0 or seen[i - 1][2] != m]
+    assert stages == ["indexing documents (BM25)", "building the BM25 index", "retrieving (BM25)"]
     plain = BM25Retriever().retrieve(TOPICS, projects.documents(db, pid), template=get_template("query"), k=20)
     assert run == plain and all(list(run[q]) == list(plain[q]) for q in run)  # same scores, same order
     assert all(run[q] for q in run)

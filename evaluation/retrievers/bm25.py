@@ -100,8 +100,12 @@ class BM25Retriever:
         run: Run = {}
         if not doc_ids:
             return {t["qid"]: {} for t in topics}
+        tokens = self._tokenize_corpus(documents, doc_ids, template, progress)
+        if progress:  # its own stage: the page shows no ETA of 0 s while the index is built
+            progress(0, 1, "building the BM25 index")
         index = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
-        index.index(self._tokenize_corpus(documents, doc_ids, template, progress), show_progress=False)
+        index.index(tokens, show_progress=False)
+        del tokens  # the index holds the scores; the token ids can go before retrieval
         position = {d: i for i, d in enumerate(doc_ids)} if candidates is not None else {}
         query_tokens = self._tokenize([template.query(t["query"], t.get("instruction", "")) for t in topics])
         for n, (topic, tokens) in enumerate(zip(topics, query_tokens), start=1):
