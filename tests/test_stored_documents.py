@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from evaluation.retrievers.bm25 import BM25Retriever
+from evaluation.retrievers import dense
 from evaluation.retrievers.dense import DenseRetriever
 from evaluation.retrievers.rerank import Reranked, Reranker
 from evaluation.templates import get_template
@@ -84,7 +85,7 @@ def test_stored_documents_is_the_documents_dict_read_lazily(stored, monkeypatch)
         docs["nope"]
 
 
-def test_dense_reads_one_bounded_chunk_at_a_time_and_ranks_as_over_the_dict(stored, tmp_path):
+def test_dense_reads_one_bounded_chunk_at_a_time_and_ranks_as_over_the_dict(stored, tmp_path, monkeypatch):
     db, pid = stored
     docs = CountingDocuments(db, pid)
 
@@ -97,6 +98,11 @@ def test_dense_reads_one_bounded_chunk_at_a_time_and_ranks_as_over_the_dict(stor
     assert docs.batches == [32] * 9 + [12]  # 300 documents, 32 at a time, each read once
     assert docs.single_reads == 0
     assert max(docs.alive_at_read) == 0  # an earlier chunk's documents are gone when the next is read
+    monkeypatch.setattr(dense, "READ_BATCH", 10)  # within a chunk, stored texts are read 10 at a time
+    small = CountingDocuments(db, pid)
+    assert retriever("c").retrieve(TOPICS, small, template=get_template("query"), k=10) == run
+    # at most the last document read before (the loop variable) is alive at the next read
+    assert small.batches == [10, 10, 10, 2] * 9 + [10, 2] and max(small.alive_at_read) <= 1
     plain = retriever("b").retrieve(TOPICS, projects.documents(db, pid), template=get_template("query"), k=10)
     assert run == plain and list(run["q0"]) == list(plain["q0"])
 

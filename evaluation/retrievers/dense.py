@@ -20,6 +20,7 @@ MINILM = "minilm"
 SCORES = ("cosine", "dot")
 DOC_CHUNK = 16_384
 QUERY_BLOCK = 256
+READ_BATCH = 1_024  # documents read from storage together, within a doc_chunk
 
 
 class ModelUnavailable(IFJudgeError):
@@ -225,8 +226,10 @@ class DenseRetriever:
         n_docs = len(doc_ids)
         for start in range(0, n_docs, self.doc_chunk):
             end = min(start + self.doc_chunk, n_docs)
+            # read READ_BATCH documents at a time: their stored texts go as soon as the template's are made
             texts = [template.document(doc.get("text", ""), doc.get("title", ""))
-                     for doc in read_documents(documents, doc_ids[start:end])]
+                     for rs in range(start, end, READ_BATCH)
+                     for doc in read_documents(documents, doc_ids[rs:min(rs + READ_BATCH, end)])]
             chunk_progress = None
             if progress is not None:
                 def chunk_progress(done, _total, message, _start=start):
