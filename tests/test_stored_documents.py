@@ -122,6 +122,21 @@ def test_bm25_tokenises_in_chunks_reports_each_and_ranks_as_over_the_dict(stored
     assert all(run[q] for q in run)
 
 
+def test_bm25_indexes_stored_documents_once_for_several_runs(stored):
+    """An evaluation's og and changed runs share one index: the second run reads no document."""
+    db, pid = stored
+    docs, bm25 = CountingDocuments(db, pid), BM25Retriever(chunk=100)
+    og = bm25.retrieve(TOPICS, docs, template=get_template("query"), k=20)
+    changed_topics = [{**t, "instruction": "lions"} for t in TOPICS]
+    changed = bm25.retrieve(changed_topics, docs, template=get_template("instruction_query"), k=20)
+    assert docs.batches == [100, 100, 100]  # read once, for the first run
+    assert changed == BM25Retriever().retrieve(changed_topics, projects.documents(db, pid),
+                                               template=get_template("instruction_query"), k=20)
+    assert og != changed
+    bm25.retrieve(TOPICS, docs, template=get_template("instructor"), k=20)  # another document template
+    assert docs.batches == [100] * 6  # indexed again
+
+
 def test_the_reranker_reads_only_each_querys_candidates(stored):
     db, pid = stored
     docs = CountingDocuments(db, pid)

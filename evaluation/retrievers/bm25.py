@@ -52,6 +52,7 @@ class BM25Retriever:
         if not isinstance(chunk, int) or chunk < 1:
             raise IFJudgeError(f"BM25 chunk must be an integer >= 1, got {chunk!r}")
         self.chunk = chunk  # documents read and tokenised together (not in the identity: same run)
+        self._last: tuple | None = None  # (documents, (document template, ids), index) of the last call
 
     def settings(self) -> dict:
         return {"k1": self.k1, "b": self.b, "method": self.method, "stopwords": self.stopwords}
@@ -62,6 +63,25 @@ class BM25Retriever:
 
     def _tokenize(self, texts: list[str]):
         return bm25s.tokenize(texts, stopwords=self.stopwords, return_ids=False, show_progress=False)
+
+    def _index(self, documents: Mapping[str, Mapping], doc_ids: list[str], template: Template,
+               progress: Progress | None) -> bm25s.BM25:
+        """The BM25 index of the documents' template texts. The last one is kept for the next call
+        over the same read-only mapping (not a ``dict``, which can change in place), the same ids
+        and the same document template: an evaluation's og and changed runs index the corpus once."""
+        key = (template.document_format, doc_ids)
+        if self._last is not None and self._last[0] is documents and self._last[1] == key:
+            return self._last[2]
+        self._last = None  # the previous index goes before the next is built
+        tokens = self._tokenize_corpus(documents, doc_ids, template, progress)
+        if progress:  # its own stage: the page shows no ETA of 0 s while the index is built
+            progress(0, 1, "building the BM25 index")
+        index = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
+        index.index(tokens, show_progress=False)
+        del tokens  # the index holds the scores; the token ids can go before retrieval
+        if not isinstance(documents, dict):
+            self._last = (documents, key, index)
+        return index
 
     def _tokenize_corpus(self, documents: Mapping[str, Mapping], doc_ids: list[str], template: Template,
                          progress: Progress | None) -> Tokenized:
@@ -100,12 +120,7 @@ class BM25Retriever:
         run: Run = {}
         if not doc_ids:
             return {t["qid"]: {} for t in topics}
-        tokens = self._tokenize_corpus(documents, doc_ids, template, progress)
-        if progress:  # its own stage: the page shows no ETA of 0 s while the index is built
-            progress(0, 1, "building the BM25 index")
-        index = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
-        index.index(tokens, show_progress=False)
-        del tokens  # the index holds the scores; the token ids can go before retrieval
+        index = self._index(documents, doc_ids, template, progress)
         position = {d: i for i, d in enumerate(doc_ids)} if candidates is not None else {}
         query_tokens = self._tokenize([template.query(t["query"], t.get("instruction", "")) for t in topics])
         for n, (topic, tokens) in enumerate(zip(topics, query_tokens), start=1):
