@@ -442,7 +442,9 @@ def _in_rank_order(docs: dict[str, float]) -> dict[str, float]:
 
 class _Retrieval:
     """The runs of one retriever in one evaluation: a variant's run is the stored one with the same
-    retrieval key (when ``reuse``), else retrieved now. Documents are read once, when first needed.
+    retrieval key (when ``reuse``), else retrieved now. Documents are a
+    :class:`storage.projects.StoredDocuments`, made when first needed: the retrievers read their
+    texts a bounded chunk at a time.
 
     With candidate lists every candidate is ranked (``k`` is not used; the depth is the longest
     list), as MTEB ranks every document of ``top_ranked``."""
@@ -482,7 +484,8 @@ class _Retrieval:
                     stored = {q: _in_rank_order(docs) for q, docs in stored.items()}
                 return stored, key, True
         if self.documents is None and (not self.retriever.external or self.retriever.reranker is not None):
-            self.documents = projects.documents(self.db, self.pid)
+            # read from storage a chunk at a time by the retrievers: the corpus is never held in memory
+            self.documents = projects.StoredDocuments(self.db, self.pid)
         run = self.retriever.retrieve(topics, self.documents or {}, template=self.template, k=self.depth(topics),
                                       candidates=self.candidates, progress=self.progress)
         return run, key, False

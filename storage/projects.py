@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Mapping
 
 from formats.bundle import DERIVED_QRELS_VERSIONS, PUBLISHED_QRELS_VERSIONS, QRELS_VERSIONS, Bundle
 from storage.db import Database, now_iso, write
@@ -180,12 +181,79 @@ def documents(db: Database, project_id: int) -> dict[str, dict]:
     }
 
 
+READ_CHUNK = 500  # doc ids per ``IN (...)`` read (under SQLite's oldest limit of 999 parameters)
+
+
+class StoredDocuments(Mapping):
+    """A project's documents as a read-only ``Mapping`` ``doc_id -> {"title", "text"}`` that
+    reads text from storage only when asked: the corpus is never held in memory.
+
+    ``iter`` yields the doc ids in the order of :func:`documents` (the same query without the
+    text: on SQLite the primary key's order), read once and kept (ids only); ``len`` and ``in``
+    use them. ``docs[d]`` reads one document; :meth:`many` reads a batch in one query per
+    :data:`READ_CHUNK` ids. The retrievers read a bounded chunk at a time through :meth:`many`
+    (``evaluation.retrievers.read_documents``).
+
+    Examples
+    --------
+    >>> from storage.db import connect
+    >>> db = connect(":memory:")
+    >>> _ = db.execute("INSERT INTO projects (id, name, kind, created_at) VALUES (1, 'p', 'generic', '')")
+    >>> for d in ("d2", "d10", "d1"):
+    ...     _ = db.execute("INSERT INTO documents (project_id, doc_id, title, text) VALUES (1, ?, '', ?)", [d, d + " text"])
+    >>> docs = StoredDocuments(db, 1)
+    >>> list(docs), list(docs) == list(documents(db, 1)), len(docs), "d2" in docs
+    (['d1', 'd10', 'd2'], True, 3, True)
+    >>> docs.many(["d2", "d1"])
+    [{'title': '', 'text': 'd2 text'}, {'title': '', 'text': 'd1 text'}]
+    """
+
+    def __init__(self, db: Database, project_id: int):
+        self.db, self.project_id = db, project_id
+        self._ids: list[str] | None = None
+        self._id_set: frozenset[str] | None = None
+
+    def _doc_ids(self) -> list[str]:
+        if self._ids is None:
+            self._ids = [r[0] for r in self.db.execute("SELECT doc_id FROM documents WHERE project_id = ?",
+                                                       [self.project_id])]
+            self._id_set = frozenset(self._ids)
+        return self._ids
+
+    def __iter__(self):
+        return iter(self._doc_ids())
+
+    def __len__(self) -> int:
+        return len(self._doc_ids())
+
+    def __contains__(self, doc_id) -> bool:
+        self._doc_ids()
+        return doc_id in self._id_set
+
+    def __getitem__(self, doc_id: str) -> dict:
+        row = self.db.execute("SELECT title, text FROM documents WHERE project_id = ? AND doc_id = ?",
+                              [self.project_id, doc_id]).fetchone()
+        if row is None:
+            raise KeyError(doc_id)
+        return {"title": row[0], "text": row[1]}
+
+    def many(self, doc_ids) -> list[dict]:
+        """The documents of ``doc_ids``, in that order, one query per :data:`READ_CHUNK` ids;
+        KeyError names the first id that is not a document of the project."""
+        ids = list(doc_ids)
+        found = documents_by_id(self.db, self.project_id, ids)
+        try:
+            return [found[d] for d in ids]
+        except KeyError as exc:
+            raise KeyError(f"{exc.args[0]!r} is not a document of project {self.project_id}") from None
+
+
 def documents_by_id(db: Database, project_id: int, doc_ids) -> dict[str, dict]:
     """doc_id -> {"title", "text"} for the given ids only (missing ids are absent)."""
     ids = list(doc_ids)
     out = {}
-    for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
+    for start in range(0, len(ids), READ_CHUNK):
+        chunk = ids[start:start + READ_CHUNK]
         marks = ",".join("?" * len(chunk))
         for r in db.execute(
             f"SELECT doc_id, title, text FROM documents WHERE project_id = ? AND doc_id IN ({marks})", [project_id, *chunk]

@@ -13,6 +13,9 @@ Every retriever implements :class:`Retriever`, which is all :mod:`evaluation.run
 
 A *topic* is a dict with ``qid``, ``query`` and ``instruction`` (see
 ``storage.projects.eval_topics``); *documents* map ``doc_id -> {"title", "text"}``.
+*documents* may be a plain dict or a mapping backed by storage
+(``storage.projects.StoredDocuments``): a retriever reads texts a bounded chunk at a time through
+:func:`read_documents` and never holds the corpus.
 *candidates*, when given, maps ``qid -> [doc_id, ...]``: only those documents are scored for that
 query (FollowIR's ``top_ranked`` lists); a query without candidates gets an empty ranking.
 
@@ -29,6 +32,17 @@ if TYPE_CHECKING:
 
 Run = dict[str, dict[str, float]]
 Progress = Callable[[int, int, str], None]
+
+
+def read_documents(documents: Mapping[str, Mapping], doc_ids: Sequence[str]) -> list[Mapping]:
+    """The documents of ``doc_ids``, in order: through the mapping's batch read ``many`` when it
+    has one (``storage.projects.StoredDocuments``: one query per chunk of ids), else one by one.
+
+    >>> read_documents({"a": {"text": "x"}, "b": {"text": "y"}}, ["b", "a"])
+    [{'text': 'y'}, {'text': 'x'}]
+    """
+    many = getattr(documents, "many", None)
+    return many(doc_ids) if many is not None else [documents[d] for d in doc_ids]
 
 
 @runtime_checkable

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from evaluation.embedding_cache import CHUNK_SIZE, EmbeddingCache, encoder_identity, model_identity
-from evaluation.retrievers import Progress, Run
+from evaluation.retrievers import Progress, Run, read_documents
 from evaluation.retrievers.encoders import (
     OnnxEncoder, check_backend, default_batch_size, export_onnx, onnx_dir, pick_device, precision_for, recipe_tag,
 )
@@ -20,6 +20,7 @@ MINILM = "minilm"
 SCORES = ("cosine", "dot")
 DOC_CHUNK = 16_384
 QUERY_BLOCK = 256
+READ_BATCH = 1_024  # documents read from storage together, within a doc_chunk
 
 
 class ModelUnavailable(IFJudgeError):
@@ -62,7 +63,9 @@ class DenseRetriever:
 
     The corpus is encoded and scored ``doc_chunk`` documents at a time, each query keeping a
     running top k (:class:`~evaluation.retrievers.topk.RunningTopK`), so memory is bounded by
-    ``doc_chunk`` x dimension vectors and ``256 x doc_chunk`` scores, never queries x corpus.
+    ``doc_chunk`` texts, ``doc_chunk`` x dimension vectors and ``256 x doc_chunk`` scores, never
+    queries x corpus: each chunk's texts are read when it is encoded (one batch read of a
+    ``storage.projects.StoredDocuments``, :func:`~evaluation.retrievers.read_documents`).
 
     Parameters
     ----------
@@ -223,9 +226,10 @@ class DenseRetriever:
         n_docs = len(doc_ids)
         for start in range(0, n_docs, self.doc_chunk):
             end = min(start + self.doc_chunk, n_docs)
-            texts = [
-                template.document(documents[d].get("text", ""), documents[d].get("title", "")) for d in doc_ids[start:end]
-            ]
+            # read READ_BATCH documents at a time: their stored texts go as soon as the template's are made
+            texts = [template.document(doc.get("text", ""), doc.get("title", ""))
+                     for rs in range(start, end, READ_BATCH)
+                     for doc in read_documents(documents, doc_ids[rs:min(rs + READ_BATCH, end)])]
             chunk_progress = None
             if progress is not None:
                 def chunk_progress(done, _total, message, _start=start):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from evaluation.retrievers import Progress, Retriever, Run
+from evaluation.retrievers import Progress, Retriever, Run, read_documents
 from evaluation.retrievers.topk import top_k
 from evaluation.templates import Template
 from storage.errors import IFJudgeError
@@ -71,7 +71,9 @@ class Reranker:
         for qid, doc_ids in jobs:
             topic = by_qid[qid]
             qtext = template.query(topic["query"], topic.get("instruction", ""))
-            pairs = [(qtext, " ".join(f"{documents[d].get('title', '')} {documents[d].get('text', '')}".split())) for d in doc_ids]
+            # only this query's candidates are read (one batch read of a StoredDocuments)
+            pairs = [(qtext, " ".join(f"{doc.get('title', '')} {doc.get('text', '')}".split()))
+                     for doc in read_documents(documents, doc_ids)]
             scores: list[float] = []
             for start in range(0, len(pairs), self.batch_size):
                 scores.extend(float(s) for s in self.score_pairs(pairs[start : start + self.batch_size]))
