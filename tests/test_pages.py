@@ -244,13 +244,18 @@ def test_annotate_page_keys_never_mean_two_things_and_every_passage_shows(tmp_pa
     assert len(shown) == 4 and rows["best_passage"]["value"] == shown[3]  # the fourth passage shown
 
 
+def open_item_as(db, sid: int, name: str):
+    """The annotate page of ``name`` run once, and the screen it opened."""
+    at = app("pages/annotate.py")
+    at.session_state["user"] = user_row(db, name)
+    at.run()
+    return at, at.session_state[f"ann_screen:{sid}"]
+
+
 def test_annotate_page_says_so_when_an_expired_claim_was_handed_over(env_db):
     db, r = env_db
     sid = r["study_id"]
-    at = app("pages/annotate.py")
-    at.session_state["user"] = user_row(db, "ann1")
-    at.run()
-    screen = at.session_state[f"ann_screen:{sid}"]
+    at, screen = open_item_as(db, sid, "ann1")
     at.button(key=f"val:{sid}:{screen}:validity:Yes").click().run()
     at.button(key=f"val:{sid}:{screen}:naturalness:Yes").click().run()
     at.button(key=f"pick:{sid}:{screen}:1").click().run()
@@ -272,10 +277,7 @@ def test_annotate_page_shows_a_refused_submit_literally_and_keeps_the_answers(en
     # e.g. PostgreSQL out of connections: the message quotes a URL whose password is ``***``
     db, r = env_db
     sid = r["study_id"]
-    at = app("pages/annotate.py")
-    at.session_state["user"] = user_row(db, "ann1")
-    at.run()
-    screen = at.session_state[f"ann_screen:{sid}"]
+    at, screen = open_item_as(db, sid, "ann1")
     at.button(key=f"val:{sid}:{screen}:validity:Yes").click().run()
     from annotation import workspace
     from storage import studies
