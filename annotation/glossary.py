@@ -247,9 +247,12 @@ MEASURES = {
 
 def measure_help(name: str) -> str:
     """The definition, range and sign meaning of a measure named as the pages name it
-    (``nDCG@10``, ``Robustness@10``, ``p-MRR[changed]``, ``WISE(K=30)``); "" for one not described.
+    (``nDCG@10``, ``Robustness@10``, ``p-MRR(qrels='changed')``, ``WISE(K=30)``; the keys of older
+    databases, ``p-MRR[changed]``, too); "" for one not described.
 
-    >>> measure_help("p-MRR[changed-validated]").startswith("p-MRR (FollowIR)")
+    >>> measure_help("p-MRR(qrels='changed-validated')").startswith("p-MRR (FollowIR)")
+    True
+    >>> measure_help("p-MRR[changed]") == measure_help("p-MRR")
     True
     >>> "Range -1 to 1" in measure_help("WISE(K=30)"), measure_help("Judged@10")
     (True, '')
