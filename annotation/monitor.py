@@ -104,11 +104,11 @@ def table7(db: Database, study_id: int, *, n_boot: int = 200, seed: int = 0) -> 
     rows = []
     for q in study["questions"]:
         rep = question_report(db, study_id, q, n_boot=n_boot, seed=seed)
-        for label, key in TABLE7_ROWS.get(q, []):
+        for statistic, key in TABLE7_ROWS.get(q, []):
             value = None if rep is None else rep.get(key)
             interval = (rep or {}).get("intervals", {}).get(key) or {}
             rows.append({
-                "question": PROMPTS.get(q, q), "statistic": label, "value": value,
+                "question": PROMPTS.get(q, q), "statistic": statistic, "value": value,
                 "low": interval.get("low"), "high": interval.get("high"),
                 "band": (rep or {}).get("bands", {}).get(key) if key in (rep or {}).get("bands", {}) else None,
                 "undefined_reason": (rep or {}).get("undefined_reasons", {}).get(key)

@@ -10,8 +10,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from annotation.demo import load_demo
 from evaluation import jobs as eval_jobs
 from storage import eval_runs, jobs
