@@ -1,7 +1,6 @@
 """One result record: stored evaluations read under canonical measure names, old databases too."""
 import json
 
-
 from evaluation.compare import compare_project
 from evaluation.leaderboard import per_query_scores
 from evaluation.measure_registry import parse
