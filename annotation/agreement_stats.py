@@ -19,8 +19,6 @@ from typing import Sequence
 import krippendorff
 import numpy as np
 import pandas as pd
-from sklearn.metrics import cohen_kappa_score
-from statsmodels.stats.inter_rater import fleiss_kappa as _sm_fleiss_kappa
 
 from annotation.agreement_kernels import MIN_PAIRABLE, kappa_from_sums, summed_features
 from annotation.majority import majority_index
@@ -157,7 +155,9 @@ def _multirater(counts, method: str, categories=None):
         if reason:
             return Undefined(reason)
     if method in ("fleiss", "randolph") and _equal_counts(c):
-        return float(_sm_fleiss_kappa(c[c.sum(1) > 0], method=method))
+        from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa  # imported when used: 0.8 s
+
+        return float(sm_fleiss_kappa(c[c.sum(1) > 0], method=method))
     S, cols = summed_features(c)
     name = {"fleiss": "fleiss_kappa", "randolph": "randolph_kappa", "ac1": "gwet_ac1"}[method]
     return float(kappa_from_sums(S, cols, c.shape[1])[name][0])
@@ -266,6 +266,8 @@ def cohen_kappa_table(table: np.ndarray, categories: Sequence[str], *, weights: 
     if (rows > 0).sum() == 1 and (cols > 0).sum() == 1 and np.argmax(rows) == np.argmax(cols):
         return Undefined(f"{who} gave {categories[int(np.argmax(rows))]!r} to all {n} shared items: "
                          f"expected agreement is 1, so kappa is 0/0")
+    from sklearn.metrics import cohen_kappa_score  # imported when used: 0.85 s a process otherwise pays
+
     r, c = np.nonzero(t)
     return float(cohen_kappa_score(r, c, labels=np.arange(len(categories)), weights=weights,
                                    sample_weight=t[r, c].astype(float)))
