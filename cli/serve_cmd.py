@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from cli.options import add_db
@@ -35,9 +37,15 @@ def start_worker(db: str | os.PathLike, env: dict, *options: str, **popen) -> su
     return subprocess.Popen(worker_command(db, *options), cwd=ROOT, env=env, **popen)
 
 
+def start_app(cmd: list[str], env: dict) -> subprocess.Popen:
+    """Start the Streamlit server (``streamlit run``) as a child process."""
+    return subprocess.Popen(cmd, env=env)
+
+
 def stop_worker(proc: subprocess.Popen, timeout: float = WORKER_STOP_SECONDS) -> None:
     """SIGTERM (a running job goes back to the queue at its next progress report), then SIGKILL
-    after ``timeout`` seconds (the job is then recovered by the next worker's heartbeat check)."""
+    after ``timeout`` seconds (the job is then recovered by the next worker's heartbeat check).
+    The app server is stopped the same way."""
     if proc.poll() is None:
         proc.terminate()
         try:
@@ -67,11 +75,34 @@ def run(args) -> int:
         "--server.headless", "true", "--browser.gatherUsageStats", "false",
         "--client.toolbarMode", "viewer",  # no Deploy button or developer menu for annotators and leads
     ]
-    worker = None if args.no_worker else start_worker(env["IFJUDGE_DB"], env)
-    print(f"IFJudge on http://{args.address}:{args.port}  (database {shown}"
-          + (", with an evaluation worker)" if worker else ", no worker)"), flush=True)
+    # SIGTERM (`kill`, `systemctl stop`, `docker stop`) stops the app and the worker as Ctrl+C does;
+    # Python's default would end this process at once and leave both running without it
+    stopping, children = threading.Event(), []
+
+    def on_sigterm(signum, frame):
+        stopping.set()
+        for child in children:
+            if child.poll() is None:
+                child.terminate()
+
+    previous = signal.signal(signal.SIGTERM, on_sigterm) if threading.current_thread() is threading.main_thread() else None
+    worker = app = None
     try:
-        return subprocess.call(cmd, env=env)
+        if not args.no_worker:
+            worker = start_worker(env["IFJUDGE_DB"], env)
+            children.append(worker)
+        print(f"IFJudge on http://{args.address}:{args.port}  (database {shown}"
+              + (", with an evaluation worker)" if worker else ", no worker)"), flush=True)
+        if not stopping.is_set():
+            app = start_app(cmd, env)
+            children.append(app)
+            if stopping.is_set():  # the signal came while the app was starting
+                app.terminate()
+            code = app.wait()
+        return 128 + signal.SIGTERM if stopping.is_set() else code
     finally:
-        if worker is not None:
-            stop_worker(worker)
+        for child in (app, worker):
+            if child is not None:
+                stop_worker(child)
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)

@@ -293,14 +293,65 @@ def test_serve_starts_a_worker_beside_the_app_and_stops_it_on_exit(demo, db_path
         started.append(real_start(*args, **kw))
         return started[-1]
 
-    def app(cmd, env):  # stands in for `streamlit run`: the worker runs the queued job meanwhile
-        assert "streamlit" in cmd and env["IFJUDGE_DB"] == str(db_path.resolve())
-        _wait(lambda: jobs.get_job(connect(db_path), job["id"])["state"] == "finished", "the worker to run the job", 120)
-        assert started[0].poll() is None
-        return 0
+    class App:  # stands in for `streamlit run`: the worker runs the queued job meanwhile
+        def __init__(self, cmd, env):
+            assert "streamlit" in cmd and env["IFJUDGE_DB"] == str(db_path.resolve())
+
+        def wait(self):
+            _wait(lambda: jobs.get_job(connect(db_path), job["id"])["state"] == "finished", "the worker to run the job",
+                  120)
+            assert started[0].poll() is None
+            return 0
+
+        def poll(self):
+            return 0
 
     monkeypatch.setattr(serve, "start_worker", start)
-    monkeypatch.setattr(serve.subprocess, "call", app)
+    monkeypatch.setattr(serve, "start_app", App)
     assert main(["serve", "--db", str(db_path)]) == 0
     assert started[0].poll() == 0  # stopped (SIGTERM, clean exit) when the app ended
     assert jobs.get_job(connect(db_path), job["id"])["result_ids"]
+
+
+def _children(pid: int) -> set[int]:
+    """The processes whose parent is ``pid`` (from /proc)."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        if int(fields[1]) == pid:
+            found.add(int(stat.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_sigterm_to_serve_stops_the_app_and_the_worker(demo, db_path, tmp_path):
+    # `kill`, `systemctl stop`, `docker stop`: SIGTERM to `ifjudge serve` must not leave its
+    # Streamlit server and evaluation worker running without it
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    serve = subprocess.Popen([sys.executable, "-m", "cli", "serve", "--db", str(db_path), "--port", str(port),
+                              "--address", "127.0.0.1"], cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert "with an evaluation worker" in serve.stdout.readline()
+        _wait(lambda: len(_children(serve.pid)) == 2, "the app and the worker to start", 60)
+        children = _children(serve.pid)
+        serve.send_signal(signal.SIGTERM)
+        assert serve.wait(30) == 128 + signal.SIGTERM
+        _wait(lambda: not any(_alive(p) for p in children), "the app and the worker to end", 30)
+    finally:
+        if serve.poll() is None:
+            serve.kill()
