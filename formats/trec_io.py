@@ -22,7 +22,7 @@ Blank lines are skipped.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Mapping
+from typing import Iterator, Mapping
 
 from formats.errors import ImportFailure
 from formats.text import parse_relevance
@@ -146,9 +146,18 @@ def write_run(run: Mapping[str, Mapping[str, float]], path: str | Path, *, tag: 
     Scores are written with ``repr`` so that reading the file back gives the same floats.
     """
     with open(path, "w", encoding="utf-8", newline="\n") as fh:
-        for qid, docs in run.items():
-            for rank, (docid, score) in enumerate(trec_order(docs), start=1):
-                fh.write(f"{qid} Q0 {docid} {rank} {float(score)!r} {tag}\n")
+        fh.writelines(run_lines(run, tag=tag))
+
+
+def run_lines(run: Mapping[str, Mapping[str, float]], *, tag: str = "ifjudge") -> Iterator[str]:
+    """The lines of :func:`write_run` (each ending in a newline), for a download with no file.
+
+    >>> list(run_lines({"q1": {"d2": 0.5, "d1": 0.5}}, tag="t"))
+    ['q1 Q0 d2 1 0.5 t\\n', 'q1 Q0 d1 2 0.5 t\\n']
+    """
+    for qid, docs in run.items():
+        for rank, (docid, score) in enumerate(trec_order(docs), start=1):
+            yield f"{qid} Q0 {docid} {rank} {float(score)!r} {tag}\n"
 
 
 def write_qrels(qrels: Mapping[str, Mapping[str, int]], path: str | Path, *, format: str = "trec") -> None:

@@ -3,9 +3,7 @@ from __future__ import annotations
 
 import json
 import re
-import tempfile
 import time
-from pathlib import Path
 
 import altair as alt
 import pandas as pd
@@ -17,7 +15,7 @@ from evaluation.measure_registry import GENERIC_MEASURES
 from evaluation.results import load_run, same_as
 from evaluation import jobs as eval_jobs
 from evaluation.templates import TEMPLATES, default_template
-from formats.trec_io import write_run
+from formats.trec_io import run_lines
 from storage import eval_runs, projects
 from storage import jobs as job_store
 from storage.errors import IFJudgeError
@@ -330,13 +328,12 @@ with st.expander("Biggest per-query changes"):
         st.caption("No query changed its score between the qrels versions.")
 run_id = st.selectbox("Download a run", [r["id"] for r in runs], key="ev_run_dl",
                       format_func=lambda i: next(f"{r['id']}: {r['model']} / {r['template']} / {r['qrels_version']}" for r in runs if r["id"] == i))
+
+
 def trec_run_text(run_id: int) -> str:
     """The stored run of ``run_id`` as a TREC run file (built when the download is asked for: a
     Robust04-sized run is 52,000 lines)."""
-    run = load_run(db(), run_id, run=True)["run"]
-    with tempfile.TemporaryDirectory() as tmp:
-        write_run(run, Path(tmp) / "run.trec", tag=f"ifjudge-{run_id}")
-        return (Path(tmp) / "run.trec").read_text(encoding="utf-8")
+    return "".join(run_lines(load_run(db(), run_id, run=True)["run"], tag=f"ifjudge-{run_id}"))
 
 
 full = load_run(conn, run_id)

@@ -17,7 +17,6 @@ from ui.session import db, pick_study, require_role
 from ui.text import literal
 
 
-
 def page_picker(part: dict, what: str, *, key: str) -> None:
     """Under a paged table: how many rows there are and which are shown, and the page number."""
     if part["pages"] == 1:
