@@ -166,7 +166,7 @@ def build_instance_items(
 ) -> tuple[list[dict], list[str]]:
     """Items for the instance questions; returns (items, notes about what could not be built)."""
     qrels = projects.qrels(db, project_id, "original")
-    corpus_ids = {r for r in projects.documents(db, project_id)}
+    corpus_ids = set(projects.StoredDocuments(db, project_id))  # ids only: no text read
     all_instances = projects.instances(db, project_id)
     group_targets: dict[str, list[str]] = {}
     for inst in all_instances:
