@@ -174,10 +174,11 @@ def _insert_runs(db: Database, project_id: int, bundle: Bundle, now: str) -> Non
 
 
 def documents(db: Database, project_id: int) -> dict[str, dict]:
-    """doc_id -> {"title", "text"}."""
+    """doc_id -> {"title", "text"}, in doc_id byte order on both engines (SQLite's primary key;
+    PostgreSQL's text columns collate "C")."""
     return {
         r[0]: {"title": r[1], "text": r[2]}
-        for r in db.execute("SELECT doc_id, title, text FROM documents WHERE project_id = ?", [project_id])
+        for r in db.execute("SELECT doc_id, title, text FROM documents WHERE project_id = ? ORDER BY doc_id", [project_id])
     }
 
 
@@ -189,7 +190,7 @@ class StoredDocuments(Mapping):
     reads text from storage only when asked: the corpus is never held in memory.
 
     ``iter`` yields the doc ids in the order of :func:`documents` (the same query without the
-    text: on SQLite the primary key's order), read once and kept (ids only); ``len`` and ``in``
+    text: doc_id byte order on both engines), read once and kept (ids only); ``len`` and ``in``
     use them. ``docs[d]`` reads one document; :meth:`many` reads a batch in one query per
     :data:`READ_CHUNK` ids. The retrievers read a bounded chunk at a time through :meth:`many`
     (``evaluation.retrievers.read_documents``).
@@ -215,7 +216,7 @@ class StoredDocuments(Mapping):
 
     def _doc_ids(self) -> list[str]:
         if self._ids is None:
-            self._ids = [r[0] for r in self.db.execute("SELECT doc_id FROM documents WHERE project_id = ?",
+            self._ids = [r[0] for r in self.db.execute("SELECT doc_id FROM documents WHERE project_id = ? ORDER BY doc_id",
                                                        [self.project_id])]
             self._id_set = frozenset(self._ids)
         return self._ids
