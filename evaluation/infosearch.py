@@ -33,7 +33,8 @@ from __future__ import annotations
 import math
 from typing import Mapping
 
-from evaluation.pmrr import _check_ties, doc_ranks, pair_score
+from evaluation.pmrr import doc_ranks, pair_score
+from evaluation.runs import RankedRun, as_ranked_run, check_ties
 
 
 def sicr_indicator(r_ori: int, r_ins: int, r_rev: int, s_ori: float, s_ins: float, s_rev: float) -> int:
@@ -91,8 +92,10 @@ def wise_score(r_ori: int, r_ins: int, r_rev: int, *, n: int, k: int = 20) -> fl
 
 
 def infosearch_metrics(qrels_ori: Mapping[str, Mapping[str, int]], qrels_ins: Mapping[str, Mapping[str, int]],
-                       run_ori: Mapping[str, Mapping[str, float]], run_ins: Mapping[str, Mapping[str, float]],
-                       run_rev: Mapping[str, Mapping[str, float]], *, ties: str = "docid", k: int = 20) -> dict:
+                       run_ori: Mapping[str, Mapping[str, float]] | RankedRun,
+                       run_ins: Mapping[str, Mapping[str, float]] | RankedRun,
+                       run_rev: Mapping[str, Mapping[str, float]] | RankedRun, *, ties: str = "docid",
+                       k: int = 20) -> dict:
     """WISE, SICR and p-MRR of three runs (original, instructed, reversed instruction).
 
     Per query (:func:`query_scores`) with >= 1 positive: WISE(q) and SICR(q), the means over its
@@ -106,8 +109,9 @@ def infosearch_metrics(qrels_ori: Mapping[str, Mapping[str, int]], qrels_ins: Ma
     ----------
     qrels_ori, qrels_ins : dict
         ``qrels[qid][docid] -> int`` under the original and the instructed qrels.
-    run_ori, run_ins, run_rev : dict
-        ``run[qid][docid] -> score`` of the three modes.
+    run_ori, run_ins, run_rev : RankedRun or dict
+        The runs of the three modes: :class:`evaluation.runs.RankedRun` (a retriever's), or
+        ``run[qid][docid] -> score`` (converted once by :meth:`~evaluation.runs.RankedRun.from_dict`).
     ties : {"docid", "run-order"}
         Ranking of equal scores (see :func:`evaluation.pmrr.doc_ranks`).
     k : int
@@ -136,12 +140,12 @@ def infosearch_metrics(qrels_ori: Mapping[str, Mapping[str, int]], qrels_ins: Ma
     >>> r["WISE"], r["SICR"], r["p-MRR"]  # g: 2 -> 1 (ins), 3 (rev), N = 2; h: 1 -> 2
     (0.95, 1.0, 0.5)
     """
-    _check_ties(ties)
+    check_ties(ties)
     if int(k) < 1:
         raise ValueError(f"k must be >= 1, got {k}")
-    per_query: dict[str, dict] = {}
+    run_ori, run_ins, run_rev = as_ranked_run(run_ori), as_ranked_run(run_ins), as_ranked_run(run_rev)
+    scored: list[tuple[str, list[str], list[str]]] = []
     missing: list[str] = []
-    rank_means: dict[str, list[float]] = {"ori": [], "ins": [], "rev": []}
     for qid, ori in qrels_ori.items():
         ins = qrels_ins.get(qid, {})
         positives = [d for d, rel in ori.items() if rel >= 1 and ins.get(d, 0) >= 1]
@@ -151,8 +155,21 @@ def infosearch_metrics(qrels_ori: Mapping[str, Mapping[str, int]], qrels_ins: Ma
         if qid not in run_ori or qid not in run_ins or qid not in run_rev:
             missing.append(qid)
             continue
-        per_query[qid], ranks = query_scores(run_ori[qid], run_ins[qid], run_rev[qid], positives, negatives,
-                                             ties=ties, k=k)
+        scored.append((qid, positives, negatives))
+    # the ranks of every query's targets, one call per run: flat lists in the order of `scored`
+    judged = [(qid, positives + negatives) for qid, positives, negatives in scored]
+    ori_r, ori_s = run_ori.ranks(judged, ties=ties)
+    ins_r, ins_s = run_ins.ranks(judged, ties=ties)
+    rev_r, rev_s = run_rev.ranks([(qid, positives) for qid, positives, _ in scored], ties=ties)
+    per_query: dict[str, dict] = {}
+    rank_means: dict[str, list[float]] = {"ori": [], "ins": [], "rev": []}
+    at = at_rev = 0
+    for qid, positives, negatives in scored:
+        n_pos, end = len(positives), at + len(positives) + len(negatives)
+        per_query[qid], ranks = _query_row(
+            (ori_r[at:end], ori_s[at:end]), (ins_r[at:end], ins_s[at:end]),
+            (rev_r[at_rev:at_rev + n_pos], rev_s[at_rev:at_rev + n_pos]), n_pos, len(negatives), k=k)
+        at, at_rev = end, at_rev + n_pos
         for mode, rank in ranks.items():
             rank_means[mode].append(rank)
     wise_q = [row["WISE"] for row in per_query.values() if row["WISE"] is not None]
@@ -177,22 +194,29 @@ def query_scores(ori: Mapping[str, float], ins: Mapping[str, float], rev: Mappin
     >>> row["WISE"], row["SICR"], row["p-MRR"], ranks  # g: rank 2 in ori and rev (no reward, no penalty); h: 1 -> 2
     (0.0, 0.0, 0.5, {'ori': 2.0, 'ins': 1.0, 'rev': 2.0})
     """
-    r_ori = doc_ranks(ori, positives + negatives, ties=ties)
-    r_ins = doc_ranks(ins, positives + negatives, ties=ties)
-    row: dict = {"WISE": None, "SICR": None, "p-MRR": None, "n_positives": len(positives), "n_negatives": len(negatives)}
+    judged = positives + negatives
+    r_ori, r_ins, r_rev = (doc_ranks(ori, judged, ties=ties), doc_ranks(ins, judged, ties=ties),
+                           doc_ranks(rev, positives, ties=ties))
+    ori_r, ins_r = ([r[d] for d in judged] for r in (r_ori, r_ins))
+    rev_r = [r_rev[d] for d in positives]
+    return _query_row(tuple(map(list, zip(*ori_r))) or ([], []), tuple(map(list, zip(*ins_r))) or ([], []),
+                      tuple(map(list, zip(*rev_r))) or ([], []), len(positives), len(negatives), k=k)
+
+
+def _query_row(ori: tuple[list[int], list[float]], ins: tuple[list[int], list[float]],
+               rev: tuple[list[int], list[float]], n_pos: int, n_neg: int, *, k: int) -> tuple[dict, dict[str, float]]:
+    """:func:`query_scores` from the ranks and scores of the query's positives then negatives in
+    the ori and ins runs (``(ranks, scores)``), and of its positives in the rev run."""
+    (ro, so), (ri, si), (rr, sr) = ori, ins, rev
+    row: dict = {"WISE": None, "SICR": None, "p-MRR": None, "n_positives": n_pos, "n_negatives": n_neg}
     ranks: dict[str, float] = {}
-    if positives:
-        r_rev = doc_ranks(rev, positives, ties=ties)
-        n = len(positives) + len(negatives)
-        wise, sicr = [], []
-        for d in positives:
-            (ro, so), (ri, si), (rr, sr) = r_ori[d], r_ins[d], r_rev[d]
-            wise.append(wise_score(ro, ri, rr, n=n, k=k))
-            sicr.append(sicr_indicator(ro, ri, rr, so, si, sr))
+    if n_pos:
+        n = n_pos + n_neg
+        wise = [wise_score(ro[j], ri[j], rr[j], n=n, k=k) for j in range(n_pos)]
+        sicr = [sicr_indicator(ro[j], ri[j], rr[j], so[j], si[j], sr[j]) for j in range(n_pos)]
         row["WISE"], row["SICR"] = sum(wise) / len(wise), sum(sicr) / len(sicr)
-        ranks = {mode: sum(r[d][0] for d in positives) / len(positives)
-                 for mode, r in (("ori", r_ori), ("ins", r_ins), ("rev", r_rev))}
-    if negatives:
-        values = [pair_score(r_ori[d][0], r_ins[d][0]) for d in negatives]
+        ranks = {"ori": sum(ro[:n_pos]) / n_pos, "ins": sum(ri[:n_pos]) / n_pos, "rev": sum(rr) / n_pos}
+    if n_neg:
+        values = [pair_score(ro[j], ri[j]) for j in range(n_pos, n_pos + n_neg)]
         row["p-MRR"] = sum(values) / len(values)
     return row, ranks

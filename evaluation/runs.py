@@ -1,0 +1,286 @@
+"""Runs held as arrays: one CSR-like structure for every query of a run.
+
+A run is ``run[qid][doc_id] -> score`` (the shape pytrec_eval takes). Held as dicts of dicts, a
+run of 10,000 queries x 1,000 documents is 10 M dict entries spread over memory, and a measure
+that needs a query's scores as an array (the ranks of p-MRR, WISE, SICR) converts 1,000 floats
+per query and run. :class:`RankedRun` keeps the run as arrays from the start:
+
+- ``qids``: the queries, in the run's order; ``offsets``: query ``i``'s documents are the
+  entries ``offsets[i]:offsets[i + 1]``;
+- ``codes``: each entry's document as a position in ``doc_ids`` (the vocabulary: the corpus's
+  document ids for a retriever's run, the run's own ids for a run read from a dict);
+- ``scores``: each entry's score (float64).
+
+The retrievers (:mod:`evaluation.retrievers.bm25`, :mod:`evaluation.retrievers.dense`) build it
+from their top-k arrays (:class:`RunBuilder`) in trec_eval's order (score descending, equal
+scores by doc id descending: ``ranked=True``), so a document's rank is its position. A run read
+from a file or from storage is a dict: :meth:`RankedRun.from_dict` converts it once, keeping its
+listing order (``ranked=False``).
+
+A :class:`RankedRun` is a read-only mapping ``qid -> {doc_id: score}``: each query's dict is made
+when first read and kept, so pytrec_eval, storage and the reranker read it as they read a dict,
+and the dicts are built once per query (:meth:`RankedRun.to_dict`).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+
+import numpy as np
+
+TIES = ("docid", "run-order")
+
+
+def check_ties(ties: str) -> None:
+    """Refuse a tie rule other than ``"docid"`` and ``"run-order"``.
+
+    >>> check_ties("first")
+    Traceback (most recent call last):
+    ...
+    ValueError: ties must be one of ('docid', 'run-order'), got 'first'
+    """
+    if ties not in TIES:
+        raise ValueError(f"ties must be one of {TIES}, got {ties!r}")
+
+
+class RankedRun(Mapping):
+    """A run as arrays (module docstring): ``qids``, ``offsets``, ``codes`` into ``doc_ids``,
+    ``scores``; ``ranked`` when each query's entries are in trec_eval's order (score descending,
+    ties by doc id descending).
+
+    Examples
+    --------
+    >>> run = RankedRun.from_dict({"q": {"a": 0.5, "b": 0.9, "c": 0.5}})
+    >>> run["q"], len(run), "q" in run
+    ({'a': 0.5, 'b': 0.9, 'c': 0.5}, 1, True)
+    >>> run.ranks([("q", ["a", "c", "z"])])  # b first; a and c tied: doc id descending
+    ([3, 2, 4], [0.5, 0.5, 0.0])
+    >>> run.ranks([("q", ["a", "c"])], ties="run-order")
+    ([2, 3], [0.5, 0.5])
+    """
+
+    def __init__(self, qids: Sequence[str], offsets: np.ndarray, codes: np.ndarray, scores: np.ndarray,
+                 doc_ids: Sequence[str], *, ranked: bool):
+        self.qids = list(qids)
+        self.offsets = np.asarray(offsets, dtype=np.int64)
+        self.codes = np.asarray(codes, dtype=np.int64)
+        self.scores = np.asarray(scores, dtype=np.float64)
+        self.doc_ids = doc_ids
+        self.ranked = ranked
+        if self.offsets.shape[0] != len(self.qids) + 1 or self.codes.shape != self.scores.shape:
+            raise ValueError(f"a run of {len(self.qids)} queries needs {len(self.qids) + 1} offsets and one code "
+                             f"per score; got {self.offsets.shape[0]} offsets, {self.codes.shape[0]} codes and "
+                             f"{self.scores.shape[0]} scores")
+        self._index = {q: i for i, q in enumerate(self.qids)}
+        self._bounds = self.offsets.tolist()
+        self._dicts: dict[str, dict[str, float]] = {}
+        self._code_of: dict[str, int] | None = None
+        self._slot: np.ndarray | None = None
+
+    @classmethod
+    def from_dict(cls, run: Mapping[str, Mapping[str, float]]) -> "RankedRun":
+        """The run ``run[qid][doc_id] -> score`` as arrays, each query's documents in the order the
+        dict lists them (a TREC file's order: :func:`formats.trec_io.read_run`). A
+        :class:`RankedRun` is returned as it is.
+
+        >>> RankedRun.from_dict({"q1": {"d2": 2.0, "d1": 3.0}, "q2": {}}).offsets.tolist()
+        [0, 2, 2]
+        """
+        if isinstance(run, RankedRun):
+            return run
+        qids = list(run)
+        ids: list[str] = []
+        sizes = np.zeros(len(qids) + 1, dtype=np.int64)
+        parts = []
+        for i, q in enumerate(qids):
+            docs = run[q]
+            ids.extend(docs)
+            sizes[i + 1] = len(docs)
+            parts.append(np.fromiter(docs.values(), dtype=np.float64, count=len(docs)))
+        scores = np.concatenate(parts) if parts else np.zeros(0, dtype=np.float64)
+        out = cls(qids, np.cumsum(sizes), np.arange(len(ids), dtype=np.int64), scores, ids, ranked=False)
+        # the dicts read are the caller's: kept, so that reading the run back builds nothing
+        out._dicts = {q: run[q] if isinstance(run[q], dict) else dict(run[q]) for q in qids}
+        return out
+
+    # -- the mapping ``qid -> {doc_id: score}``
+    def __getitem__(self, qid: str) -> dict[str, float]:
+        docs = self._dicts.get(qid)
+        if docs is None:
+            i = self._index[qid]  # KeyError for a query not in the run, as a dict
+            s, e = self._bounds[i], self._bounds[i + 1]
+            ids = self.doc_ids
+            docs = dict(zip([ids[c] for c in self.codes[s:e].tolist()], self.scores[s:e].tolist()))
+            self._dicts[qid] = docs
+        return docs
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.qids)
+
+    def __len__(self) -> int:
+        return len(self.qids)
+
+    def __contains__(self, qid) -> bool:
+        return qid in self._index
+
+    def __repr__(self) -> str:
+        return f"RankedRun({len(self.qids)} queries, {self.scores.shape[0]} entries, ranked={self.ranked})"
+
+    def to_dict(self) -> dict[str, dict[str, float]]:
+        """``{qid: {doc_id: score}}`` (what JSON and pytrec_eval take); each query's dict is built
+        once and shared with :meth:`__getitem__`.
+
+        >>> RankedRun.from_dict({"q": {"a": 1.0}}).to_dict()
+        {'q': {'a': 1.0}}
+        """
+        return {q: self[q] for q in self.qids}
+
+    def n_documents(self, qid: str) -> int:
+        """How many documents the run ranks for ``qid`` (0 when it does not rank the query)."""
+        i = self._index.get(qid)
+        return 0 if i is None else self._bounds[i + 1] - self._bounds[i]
+
+    # -- ranks of chosen documents
+    def ranks(self, wanted: Sequence[tuple[str, Sequence[str]]], *, ties: str = "docid") -> tuple[list[int], list[float]]:
+        """1-based rank and score of each target document, for ``wanted = [(qid, [doc_id, ...]), ...]``;
+        two flat lists in the order of ``wanted`` and its documents.
+
+        The rank is the position when the query's documents are ordered by score descending; equal
+        scores are ordered by doc id descending (``ties="docid"``: trec_eval's order) or keep the
+        run's order (``ties="run-order"``); a document absent from the run gets rank
+        ``len(run[qid]) + 1`` and score 0.0 (:func:`evaluation.pmrr.doc_ranks` says why). In a
+        ``ranked`` run both orders are the entries' order: the rank is the position.
+        """
+        check_ties(ties)
+        if self.ranked:
+            return self._ranks_by_position(wanted)
+        ranks: list[int] = []
+        scores: list[float] = []
+        for qid, targets in wanted:
+            r, s = self._query_ranks(qid, targets, ties)
+            ranks.extend(r)
+            scores.extend(s)
+        return ranks, scores
+
+    def _positions(self) -> tuple[dict[str, int], np.ndarray]:
+        if self._code_of is None:
+            self._code_of = {d: i for i, d in enumerate(self.doc_ids)}
+            self._slot = np.full(len(self.doc_ids) + 1, -1, dtype=np.int64)
+        return self._code_of, self._slot
+
+    def _ranks_by_position(self, wanted) -> tuple[list[int], list[float]]:
+        """A ranked run: each target's entry found through a table ``code -> entry`` filled with
+        one query's entries at a time (entries of other queries left in it are told apart by
+        their position), rank = position in the query + 1."""
+        code_of, slot = self._positions()
+        codes, bounds, index = self.codes, self._bounds, self._index
+        missing = len(self.doc_ids)  # a code no entry has: its slot stays -1
+        found, starts, ends, counts, target_codes = [], [], [], [], []
+        for qid, targets in wanted:
+            i = index.get(qid)
+            if i is None:
+                s = e = 0
+            else:
+                s, e = bounds[i], bounds[i + 1]
+                slot[codes[s:e]] = np.arange(s, e)
+            tc = [code_of.get(d, missing) for d in targets]
+            target_codes.extend(tc)
+            found.append(slot[tc])
+            starts.append(s)
+            ends.append(e)
+            counts.append(len(tc))
+        if not target_codes:
+            return [], []
+        pos = np.concatenate(found)
+        start, end = np.repeat(starts, counts), np.repeat(ends, counts)
+        tc = np.asarray(target_codes, dtype=np.int64)
+        hit = (pos >= start) & (pos < end)
+        hit &= codes[np.where(hit, pos, 0)] == tc
+        ranks = np.where(hit, pos - start + 1, end - start + 1)
+        values = np.where(hit, self.scores[np.where(hit, pos, 0)], 0.0)
+        return ranks.tolist(), values.tolist()
+
+    def _query_ranks(self, qid: str, targets: Sequence[str], ties: str) -> tuple[list[int], list[float]]:
+        """One query of a run in its listing order: scores sorted, ranks by search, ties broken
+        among the documents sharing a target's score."""
+        targets = list(targets)
+        i = self._index.get(qid)
+        n = 0 if i is None else self._bounds[i + 1] - self._bounds[i]
+        if n == 0:
+            return [1] * len(targets), [0.0] * len(targets)
+        docs = self[qid]
+        out_ranks, out_scores = [n + 1] * len(targets), [0.0] * len(targets)
+        found = [(t, d, docs[d]) for t, d in enumerate(targets) if d in docs]
+        if not found:
+            return out_ranks, out_scores
+        s = self._bounds[i]
+        scores = self.scores[s:s + n]
+        wanted = np.array([v for _, _, v in found], dtype=np.float64)
+        ordered = np.sort(scores)
+        right = ordered.searchsorted(wanted, side="right")
+        left = ordered.searchsorted(wanted, side="left")
+        ranks = (n + 1 - right).tolist()  # 1 + number of strictly greater scores
+        width = right - left
+        if (width > 1).any():  # break ties among the documents with the same score
+            keys = list(docs)
+            order = np.argsort(scores)  # positions [left, right) of `ordered` hold one tie
+            left_l, right_l = left.tolist(), right.tolist()
+            for t in np.flatnonzero(width > 1).tolist():
+                block = order[left_l[t]:right_l[t]].tolist()
+                d = found[t][1]
+                if ties == "docid":
+                    ranks[t] += sum(1 for c in block if keys[c] > d)
+                else:  # earlier in the run = earlier in the tie
+                    ranks[t] += next(j for j, c in enumerate(sorted(block)) if keys[c] == d)
+        for (t, _, v), rank in zip(found, ranks):
+            out_ranks[t], out_scores[t] = rank, v
+        return out_ranks, out_scores
+
+
+def as_ranked_run(run: Mapping[str, Mapping[str, float]]) -> RankedRun:
+    """``run`` as a :class:`RankedRun` (converted once when it is a dict of dicts).
+
+    >>> as_ranked_run({"q": {"a": 1.0}}).ranked
+    False
+    """
+    return RankedRun.from_dict(run)
+
+
+def as_dict(run: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, float]]:
+    """``run`` as a dict of dicts (JSON, pytrec_eval): a :class:`RankedRun`'s per-query dicts,
+    built once; a dict as it is.
+
+    >>> as_dict({"q": {"a": 1.0}})
+    {'q': {'a': 1.0}}
+    """
+    return run.to_dict() if isinstance(run, RankedRun) else run
+
+
+class RunBuilder:
+    """A retriever's run assembled query by query from its top-k arrays, in trec_eval's order.
+
+    ``add(qid, positions, scores)``: the documents ``doc_ids[positions]`` with their scores, best
+    first, ties by doc id descending (:func:`evaluation.retrievers.topk.top_k_order`).
+
+    >>> b = RunBuilder(["d1", "d2", "d3"])
+    >>> b.add("q", [2, 0], [0.9, 0.5]); b.add("r", [], [])
+    >>> run = b.build(); run["q"], run["r"], run.ranked
+    ({'d3': 0.9, 'd1': 0.5}, {}, True)
+    """
+
+    def __init__(self, doc_ids: Sequence[str]):
+        self.doc_ids = doc_ids
+        self.qids: list[str] = []
+        self.positions: list[np.ndarray] = []
+        self.scores: list[np.ndarray] = []
+
+    def add(self, qid: str, positions, scores) -> None:
+        self.qids.append(qid)
+        self.positions.append(np.asarray(positions, dtype=np.int64))
+        self.scores.append(np.asarray(scores, dtype=np.float64))
+
+    def build(self) -> RankedRun:
+        sizes = np.zeros(len(self.qids) + 1, dtype=np.int64)
+        sizes[1:] = [p.shape[0] for p in self.positions]
+        codes = np.concatenate(self.positions) if self.positions else np.zeros(0, dtype=np.int64)
+        scores = np.concatenate(self.scores) if self.scores else np.zeros(0, dtype=np.float64)
+        return RankedRun(self.qids, np.cumsum(sizes), codes, scores, self.doc_ids, ranked=True)
