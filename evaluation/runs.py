@@ -24,10 +24,12 @@ and the dicts are built once per query (:meth:`RankedRun.to_dict`).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from itertools import chain
 
 import numpy as np
 
 TIES = ("docid", "run-order")
+SLOTS = 1 << 21  # cells of the (query, document) -> entry table of RankedRun.ranks: 16 MB
 
 
 def check_ties(ties: str) -> None:
@@ -58,23 +60,29 @@ class RankedRun(Mapping):
     ([2, 3], [0.5, 0.5])
     """
 
-    def __init__(self, qids: Sequence[str], offsets: np.ndarray, codes: np.ndarray, scores: np.ndarray,
+    def __init__(self, qids: Sequence[str], offsets: np.ndarray, codes: np.ndarray | None, scores: np.ndarray,
                  doc_ids: Sequence[str], *, ranked: bool):
         self.qids = list(qids)
         self.offsets = np.asarray(offsets, dtype=np.int64)
-        self.codes = np.asarray(codes, dtype=np.int64)
         self.scores = np.asarray(scores, dtype=np.float64)
+        if codes is None and ranked:
+            raise ValueError("a ranked run needs the codes of its entries in a vocabulary of distinct doc ids")
+        # None: entry i is doc_ids[i] (a run read from a dict); else a position in doc_ids, the
+        # distinct ids of a vocabulary (a retriever's corpus)
+        self.codes = None if codes is None else np.asarray(codes, dtype=np.int64)
         self.doc_ids = doc_ids
         self.ranked = ranked
-        if self.offsets.shape[0] != len(self.qids) + 1 or self.codes.shape != self.scores.shape:
-            raise ValueError(f"a run of {len(self.qids)} queries needs {len(self.qids) + 1} offsets and one code "
-                             f"per score; got {self.offsets.shape[0]} offsets, {self.codes.shape[0]} codes and "
-                             f"{self.scores.shape[0]} scores")
+        n_codes = len(doc_ids) if codes is None else self.codes.shape[0]
+        if self.offsets.shape[0] != len(self.qids) + 1 or n_codes != self.scores.shape[0] \
+                or self.offsets[-1] != self.scores.shape[0]:
+            raise ValueError(f"a run of {len(self.qids)} queries needs {len(self.qids) + 1} offsets, the last the "
+                             f"number of scores, and one code per score; got {self.offsets.shape[0]} offsets "
+                             f"(last {int(self.offsets[-1]) if self.offsets.shape[0] else None}), {n_codes} codes "
+                             f"and {self.scores.shape[0]} scores")
         self._index = {q: i for i, q in enumerate(self.qids)}
         self._bounds = self.offsets.tolist()
         self._dicts: dict[str, dict[str, float]] = {}
         self._code_of: dict[str, int] | None = None
-        self._slot: np.ndarray | None = None
 
     @classmethod
     def from_dict(cls, run: Mapping[str, Mapping[str, float]]) -> "RankedRun":
@@ -88,18 +96,17 @@ class RankedRun(Mapping):
         if isinstance(run, RankedRun):
             return run
         qids = list(run)
-        ids: list[str] = []
+        dicts = [docs if isinstance(docs, dict) else dict(docs) for docs in run.values()]
         sizes = np.zeros(len(qids) + 1, dtype=np.int64)
-        parts = []
-        for i, q in enumerate(qids):
-            docs = run[q]
-            ids.extend(docs)
-            sizes[i + 1] = len(docs)
-            parts.append(np.fromiter(docs.values(), dtype=np.float64, count=len(docs)))
-        scores = np.concatenate(parts) if parts else np.zeros(0, dtype=np.float64)
-        out = cls(qids, np.cumsum(sizes), np.arange(len(ids), dtype=np.int64), scores, ids, ranked=False)
+        sizes[1:] = [len(docs) for docs in dicts]
+        offsets = np.cumsum(sizes)
+        total = int(offsets[-1])
+        # one pass over every score and every id (no array per query): what converting costs
+        scores = np.fromiter(chain.from_iterable(docs.values() for docs in dicts), dtype=np.float64, count=total)
+        ids = list(chain.from_iterable(dicts))
+        out = cls(qids, offsets, None, scores, ids, ranked=False)
         # the dicts read are the caller's: kept, so that reading the run back builds nothing
-        out._dicts = {q: run[q] if isinstance(run[q], dict) else dict(run[q]) for q in qids}
+        out._dicts = dict(zip(qids, dicts))
         return out
 
     # -- the mapping ``qid -> {doc_id: score}``
@@ -109,7 +116,8 @@ class RankedRun(Mapping):
             i = self._index[qid]  # KeyError for a query not in the run, as a dict
             s, e = self._bounds[i], self._bounds[i + 1]
             ids = self.doc_ids
-            docs = dict(zip([ids[c] for c in self.codes[s:e].tolist()], self.scores[s:e].tolist()))
+            keys = ids[s:e] if self.codes is None else [ids[c] for c in self.codes[s:e].tolist()]
+            docs = dict(zip(keys, self.scores[s:e].tolist()))
             self._dicts[qid] = docs
         return docs
 
@@ -161,42 +169,47 @@ class RankedRun(Mapping):
             scores.extend(s)
         return ranks, scores
 
-    def _positions(self) -> tuple[dict[str, int], np.ndarray]:
+    def _ranks_by_position(self, wanted) -> tuple[list[int], list[float]]:
+        """A ranked run: each target's entry found through a table ``(query, code) -> entry``
+        filled for a window of queries at a time (``SLOTS`` cells: as many queries as fit), rank =
+        position in its query + 1. Cells left from an earlier window are told apart by position."""
         if self._code_of is None:
             self._code_of = {d: i for i, d in enumerate(self.doc_ids)}
-            self._slot = np.full(len(self.doc_ids) + 1, -1, dtype=np.int64)
-        return self._code_of, self._slot
-
-    def _ranks_by_position(self, wanted) -> tuple[list[int], list[float]]:
-        """A ranked run: each target's entry found through a table ``code -> entry`` filled with
-        one query's entries at a time (entries of other queries left in it are told apart by
-        their position), rank = position in the query + 1."""
-        code_of, slot = self._positions()
-        codes, bounds, index = self.codes, self._bounds, self._index
-        missing = len(self.doc_ids)  # a code no entry has: its slot stays -1
-        found, starts, ends, counts, target_codes = [], [], [], [], []
+        get, missing = self._code_of.get, len(self.doc_ids)  # `missing`: a code no entry has
+        width = missing + 1
+        qis, counts, target_codes = [], [], []
         for qid, targets in wanted:
-            i = index.get(qid)
-            if i is None:
-                s = e = 0
-            else:
-                s, e = bounds[i], bounds[i + 1]
-                slot[codes[s:e]] = np.arange(s, e)
-            tc = [code_of.get(d, missing) for d in targets]
-            target_codes.extend(tc)
-            found.append(slot[tc])
-            starts.append(s)
-            ends.append(e)
-            counts.append(len(tc))
+            qis.append(self._index.get(qid, -1))
+            counts.append(len(targets))
+            target_codes.extend([get(d, missing) for d in targets])
         if not target_codes:
             return [], []
-        pos = np.concatenate(found)
-        start, end = np.repeat(starts, counts), np.repeat(ends, counts)
+        tq = np.repeat(np.asarray(qis, dtype=np.int64), counts)
         tc = np.asarray(target_codes, dtype=np.int64)
-        hit = (pos >= start) & (pos < end)
-        hit &= codes[np.where(hit, pos, 0)] == tc
+        known = tq >= 0
+        tq = np.where(known, tq, 0)
+        start, end = np.where(known, self.offsets[tq], 0), np.where(known, self.offsets[tq + 1], 0)
+        per = max(1, SLOTS // width)  # queries per window
+        slot = np.full(per * width, -1, dtype=np.int64)
+        window = np.where(known, tq // per, -1)
+        order = np.argsort(window, kind="stable")
+        cuts = np.flatnonzero(np.diff(window[order])) + 1
+        pos = np.full(tc.shape[0], -1, dtype=np.int64)
+        bounds, n_queries = self._bounds, len(self.qids)
+        for part in np.split(order, cuts):
+            w = int(window[part[0]])
+            if w < 0:
+                continue  # queries the run does not rank
+            q0, q1 = w * per, min((w + 1) * per, n_queries)
+            a, b = bounds[q0], bounds[q1]
+            rows = np.repeat(np.arange(q1 - q0, dtype=np.int64), np.diff(self.offsets[q0:q1 + 1]))
+            slot[rows * width + self.codes[a:b]] = np.arange(a, b, dtype=np.int64)
+            pos[part] = slot[(tq[part] - q0) * width + tc[part]]
+        hit = known & (pos >= start) & (pos < end)
+        at = np.where(hit, pos, 0)
+        hit &= self.codes[at] == tc
         ranks = np.where(hit, pos - start + 1, end - start + 1)
-        values = np.where(hit, self.scores[np.where(hit, pos, 0)], 0.0)
+        values = np.where(hit, self.scores[at], 0.0)
         return ranks.tolist(), values.tolist()
 
     def _query_ranks(self, qid: str, targets: Sequence[str], ties: str) -> tuple[list[int], list[float]]:
@@ -209,7 +222,8 @@ class RankedRun(Mapping):
             return [1] * len(targets), [0.0] * len(targets)
         docs = self[qid]
         out_ranks, out_scores = [n + 1] * len(targets), [0.0] * len(targets)
-        found = [(t, d, docs[d]) for t, d in enumerate(targets) if d in docs]
+        get = docs.get
+        found = [(t, d, v) for t, (d, v) in enumerate(zip(targets, map(get, targets))) if v is not None]
         if not found:
             return out_ranks, out_scores
         s = self._bounds[i]

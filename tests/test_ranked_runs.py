@@ -11,6 +11,7 @@ from evaluation.infosearch import infosearch_metrics, sicr_indicator, wise_score
 from evaluation.pmrr import changed_documents, p_mrr, pair_score
 from evaluation.retrievers.bm25 import BM25Retriever
 from evaluation.retrievers.topk import top_k
+from evaluation import runs as runs_module
 from evaluation.runs import TIES, RankedRun, RunBuilder, as_dict
 from evaluation.templates import get_template
 
@@ -115,8 +116,19 @@ def as_retriever_would(run: dict) -> RankedRun:
 
 @settings(max_examples=300, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), tied=st.booleans(), ties=st.sampled_from(TIES), form=st.sampled_from(
-    ["dict", "converted", "retriever"]))
-def test_measures_on_arrays_equal_the_reference_bit_for_bit(seed, tied, ties, form):
+    ["dict", "converted", "retriever"]), per_window=st.sampled_from([None, 1, 4]))
+def test_measures_on_arrays_equal_the_reference_bit_for_bit(seed, tied, ties, form, per_window):
+    # per_window: queries whose entries the rank table holds at once (None: all of them, the
+    # default table size with 14 documents; 1 or 4: many windows, as with a large corpus)
+    slots = runs_module.SLOTS
+    runs_module.SLOTS = per_window * (len(VOCAB) + 1) if per_window else slots
+    try:
+        check_against_reference(seed, tied, ties, form)
+    finally:
+        runs_module.SLOTS = slots
+
+
+def check_against_reference(seed, tied, ties, form):
     qrels_og, qrels_changed, runs = random_case(seed, tied)
     if form == "retriever":  # a retriever's run lists ties by doc id: both tie rules rank so
         runs = [as_retriever_would(r) for r in runs]
@@ -176,8 +188,11 @@ def test_a_ranked_run_reads_as_the_dict_it_holds():
 
 
 def test_inconsistent_arrays_are_refused_with_what_was_given():
-    with pytest.raises(ValueError, match="a run of 2 queries needs 3 offsets.*got 2 offsets, 1 codes and 2 scores"):
+    with pytest.raises(ValueError, match=r"a run of 2 queries needs 3 offsets.*got 2 offsets \(last 1\), 1 codes "
+                                         r"and 2 scores"):
         RankedRun(["a", "b"], np.array([0, 1]), np.array([0]), np.array([0.1, 0.2]), ["d"], ranked=True)
+    with pytest.raises(ValueError, match="a ranked run needs the codes"):
+        RankedRun(["a"], np.array([0, 1]), None, np.array([0.1]), ["d"], ranked=True)
     with pytest.raises(ValueError, match="ties must be one of"):
         RankedRun.from_dict({"q": {"a": 1.0}}).ranks([("q", ["a"])], ties="first")
 

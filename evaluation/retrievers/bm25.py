@@ -131,7 +131,7 @@ class BM25Retriever:
             qid = topic["qid"]
             scores = index.get_scores(tokens) if tokens else np.zeros(len(doc_ids), dtype=np.float32)
             if candidates is not None:
-                cand = [d for d in candidates.get(qid, []) if d in position]
+                cand = list(dict.fromkeys(d for d in candidates.get(qid, []) if d in position))  # each once
                 at = np.array([position[d] for d in cand], dtype=np.int64)
                 # every candidate is ranked, zero scores too (tied at the bottom, by doc id descending)
                 order, best = top_k_arrays(scores[at], cand, k)

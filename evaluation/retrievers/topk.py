@@ -50,7 +50,9 @@ def top_k_arrays(scores: np.ndarray, doc_ids: Sequence[str], k: int, *,
     else:
         idx = top_k_indices(scores, k)
     best = scores[idx].astype(np.float64)  # only the selected few are converted
-    order = sorted(range(idx.shape[0]), key=lambda j: (best[j], doc_ids[idx[j]]), reverse=True)[:k]
+    # sorted as Python floats and strings (not numpy scalars); doc ids are distinct: j never compared
+    ranked = sorted(zip(best.tolist(), [doc_ids[i] for i in idx.tolist()], range(idx.shape[0])), reverse=True)[:k]
+    order = np.fromiter((j for _, _, j in ranked), dtype=np.int64, count=len(ranked))
     return idx[order].astype(np.int64), best[order]
 
 
