@@ -101,10 +101,10 @@ class RankedRun(Mapping):
         sizes[1:] = [len(docs) for docs in dicts]
         offsets = np.cumsum(sizes)
         total = int(offsets[-1])
-        # one pass over every score and every id (no array per query): what converting costs
+        # one pass over every score (no array per query): what converting costs
         scores = np.fromiter(chain.from_iterable(docs.values() for docs in dicts), dtype=np.float64, count=total)
-        ids = list(chain.from_iterable(dicts))
-        out = cls(qids, offsets, None, scores, ids, ranked=False)
+        # the ids stay in the dicts: a flat list of 10 M ids costs as much as the scores
+        out = cls(qids, offsets, None, scores, _IdsOfDicts(dicts, offsets), ranked=False)
         # the dicts read are the caller's: kept, so that reading the run back builds nothing
         out._dicts = dict(zip(qids, dicts))
         return out
@@ -248,6 +248,25 @@ class RankedRun(Mapping):
         for (t, _, v), rank in zip(found, ranks):
             out_ranks[t], out_scores[t] = rank, v
         return out_ranks, out_scores
+
+
+class _IdsOfDicts(Sequence):
+    """The doc id of each entry of a run read from dicts, read from the dicts when asked."""
+
+    def __init__(self, dicts: list[dict], offsets: np.ndarray):
+        self.dicts, self.offsets = dicts, offsets
+
+    def __len__(self) -> int:
+        return int(self.offsets[-1])
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if not -len(self) <= i < len(self):
+            raise IndexError(i)
+        i %= len(self)
+        q = int(np.searchsorted(self.offsets, i, side="right")) - 1
+        return list(self.dicts[q])[i - int(self.offsets[q])]
 
 
 def as_ranked_run(run: Mapping[str, Mapping[str, float]]) -> RankedRun:

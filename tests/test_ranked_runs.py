@@ -206,3 +206,10 @@ def test_bm25_hands_the_measures_arrays_in_trec_order():
     # d2 and d4 tie (same text): d4 before d2 (doc id descending); d3 shares no term: not retrieved
     assert list(run["q"]) == ["d4", "d2", "d1"]
     assert run.ranks([("q", ["d2", "d3"])]) == ([2, 4], [run["q"]["d2"], 0.0])
+
+
+def test_a_converted_run_names_each_entry_by_its_doc_id():
+    run = RankedRun.from_dict({"q1": {"a": 1.0, "b": 2.0}, "q2": {}, "q3": {"c": 0.5}})
+    assert list(run.doc_ids) == ["a", "b", "c"] and run.doc_ids[-1] == "c" and run.doc_ids[1:] == ["b", "c"]
+    with pytest.raises(IndexError):
+        run.doc_ids[3]
