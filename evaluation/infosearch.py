@@ -33,7 +33,9 @@ from __future__ import annotations
 import math
 from typing import Mapping
 
-from evaluation.pmrr import doc_ranks, pair_score
+import numpy as np
+
+from evaluation.pmrr import doc_ranks, pair_scores
 from evaluation.runs import RankedRun, as_ranked_run, check_ties
 
 
@@ -161,15 +163,12 @@ def infosearch_metrics(qrels_ori: Mapping[str, Mapping[str, int]], qrels_ins: Ma
     ori_r, ori_s = run_ori.ranks(judged, ties=ties)
     ins_r, ins_s = run_ins.ranks(judged, ties=ties)
     rev_r, rev_s = run_rev.ranks([(qid, positives) for qid, positives, _ in scored], ties=ties)
+    rows = _rows([(len(positives), len(negatives)) for _, positives, negatives in scored],
+                 (ori_r, ori_s), (ins_r, ins_s), (rev_r, rev_s), k=k)
     per_query: dict[str, dict] = {}
     rank_means: dict[str, list[float]] = {"ori": [], "ins": [], "rev": []}
-    at = at_rev = 0
-    for qid, positives, negatives in scored:
-        n_pos, end = len(positives), at + len(positives) + len(negatives)
-        per_query[qid], ranks = _query_row(
-            (ori_r[at:end], ori_s[at:end]), (ins_r[at:end], ins_s[at:end]),
-            (rev_r[at_rev:at_rev + n_pos], rev_s[at_rev:at_rev + n_pos]), n_pos, len(negatives), k=k)
-        at, at_rev = end, at_rev + n_pos
+    for (qid, _, _), (row, ranks) in zip(scored, rows):
+        per_query[qid] = row
         for mode, rank in ranks.items():
             rank_means[mode].append(rank)
     wise_q = [row["WISE"] for row in per_query.values() if row["WISE"] is not None]
@@ -199,24 +198,71 @@ def query_scores(ori: Mapping[str, float], ins: Mapping[str, float], rev: Mappin
                            doc_ranks(rev, positives, ties=ties))
     ori_r, ins_r = ([r[d] for d in judged] for r in (r_ori, r_ins))
     rev_r = [r_rev[d] for d in positives]
-    return _query_row(tuple(map(list, zip(*ori_r))) or ([], []), tuple(map(list, zip(*ins_r))) or ([], []),
-                      tuple(map(list, zip(*rev_r))) or ([], []), len(positives), len(negatives), k=k)
+    ori_l, ins_l, rev_l = (tuple(map(list, zip(*r))) or ([], []) for r in (ori_r, ins_r, rev_r))
+    return _rows([(len(positives), len(negatives))], ori_l, ins_l, rev_l, k=k)[0]
 
 
-def _query_row(ori: tuple[list[int], list[float]], ins: tuple[list[int], list[float]],
-               rev: tuple[list[int], list[float]], n_pos: int, n_neg: int, *, k: int) -> tuple[dict, dict[str, float]]:
-    """:func:`query_scores` from the ranks and scores of the query's positives then negatives in
-    the ori and ins runs (``(ranks, scores)``), and of its positives in the rev run."""
-    (ro, so), (ri, si), (rr, sr) = ori, ins, rev
-    row: dict = {"WISE": None, "SICR": None, "p-MRR": None, "n_positives": n_pos, "n_negatives": n_neg}
-    ranks: dict[str, float] = {}
-    if n_pos:
-        n = n_pos + n_neg
-        wise = [wise_score(ro[j], ri[j], rr[j], n=n, k=k) for j in range(n_pos)]
-        sicr = [sicr_indicator(ro[j], ri[j], rr[j], so[j], si[j], sr[j]) for j in range(n_pos)]
-        row["WISE"], row["SICR"] = sum(wise) / len(wise), sum(sicr) / len(sicr)
-        ranks = {"ori": sum(ro[:n_pos]) / n_pos, "ins": sum(ri[:n_pos]) / n_pos, "rev": sum(rr) / n_pos}
-    if n_neg:
-        values = [pair_score(ro[j], ri[j]) for j in range(n_pos, n_pos + n_neg)]
-        row["p-MRR"] = sum(values) / len(values)
-    return row, ranks
+def wise_scores(r_ori: np.ndarray, r_ins: np.ndarray, r_rev: np.ndarray, *, n: np.ndarray, k: int = 20) -> np.ndarray:
+    """:func:`wise_score` of many documents at once (``n`` per document; the same operations,
+    value for value).
+
+    >>> wise_scores(np.array([3, 10, 4]), np.array([1, 2, 8]), np.array([9, 30, 6]), n=np.array([5, 5, 5])).tolist()
+    [1.0, 0.42426406871192845, -0.5]
+    """
+    ro, ri, rr = (np.asarray(r, dtype=np.int64) for r in (r_ori, r_ins, r_rev))
+    with np.errstate(divide="ignore", invalid="ignore"):  # ranks are >= 1; the branches not taken may divide by 0
+        reward = np.where((ro < n) & (ri == 1), 1.0,
+                          np.where(ro <= k, (1.0 - (ro - ri) / k) * (1.0 / np.sqrt(ri)), 0.01))
+        penalty = np.where((rr < ro) & (ro < ri), -1.0, np.where(ro <= ri, (ro - ri) / ri, (rr - ro) / ro))
+    return np.where((ri <= ro) & (ro < rr), reward, penalty)
+
+
+def sicr_indicators(r_ori: np.ndarray, r_ins: np.ndarray, r_rev: np.ndarray, s_ori: np.ndarray, s_ins: np.ndarray,
+                    s_rev: np.ndarray) -> np.ndarray:
+    """:func:`sicr_indicator` of many documents at once (0 / 1 as int64).
+
+    >>> sicr_indicators(*(np.array(v) for v in ([3, 1], [1, 1], [5, 2], [0.5, 0.5], [0.9, 0.5], [0.1, 0.1]))).tolist()
+    [1, 1]
+    """
+    ro, ri, rr = (np.asarray(r, dtype=np.int64) for r in (r_ori, r_ins, r_rev))
+    so, si, sr = (np.asarray(v, dtype=np.float64) for v in (s_ori, s_ins, s_rev))
+    first = (ri == 1) & (rr > ro) & (si >= so) & (so > sr)
+    other = (ri < ro) & (rr > ro) & (si > so) & (so > sr)
+    return np.where(ro == 1, first, other).astype(np.int64)
+
+
+def _rows(counts: list[tuple[int, int]], ori: tuple[list, list], ins: tuple[list, list], rev: tuple[list, list], *,
+          k: int) -> list[tuple[dict, dict[str, float]]]:
+    """The row of :func:`query_scores` of each query with ``(positives, negatives)`` counts, from
+    the ranks and scores (``(ranks, scores)``, flat over the queries) of each query's positives
+    then negatives in the ori and ins runs, and of its positives in the rev run. The formulas run
+    on arrays; each query's means are summed in Python, document by document, as the scalar code."""
+    if not counts:
+        return []
+    n_pos = np.array([p for p, _ in counts], dtype=np.int64)
+    n_all = np.array([p + n for p, n in counts], dtype=np.int64)
+    start = np.concatenate([[0], np.cumsum(n_all)[:-1]]).astype(np.int64)  # each query's first judged entry
+    within = np.arange(int(n_all.sum()), dtype=np.int64) - np.repeat(start, n_all)
+    positive = within < np.repeat(n_pos, n_all)  # positives come first in each query
+    ro, ri = np.asarray(ori[0], dtype=np.int64), np.asarray(ins[0], dtype=np.int64)
+    p_idx, n_idx = np.flatnonzero(positive), np.flatnonzero(~positive)
+    wise = wise_scores(ro[p_idx], ri[p_idx], rev[0], n=np.repeat(n_all, n_pos), k=k).tolist()
+    sicr = sicr_indicators(ro[p_idx], ri[p_idx], rev[0], np.asarray(ori[1], dtype=np.float64)[p_idx],
+                           np.asarray(ins[1], dtype=np.float64)[p_idx], rev[1]).tolist()
+    pmrr = pair_scores(ro[n_idx], ri[n_idx]).tolist()
+    ori_r, ins_r, rev_r = ori[0], ins[0], rev[0]
+    out = []
+    at = at_pos = at_neg = 0
+    for p, n in counts:
+        row: dict = {"WISE": None, "SICR": None, "p-MRR": None, "n_positives": p, "n_negatives": n}
+        ranks: dict[str, float] = {}
+        if p:
+            row["WISE"] = sum(wise[at_pos:at_pos + p]) / p
+            row["SICR"] = sum(sicr[at_pos:at_pos + p]) / p
+            ranks = {"ori": sum(ori_r[at:at + p]) / p, "ins": sum(ins_r[at:at + p]) / p,
+                     "rev": sum(rev_r[at_pos:at_pos + p]) / p}
+        if n:
+            row["p-MRR"] = sum(pmrr[at_neg:at_neg + n]) / n
+        out.append((row, ranks))
+        at, at_pos, at_neg = at + p + n, at_pos + p, at_neg + n
+    return out

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
+import numpy as np
+
 from evaluation.runs import TIES, RankedRun, as_ranked_run, check_ties
 
-__all__ = ["TIES", "changed_documents", "doc_ranks", "p_mrr", "pair_score"]
+__all__ = ["TIES", "changed_documents", "doc_ranks", "p_mrr", "pair_score", "pair_scores"]
 
 
 def doc_ranks(
@@ -57,6 +59,16 @@ def pair_score(r_og: int, r_new: int) -> float:
     if r_og >= r_new:
         return r_new / r_og - 1.0
     return 1.0 - r_og / r_new
+
+
+def pair_scores(r_og: np.ndarray, r_new: np.ndarray) -> np.ndarray:
+    """:func:`pair_score` of many documents at once (the same operations, value for value).
+
+    >>> pair_scores(np.array([10, 5, 3]), np.array([5, 10, 3])).tolist()
+    [-0.5, 0.5, 0.0]
+    """
+    r_og, r_new = np.asarray(r_og, dtype=np.int64), np.asarray(r_new, dtype=np.int64)
+    return np.where(r_og >= r_new, r_new / r_og - 1.0, 1.0 - r_og / r_new)
 
 
 def changed_documents(
@@ -149,13 +161,11 @@ def p_mrr(
     changed = changed_documents(qrels_og, qrels_changed)
     present = [(qid, docs) for qid, docs in changed.items() if qid in run_og and qid in run_changed]
     missing = [qid for qid in changed if qid not in run_og or qid not in run_changed]
-    ranks_og = run_og.ranks(present, ties=ties)[0]
-    ranks_new = run_changed.ranks(present, ties=ties)[0]
+    values = pair_scores(run_og.ranks(present, ties=ties)[0], run_changed.ranks(present, ties=ties)[0]).tolist()
     per_query: dict[str, float] = {}
     at = 0
-    for qid, docs in present:
-        values = [pair_score(r_og, r_new) for r_og, r_new in zip(ranks_og[at:at + len(docs)], ranks_new[at:at + len(docs)])]
-        per_query[qid] = sum(values) / len(values)
+    for qid, docs in present:  # summed in Python, document by document: the mean of the scalar formula
+        per_query[qid] = sum(values[at:at + len(docs)]) / len(docs)
         at += len(docs)
     n = len(per_query)
     return {

@@ -29,7 +29,6 @@ from itertools import chain
 import numpy as np
 
 TIES = ("docid", "run-order")
-SLOTS = 1 << 21  # cells of the (query, document) -> entry table of RankedRun.ranks: 16 MB
 
 
 def check_ties(ties: str) -> None:
@@ -83,6 +82,8 @@ class RankedRun(Mapping):
         self._bounds = self.offsets.tolist()
         self._dicts: dict[str, dict[str, float]] = {}
         self._code_of: dict[str, int] | None = None
+        self._code_order: np.ndarray | None = None  # entries sorted by (query, code): _by_code
+        self._code_keys: np.ndarray | None = None
 
     @classmethod
     def from_dict(cls, run: Mapping[str, Mapping[str, float]]) -> "RankedRun":
@@ -169,14 +170,28 @@ class RankedRun(Mapping):
             scores.extend(s)
         return ranks, scores
 
+    def _by_code(self) -> tuple[np.ndarray, np.ndarray]:
+        """The entries sorted by (query, code) and their keys ``query * (len(doc_ids) + 1) + code``
+        (ascending): made once, by :class:`RunBuilder` as it adds each query, else here."""
+        if self._code_order is None:
+            order = np.empty(self.codes.shape[0], dtype=np.int64)
+            bounds = self._bounds
+            for i in range(len(self.qids)):
+                s, e = bounds[i], bounds[i + 1]
+                order[s:e] = s + np.argsort(self.codes[s:e], kind="stable")
+            self._code_order = order
+        if self._code_keys is None:
+            rows = np.repeat(np.arange(len(self.qids), dtype=np.int64), np.diff(self.offsets))
+            self._code_keys = (rows * (len(self.doc_ids) + 1) + self.codes)[self._code_order]
+        return self._code_order, self._code_keys
+
     def _ranks_by_position(self, wanted) -> tuple[list[int], list[float]]:
-        """A ranked run: each target's entry found through a table ``(query, code) -> entry``
-        filled for a window of queries at a time (``SLOTS`` cells: as many queries as fit), rank =
-        position in its query + 1. Cells left from an earlier window are told apart by position."""
+        """A ranked run: each target's entry found by one binary search of its key
+        ``(query, code)`` among the sorted keys of every entry (:meth:`_by_code`), rank = position
+        in its query + 1."""
         if self._code_of is None:
             self._code_of = {d: i for i, d in enumerate(self.doc_ids)}
         get, missing = self._code_of.get, len(self.doc_ids)  # `missing`: a code no entry has
-        width = missing + 1
         qis, counts, target_codes = [], [], []
         for qid, targets in wanted:
             qis.append(self._index.get(qid, -1))
@@ -184,32 +199,18 @@ class RankedRun(Mapping):
             target_codes.extend([get(d, missing) for d in targets])
         if not target_codes:
             return [], []
+        order, keys = self._by_code()
         tq = np.repeat(np.asarray(qis, dtype=np.int64), counts)
         tc = np.asarray(target_codes, dtype=np.int64)
         known = tq >= 0
         tq = np.where(known, tq, 0)
         start, end = np.where(known, self.offsets[tq], 0), np.where(known, self.offsets[tq + 1], 0)
-        per = max(1, SLOTS // width)  # queries per window
-        slot = np.full(per * width, -1, dtype=np.int64)
-        window = np.where(known, tq // per, -1)
-        order = np.argsort(window, kind="stable")
-        cuts = np.flatnonzero(np.diff(window[order])) + 1
-        pos = np.full(tc.shape[0], -1, dtype=np.int64)
-        bounds, n_queries = self._bounds, len(self.qids)
-        for part in np.split(order, cuts):
-            w = int(window[part[0]])
-            if w < 0:
-                continue  # queries the run does not rank
-            q0, q1 = w * per, min((w + 1) * per, n_queries)
-            a, b = bounds[q0], bounds[q1]
-            rows = np.repeat(np.arange(q1 - q0, dtype=np.int64), np.diff(self.offsets[q0:q1 + 1]))
-            slot[rows * width + self.codes[a:b]] = np.arange(a, b, dtype=np.int64)
-            pos[part] = slot[(tq[part] - q0) * width + tc[part]]
-        hit = known & (pos >= start) & (pos < end)
-        at = np.where(hit, pos, 0)
-        hit &= self.codes[at] == tc
+        wanted_keys = tq * (missing + 1) + tc
+        at = np.minimum(keys.searchsorted(wanted_keys), max(keys.shape[0] - 1, 0))
+        hit = known & (keys[at] == wanted_keys) if keys.shape[0] else np.zeros(tc.shape[0], dtype=bool)
+        pos = np.where(hit, order[at] if keys.shape[0] else 0, 0)
         ranks = np.where(hit, pos - start + 1, end - start + 1)
-        values = np.where(hit, self.scores[at], 0.0)
+        values = np.where(hit, self.scores[pos] if keys.shape[0] else 0.0, 0.0)
         return ranks.tolist(), values.tolist()
 
     def _query_ranks(self, qid: str, targets: Sequence[str], ties: str) -> tuple[list[int], list[float]]:
@@ -292,7 +293,7 @@ class RunBuilder:
     """A retriever's run assembled query by query from its top-k arrays, in trec_eval's order.
 
     ``add(qid, positions, scores)``: the documents ``doc_ids[positions]`` with their scores, best
-    first, ties by doc id descending (:func:`evaluation.retrievers.topk.top_k_order`).
+    first, ties by doc id descending (:func:`evaluation.retrievers.topk.top_k_arrays`).
 
     >>> b = RunBuilder(["d1", "d2", "d3"])
     >>> b.add("q", [2, 0], [0.9, 0.5]); b.add("r", [], [])
@@ -305,15 +306,24 @@ class RunBuilder:
         self.qids: list[str] = []
         self.positions: list[np.ndarray] = []
         self.scores: list[np.ndarray] = []
+        self.by_code: list[np.ndarray] = []  # each query's entries sorted by code (RankedRun._by_code)
 
     def add(self, qid: str, positions, scores) -> None:
+        positions = np.asarray(positions, dtype=np.int64)
         self.qids.append(qid)
-        self.positions.append(np.asarray(positions, dtype=np.int64))
+        self.positions.append(positions)
         self.scores.append(np.asarray(scores, dtype=np.float64))
+        self.by_code.append(np.argsort(positions, kind="stable"))
 
     def build(self) -> RankedRun:
         sizes = np.zeros(len(self.qids) + 1, dtype=np.int64)
         sizes[1:] = [p.shape[0] for p in self.positions]
+        offsets = np.cumsum(sizes)
         codes = np.concatenate(self.positions) if self.positions else np.zeros(0, dtype=np.int64)
         scores = np.concatenate(self.scores) if self.scores else np.zeros(0, dtype=np.float64)
-        return RankedRun(self.qids, np.cumsum(sizes), codes, scores, self.doc_ids, ranked=True)
+        run = RankedRun(self.qids, offsets, codes, scores, self.doc_ids, ranked=True)
+        if self.by_code:  # the retriever's work, not the measures': the entries sorted by (query, code)
+            order = np.concatenate([o + s for o, s in zip(self.by_code, offsets[:-1].tolist())])
+            rows = np.repeat(np.arange(len(self.qids), dtype=np.int64), sizes[1:])
+            run._code_order, run._code_keys = order, (rows * (len(self.doc_ids) + 1) + codes)[order]
+        return run

@@ -11,7 +11,6 @@ from evaluation.infosearch import infosearch_metrics, sicr_indicator, wise_score
 from evaluation.pmrr import changed_documents, p_mrr, pair_score
 from evaluation.retrievers.bm25 import BM25Retriever
 from evaluation.retrievers.topk import top_k
-from evaluation import runs as runs_module
 from evaluation.runs import TIES, RankedRun, RunBuilder, as_dict
 from evaluation.templates import get_template
 
@@ -116,22 +115,18 @@ def as_retriever_would(run: dict) -> RankedRun:
 
 @settings(max_examples=300, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), tied=st.booleans(), ties=st.sampled_from(TIES), form=st.sampled_from(
-    ["dict", "converted", "retriever"]), per_window=st.sampled_from([None, 1, 4]))
-def test_measures_on_arrays_equal_the_reference_bit_for_bit(seed, tied, ties, form, per_window):
-    # per_window: queries whose entries the rank table holds at once (None: all of them, the
-    # default table size with 14 documents; 1 or 4: many windows, as with a large corpus)
-    slots = runs_module.SLOTS
-    runs_module.SLOTS = per_window * (len(VOCAB) + 1) if per_window else slots
-    try:
-        check_against_reference(seed, tied, ties, form)
-    finally:
-        runs_module.SLOTS = slots
+    ["dict", "converted", "retriever", "ranked arrays"]), k=st.sampled_from([20, 3]))
+def test_measures_on_arrays_equal_the_reference_bit_for_bit(seed, tied, ties, form, k):
+    # k = 3: WISE's R_ori > K branch (0.01) too, with runs of at most 10 documents
+    check_against_reference(seed, tied, ties, form, k)
 
 
-def check_against_reference(seed, tied, ties, form):
+def check_against_reference(seed, tied, ties, form, k):
     qrels_og, qrels_changed, runs = random_case(seed, tied)
-    if form == "retriever":  # a retriever's run lists ties by doc id: both tie rules rank so
+    if form in ("retriever", "ranked arrays"):  # a retriever's run lists ties by doc id: both tie rules rank so
         runs = [as_retriever_would(r) for r in runs]
+        if form == "ranked arrays":  # the same arrays, given without RunBuilder's order by code
+            runs = [RankedRun(r.qids, r.offsets, r.codes, r.scores, r.doc_ids, ranked=True) for r in runs]
         dicts = [r.to_dict() for r in runs]
     else:
         dicts = runs
@@ -139,8 +134,8 @@ def check_against_reference(seed, tied, ties, form):
             runs = [RankedRun.from_dict(r) for r in runs]
     assert p_mrr(qrels_og, qrels_changed, runs[0], runs[1], ties=ties) == ref_pmrr(
         qrels_og, qrels_changed, dicts[0], dicts[1], ties)
-    assert infosearch_metrics(qrels_og, qrels_changed, *runs, ties=ties) == ref_infosearch(
-        qrels_og, qrels_changed, *dicts, ties)
+    assert infosearch_metrics(qrels_og, qrels_changed, *runs, ties=ties, k=k) == ref_infosearch(
+        qrels_og, qrels_changed, *dicts, ties, k=k)
 
 
 def test_the_random_cases_hold_ties_absent_queries_and_absent_documents():
@@ -170,6 +165,9 @@ def test_ranks_hand_computed_on_a_converted_and_a_retriever_run():
     builder.add("q", [1, 4, 3, 0], [0.9, 0.5, 0.5, 0.5])
     ranked = builder.build()
     assert ranked == listed and ranked.ranked
+    empty = RunBuilder(["a"])
+    empty.add("q", [], [])
+    assert empty.build().ranks([("q", ["a"]), ("r", ["a"])]) == ([1, 1], [0.0, 0.0])
     for ties in TIES:  # listed by doc id: the position is the rank under both rules
         assert ranked.ranks([("q", ["a", "d10", "d2", "c", "b"])], ties=ties) == (
             [4, 3, 2, 5, 1], [0.5, 0.5, 0.5, 0.0, 0.9])
