@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from evaluation.infosearch import infosearch_metrics, sicr_indicator, wise_score
 from evaluation.pmrr import changed_documents, p_mrr, pair_score
 from evaluation.retrievers.bm25 import BM25Retriever
-from evaluation.retrievers.topk import top_k
+from evaluation.retrievers.topk import top_k, top_k_arrays
 from evaluation.runs import TIES, RankedRun, RunBuilder, as_dict
 from evaluation.templates import get_template
 
@@ -235,3 +235,14 @@ def test_the_runner_hands_bm25_arrays_to_p_mrr_and_converts_a_reused_run_once(de
     assert fresh["metrics"]["p-MRR"] is not None
     assert reused["metrics"] == fresh["metrics"] and reused["per_query"] == fresh["per_query"]
     assert reused["settings"]["evaluation"]["p-MRR"] == fresh["settings"]["evaluation"]["p-MRR"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(scores=st.lists(st.sampled_from([0.0, -0.0, 0.25, 0.5, 1.5, 3.0]) | st.floats(-5, 5), max_size=40),
+       k=st.integers(1, 45), drop_zero=st.booleans())
+def test_top_k_order_is_score_then_doc_id_descending(scores, k, drop_zero):
+    ids = [f"d{j}" for j in range(len(scores))]  # "d10" < "d2": string order
+    kept = [(s, d) for s, d in zip(scores, ids) if not (drop_zero and s == 0)]
+    expected = sorted(kept, reverse=True)[:k]
+    positions, best = top_k_arrays(np.array(scores, dtype=np.float64), ids, k, drop_zero=drop_zero)
+    assert [(s, ids[p]) for s, p in zip(best.tolist(), positions.tolist())] == expected

@@ -50,9 +50,20 @@ def top_k_arrays(scores: np.ndarray, doc_ids: Sequence[str], k: int, *,
     else:
         idx = top_k_indices(scores, k)
     best = scores[idx].astype(np.float64)  # only the selected few are converted
-    # sorted as Python floats and strings (not numpy scalars); doc ids are distinct: j never compared
-    ranked = sorted(zip(best.tolist(), [doc_ids[i] for i in idx.tolist()], range(idx.shape[0])), reverse=True)[:k]
-    order = np.fromiter((j for _, _, j in ranked), dtype=np.int64, count=len(ranked))
+    # score descending by numpy (a stable sort of the negated scores), then each run of equal
+    # scores by doc id descending in Python: the order of sorting (score, doc id) descending
+    order = np.argsort(-best, kind="stable")
+    ordered = best[order]
+    equal = np.flatnonzero(ordered[1:] == ordered[:-1])
+    if equal.shape[0]:
+        order = order.tolist()
+        starts = equal[np.r_[True, equal[1:] != equal[:-1] + 1]].tolist()  # first pair of each run
+        ends = (equal[np.r_[equal[1:] != equal[:-1] + 1, True]] + 2).tolist()  # past its last pair
+        ids = [doc_ids[i] for i in idx.tolist()]
+        for a, b in zip(starts, ends):
+            order[a:b] = sorted(order[a:b], key=ids.__getitem__, reverse=True)
+        order = np.asarray(order, dtype=np.int64)
+    order = order[:k]
     return idx[order].astype(np.int64), best[order]
 
 
