@@ -146,18 +146,7 @@ def infosearch_metrics(qrels_ori: Mapping[str, Mapping[str, int]], qrels_ins: Ma
     if int(k) < 1:
         raise ValueError(f"k must be >= 1, got {k}")
     run_ori, run_ins, run_rev = as_ranked_run(run_ori), as_ranked_run(run_ins), as_ranked_run(run_rev)
-    scored: list[tuple[str, list[str], list[str]]] = []
-    missing: list[str] = []
-    for qid, ori in qrels_ori.items():
-        ins = qrels_ins.get(qid, {})
-        positives = [d for d, rel in ori.items() if rel >= 1 and ins.get(d, 0) >= 1]
-        negatives = [d for d, rel in ori.items() if rel >= 1 and ins.get(d, 0) < 1]
-        if not positives and not negatives:
-            continue
-        if qid not in run_ori or qid not in run_ins or qid not in run_rev:
-            missing.append(qid)
-            continue
-        scored.append((qid, positives, negatives))
+    scored, missing = _judged(qrels_ori, qrels_ins, (run_ori, run_ins, run_rev))
     # the ranks of every query's targets, one call per run: flat lists in the order of `scored`
     judged = [(qid, positives + negatives) for qid, positives, negatives in scored]
     ori_r, ori_s = run_ori.ranks(judged, ties=ties)
@@ -177,6 +166,25 @@ def infosearch_metrics(qrels_ori: Mapping[str, Mapping[str, int]], qrels_ins: Ma
     return {"WISE": _mean(wise_q), "SICR": _mean(sicr_q), "p-MRR": _mean(pmrr_q), "n_queries": len(wise_q),
             "n_queries_pmrr": len(pmrr_q), "mean_rank": {mode: _mean(v) for mode, v in rank_means.items()},
             "per_query": per_query, "missing_queries": sorted(missing), "ties": ties, "K": int(k)}
+
+
+def _judged(qrels_ori: Mapping[str, Mapping[str, int]], qrels_ins: Mapping[str, Mapping[str, int]],
+            runs: tuple[RankedRun, ...]) -> tuple[list[tuple[str, list[str], list[str]]], list[str]]:
+    """``(qid, positives, negatives)`` of each query with a positive or a negative that every run
+    ranks, and the queries with one that some run does not rank."""
+    scored: list[tuple[str, list[str], list[str]]] = []
+    missing: list[str] = []
+    for qid, ori in qrels_ori.items():
+        ins = qrels_ins.get(qid, {})
+        positives = [d for d, rel in ori.items() if rel >= 1 and ins.get(d, 0) >= 1]
+        negatives = [d for d, rel in ori.items() if rel >= 1 and ins.get(d, 0) < 1]
+        if not positives and not negatives:
+            continue
+        if any(qid not in run for run in runs):
+            missing.append(qid)
+            continue
+        scored.append((qid, positives, negatives))
+    return scored, missing
 
 
 def _mean(values: list[float]) -> float | None:
