@@ -8,12 +8,14 @@ per query and run. :class:`RankedRun` keeps the run as arrays from the start:
 - ``qids``: the queries, in the run's order; ``offsets``: query ``i``'s documents are the
   entries ``offsets[i]:offsets[i + 1]``;
 - ``codes``: each entry's document as a position in ``doc_ids`` (the vocabulary: the corpus's
-  document ids for a retriever's run, the run's own ids for a run read from a dict);
+  document ids for a retriever's run; None for a run read from dicts, whose ids stay in them);
 - ``scores``: each entry's score (float64).
 
 The retrievers (:mod:`evaluation.retrievers.bm25`, :mod:`evaluation.retrievers.dense`) build it
 from their top-k arrays (:class:`RunBuilder`) in trec_eval's order (score descending, equal
-scores by doc id descending: ``ranked=True``), so a document's rank is its position. A run read
+scores by doc id descending: ``ranked=True``), so a document's rank is its position; the builder
+also sorts each query's entries by code, so that :meth:`RankedRun.ranks` finds every judged
+document of every query by one binary search (``numpy.searchsorted``). A run read
 from a file or from storage is a dict: :meth:`RankedRun.from_dict` converts it once, keeping its
 listing order (``ranked=False``).
 
