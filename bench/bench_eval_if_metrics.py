@@ -93,8 +93,8 @@ def main() -> None:
               f"(built in {time.perf_counter() - t:.1f} s)")
         t = time.perf_counter()
         arrays = [as_retriever_run(r) for r in dicts]
-        print(f"  arrays as the retrievers hand them (top-k order + RunBuilder, the retriever's work, not counted): "
-              f"{time.perf_counter() - t:.1f} s for 3 runs")
+        print(f"  arrays as the retrievers hand them, made here from the dicts (id look-ups, top_k_arrays, "
+              f"RunBuilder; retrieval's work, not counted): {time.perf_counter() - t:.1f} s for 3 runs")
         t_conv, converted = best_of(lambda: [RankedRun.from_dict(r) for r in dicts])
         print(f"  dicts read from files -> arrays (RankedRun.from_dict): {t_conv / 3:.2f} s per run "
               f"({t_conv:.2f} s for the 3 runs of WISE/SICR, {t_conv * 2 / 3:.2f} s for the 2 of p-MRR)")
