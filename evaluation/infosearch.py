@@ -33,7 +33,10 @@ from __future__ import annotations
 import math
 from typing import Mapping
 
-from evaluation.pmrr import _check_ties, doc_ranks, pair_score
+import numpy as np
+
+from evaluation.pmrr import doc_ranks, pair_scores
+from evaluation.runs import RankedRun, as_ranked_run, check_ties
 
 
 def sicr_indicator(r_ori: int, r_ins: int, r_rev: int, s_ori: float, s_ins: float, s_rev: float) -> int:
@@ -91,8 +94,10 @@ def wise_score(r_ori: int, r_ins: int, r_rev: int, *, n: int, k: int = 20) -> fl
 
 
 def infosearch_metrics(qrels_ori: Mapping[str, Mapping[str, int]], qrels_ins: Mapping[str, Mapping[str, int]],
-                       run_ori: Mapping[str, Mapping[str, float]], run_ins: Mapping[str, Mapping[str, float]],
-                       run_rev: Mapping[str, Mapping[str, float]], *, ties: str = "docid", k: int = 20) -> dict:
+                       run_ori: Mapping[str, Mapping[str, float]] | RankedRun,
+                       run_ins: Mapping[str, Mapping[str, float]] | RankedRun,
+                       run_rev: Mapping[str, Mapping[str, float]] | RankedRun, *, ties: str = "docid",
+                       k: int = 20) -> dict:
     """WISE, SICR and p-MRR of three runs (original, instructed, reversed instruction).
 
     Per query (:func:`query_scores`) with >= 1 positive: WISE(q) and SICR(q), the means over its
@@ -106,8 +111,9 @@ def infosearch_metrics(qrels_ori: Mapping[str, Mapping[str, int]], qrels_ins: Ma
     ----------
     qrels_ori, qrels_ins : dict
         ``qrels[qid][docid] -> int`` under the original and the instructed qrels.
-    run_ori, run_ins, run_rev : dict
-        ``run[qid][docid] -> score`` of the three modes.
+    run_ori, run_ins, run_rev : RankedRun or dict
+        The runs of the three modes: :class:`evaluation.runs.RankedRun` (a retriever's), or
+        ``run[qid][docid] -> score`` (converted once by :meth:`~evaluation.runs.RankedRun.from_dict`).
     ties : {"docid", "run-order"}
         Ranking of equal scores (see :func:`evaluation.pmrr.doc_ranks`).
     k : int
@@ -136,23 +142,22 @@ def infosearch_metrics(qrels_ori: Mapping[str, Mapping[str, int]], qrels_ins: Ma
     >>> r["WISE"], r["SICR"], r["p-MRR"]  # g: 2 -> 1 (ins), 3 (rev), N = 2; h: 1 -> 2
     (0.95, 1.0, 0.5)
     """
-    _check_ties(ties)
+    check_ties(ties)
     if int(k) < 1:
         raise ValueError(f"k must be >= 1, got {k}")
+    run_ori, run_ins, run_rev = as_ranked_run(run_ori), as_ranked_run(run_ins), as_ranked_run(run_rev)
+    scored, missing = _judged(qrels_ori, qrels_ins, (run_ori, run_ins, run_rev))
+    # the ranks of every query's targets, one call per run: flat lists in the order of `scored`
+    judged = [(qid, positives + negatives) for qid, positives, negatives in scored]
+    ori_r, ori_s = run_ori.ranks(judged, ties=ties)
+    ins_r, ins_s = run_ins.ranks(judged, ties=ties)
+    rev_r, rev_s = run_rev.ranks([(qid, positives) for qid, positives, _ in scored], ties=ties)
+    rows = _rows([(len(positives), len(negatives)) for _, positives, negatives in scored],
+                 (ori_r, ori_s), (ins_r, ins_s), (rev_r, rev_s), k=k)
     per_query: dict[str, dict] = {}
-    missing: list[str] = []
     rank_means: dict[str, list[float]] = {"ori": [], "ins": [], "rev": []}
-    for qid, ori in qrels_ori.items():
-        ins = qrels_ins.get(qid, {})
-        positives = [d for d, rel in ori.items() if rel >= 1 and ins.get(d, 0) >= 1]
-        negatives = [d for d, rel in ori.items() if rel >= 1 and ins.get(d, 0) < 1]
-        if not positives and not negatives:
-            continue
-        if qid not in run_ori or qid not in run_ins or qid not in run_rev:
-            missing.append(qid)
-            continue
-        per_query[qid], ranks = query_scores(run_ori[qid], run_ins[qid], run_rev[qid], positives, negatives,
-                                             ties=ties, k=k)
+    for (qid, _, _), (row, ranks) in zip(scored, rows):
+        per_query[qid] = row
         for mode, rank in ranks.items():
             rank_means[mode].append(rank)
     wise_q = [row["WISE"] for row in per_query.values() if row["WISE"] is not None]
@@ -161,6 +166,25 @@ def infosearch_metrics(qrels_ori: Mapping[str, Mapping[str, int]], qrels_ins: Ma
     return {"WISE": _mean(wise_q), "SICR": _mean(sicr_q), "p-MRR": _mean(pmrr_q), "n_queries": len(wise_q),
             "n_queries_pmrr": len(pmrr_q), "mean_rank": {mode: _mean(v) for mode, v in rank_means.items()},
             "per_query": per_query, "missing_queries": sorted(missing), "ties": ties, "K": int(k)}
+
+
+def _judged(qrels_ori: Mapping[str, Mapping[str, int]], qrels_ins: Mapping[str, Mapping[str, int]],
+            runs: tuple[RankedRun, ...]) -> tuple[list[tuple[str, list[str], list[str]]], list[str]]:
+    """``(qid, positives, negatives)`` of each query with a positive or a negative that every run
+    ranks, and the queries with one that some run does not rank."""
+    scored: list[tuple[str, list[str], list[str]]] = []
+    missing: list[str] = []
+    for qid, ori in qrels_ori.items():
+        ins = qrels_ins.get(qid, {})
+        positives = [d for d, rel in ori.items() if rel >= 1 and ins.get(d, 0) >= 1]
+        negatives = [d for d, rel in ori.items() if rel >= 1 and ins.get(d, 0) < 1]
+        if not positives and not negatives:
+            continue
+        if any(qid not in run for run in runs):
+            missing.append(qid)
+            continue
+        scored.append((qid, positives, negatives))
+    return scored, missing
 
 
 def _mean(values: list[float]) -> float | None:
@@ -177,22 +201,76 @@ def query_scores(ori: Mapping[str, float], ins: Mapping[str, float], rev: Mappin
     >>> row["WISE"], row["SICR"], row["p-MRR"], ranks  # g: rank 2 in ori and rev (no reward, no penalty); h: 1 -> 2
     (0.0, 0.0, 0.5, {'ori': 2.0, 'ins': 1.0, 'rev': 2.0})
     """
-    r_ori = doc_ranks(ori, positives + negatives, ties=ties)
-    r_ins = doc_ranks(ins, positives + negatives, ties=ties)
-    row: dict = {"WISE": None, "SICR": None, "p-MRR": None, "n_positives": len(positives), "n_negatives": len(negatives)}
-    ranks: dict[str, float] = {}
-    if positives:
-        r_rev = doc_ranks(rev, positives, ties=ties)
-        n = len(positives) + len(negatives)
-        wise, sicr = [], []
-        for d in positives:
-            (ro, so), (ri, si), (rr, sr) = r_ori[d], r_ins[d], r_rev[d]
-            wise.append(wise_score(ro, ri, rr, n=n, k=k))
-            sicr.append(sicr_indicator(ro, ri, rr, so, si, sr))
-        row["WISE"], row["SICR"] = sum(wise) / len(wise), sum(sicr) / len(sicr)
-        ranks = {mode: sum(r[d][0] for d in positives) / len(positives)
-                 for mode, r in (("ori", r_ori), ("ins", r_ins), ("rev", r_rev))}
-    if negatives:
-        values = [pair_score(r_ori[d][0], r_ins[d][0]) for d in negatives]
-        row["p-MRR"] = sum(values) / len(values)
-    return row, ranks
+    judged = positives + negatives
+    r_ori, r_ins, r_rev = (doc_ranks(ori, judged, ties=ties), doc_ranks(ins, judged, ties=ties),
+                           doc_ranks(rev, positives, ties=ties))
+    ori_r, ins_r = ([r[d] for d in judged] for r in (r_ori, r_ins))
+    rev_r = [r_rev[d] for d in positives]
+    ori_l, ins_l, rev_l = (tuple(map(list, zip(*r))) or ([], []) for r in (ori_r, ins_r, rev_r))
+    return _rows([(len(positives), len(negatives))], ori_l, ins_l, rev_l, k=k)[0]
+
+
+def wise_scores(r_ori: np.ndarray, r_ins: np.ndarray, r_rev: np.ndarray, *, n: np.ndarray, k: int = 20) -> np.ndarray:
+    """:func:`wise_score` of many documents at once (``n`` per document; the same operations,
+    value for value).
+
+    >>> wise_scores(np.array([3, 10, 4]), np.array([1, 2, 8]), np.array([9, 30, 6]), n=np.array([5, 5, 5])).tolist()
+    [1.0, 0.42426406871192845, -0.5]
+    """
+    ro, ri, rr = (np.asarray(r, dtype=np.int64) for r in (r_ori, r_ins, r_rev))
+    with np.errstate(divide="ignore", invalid="ignore"):  # ranks are >= 1; the branches not taken may divide by 0
+        reward = np.where((ro < n) & (ri == 1), 1.0,
+                          np.where(ro <= k, (1.0 - (ro - ri) / k) * (1.0 / np.sqrt(ri)), 0.01))
+        penalty = np.where((rr < ro) & (ro < ri), -1.0, np.where(ro <= ri, (ro - ri) / ri, (rr - ro) / ro))
+    return np.where((ri <= ro) & (ro < rr), reward, penalty)
+
+
+def sicr_indicators(r_ori: np.ndarray, r_ins: np.ndarray, r_rev: np.ndarray, s_ori: np.ndarray, s_ins: np.ndarray,
+                    s_rev: np.ndarray) -> np.ndarray:
+    """:func:`sicr_indicator` of many documents at once (0 / 1 as int64).
+
+    >>> sicr_indicators(*(np.array(v) for v in ([3, 1], [1, 1], [5, 2], [0.5, 0.5], [0.9, 0.5], [0.1, 0.1]))).tolist()
+    [1, 1]
+    """
+    ro, ri, rr = (np.asarray(r, dtype=np.int64) for r in (r_ori, r_ins, r_rev))
+    so, si, sr = (np.asarray(v, dtype=np.float64) for v in (s_ori, s_ins, s_rev))
+    first = (ri == 1) & (rr > ro) & (si >= so) & (so > sr)
+    other = (ri < ro) & (rr > ro) & (si > so) & (so > sr)
+    return np.where(ro == 1, first, other).astype(np.int64)
+
+
+def _rows(counts: list[tuple[int, int]], ori: tuple[list, list], ins: tuple[list, list], rev: tuple[list, list], *,
+          k: int) -> list[tuple[dict, dict[str, float]]]:
+    """The row of :func:`query_scores` of each query with ``(positives, negatives)`` counts, from
+    the ranks and scores (``(ranks, scores)``, flat over the queries) of each query's positives
+    then negatives in the ori and ins runs, and of its positives in the rev run. The formulas run
+    on arrays; each query's means are summed in Python, document by document, as the scalar code."""
+    if not counts:
+        return []
+    n_pos = np.array([p for p, _ in counts], dtype=np.int64)
+    n_all = np.array([p + n for p, n in counts], dtype=np.int64)
+    start = np.concatenate([[0], np.cumsum(n_all)[:-1]]).astype(np.int64)  # each query's first judged entry
+    within = np.arange(int(n_all.sum()), dtype=np.int64) - np.repeat(start, n_all)
+    positive = within < np.repeat(n_pos, n_all)  # positives come first in each query
+    ro, ri = np.asarray(ori[0], dtype=np.int64), np.asarray(ins[0], dtype=np.int64)
+    p_idx, n_idx = np.flatnonzero(positive), np.flatnonzero(~positive)
+    wise = wise_scores(ro[p_idx], ri[p_idx], rev[0], n=np.repeat(n_all, n_pos), k=k).tolist()
+    sicr = sicr_indicators(ro[p_idx], ri[p_idx], rev[0], np.asarray(ori[1], dtype=np.float64)[p_idx],
+                           np.asarray(ins[1], dtype=np.float64)[p_idx], rev[1]).tolist()
+    pmrr = pair_scores(ro[n_idx], ri[n_idx]).tolist()
+    ori_r, ins_r, rev_r = ori[0], ins[0], rev[0]
+    out = []
+    at = at_pos = at_neg = 0
+    for p, n in counts:
+        row: dict = {"WISE": None, "SICR": None, "p-MRR": None, "n_positives": p, "n_negatives": n}
+        ranks: dict[str, float] = {}
+        if p:
+            row["WISE"] = sum(wise[at_pos:at_pos + p]) / p
+            row["SICR"] = sum(sicr[at_pos:at_pos + p]) / p
+            ranks = {"ori": sum(ori_r[at:at + p]) / p, "ins": sum(ins_r[at:at + p]) / p,
+                     "rev": sum(rev_r[at_pos:at_pos + p]) / p}
+        if n:
+            row["p-MRR"] = sum(pmrr[at_neg:at_neg + n]) / n
+        out.append((row, ranks))
+        at, at_pos, at_neg = at + p + n, at_pos + p, at_neg + n
+    return out

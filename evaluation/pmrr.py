@@ -10,12 +10,9 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-TIES = ("docid", "run-order")
+from evaluation.runs import TIES, RankedRun, as_ranked_run, check_ties
 
-
-def _check_ties(ties: str) -> None:
-    if ties not in TIES:
-        raise ValueError(f"ties must be one of {TIES}, got {ties!r}")
+__all__ = ["TIES", "changed_documents", "doc_ranks", "p_mrr", "pair_score", "pair_scores"]
 
 
 def doc_ranks(
@@ -32,7 +29,7 @@ def doc_ranks(
     in which the run lists them (``ties="run-order"``: a stable sort by score, as in FollowIR's
     and InfoSearch's original code, which sort the run dict with Python's ``sorted``). A
     document absent from the run gets rank ``len(run) + 1`` and score 0.0 (the reference code's
-    value).
+    value). A whole run's ranks are :meth:`evaluation.runs.RankedRun.ranks`, which this calls.
 
     Examples
     --------
@@ -42,36 +39,10 @@ def doc_ranks(
     >>> doc_ranks(run, ["a", "c"], ties="run-order")
     {'a': (2, 0.5), 'c': (3, 0.5)}
     """
-    _check_ties(ties)
+    check_ties(ties)
     targets = list(targets)
-    if not docs:
-        return {d: (1, 0.0) for d in targets}
-    n = len(docs)
-    found = [(d, docs[d]) for d in targets if d in docs]
-    out = dict.fromkeys(targets, (n + 1, 0.0))
-    if not found:
-        return out
-    scores = np.fromiter(docs.values(), dtype=np.float64, count=n)
-    wanted = np.array([s for _, s in found], dtype=np.float64)
-    ordered = np.sort(scores)
-    right = ordered.searchsorted(wanted, side="right")
-    left = ordered.searchsorted(wanted, side="left")
-    ranks = (n + 1 - right).tolist()  # 1 + number of strictly greater scores
-    width = right - left
-    if (width > 1).any():  # break ties among the documents with the same score
-        keys = list(docs)
-        order = np.argsort(scores)  # positions [left, right) of `ordered` hold one tie
-        left_l, right_l = left.tolist(), right.tolist()
-        for t in np.flatnonzero(width > 1).tolist():
-            block = order[left_l[t]:right_l[t]].tolist()
-            d = found[t][0]
-            if ties == "docid":
-                ranks[t] += sum(1 for c in block if keys[c] > d)
-            else:  # earlier in the run = earlier in the tie
-                ranks[t] += next(i for i, c in enumerate(sorted(block)) if keys[c] == d)
-    for (d, s), rank in zip(found, ranks):
-        out[d] = (rank, s)
-    return out
+    ranks, scores = RankedRun.from_dict({"": docs or {}}).ranks([("", targets)], ties=ties)
+    return {d: (r, s) for d, r, s in zip(targets, ranks, scores)}
 
 
 def pair_score(r_og: int, r_new: int) -> float:
@@ -88,6 +59,16 @@ def pair_score(r_og: int, r_new: int) -> float:
     if r_og >= r_new:
         return r_new / r_og - 1.0
     return 1.0 - r_og / r_new
+
+
+def pair_scores(r_og: np.ndarray, r_new: np.ndarray) -> np.ndarray:
+    """:func:`pair_score` of many documents at once (the same operations, value for value).
+
+    >>> pair_scores(np.array([10, 5, 3]), np.array([5, 10, 3])).tolist()
+    [-0.5, 0.5, 0.0]
+    """
+    r_og, r_new = np.asarray(r_og, dtype=np.int64), np.asarray(r_new, dtype=np.int64)
+    return np.where(r_og >= r_new, r_new / r_og - 1.0, 1.0 - r_og / r_new)
 
 
 def changed_documents(
@@ -123,8 +104,8 @@ def changed_documents(
 def p_mrr(
     qrels_og: Mapping[str, Mapping[str, int]],
     qrels_changed: Mapping[str, Mapping[str, int]],
-    run_og: Mapping[str, Mapping[str, float]],
-    run_changed: Mapping[str, Mapping[str, float]],
+    run_og: Mapping[str, Mapping[str, float]] | RankedRun,
+    run_changed: Mapping[str, Mapping[str, float]] | RankedRun,
     *,
     ties: str = "docid",
 ) -> dict:
@@ -146,8 +127,10 @@ def p_mrr(
     ----------
     qrels_og, qrels_changed : dict
         ``qrels[qid][docid] -> int`` under the original and the changed instruction.
-    run_og, run_changed : dict
-        ``run[qid][docid] -> score`` with the original and the changed instruction.
+    run_og, run_changed : RankedRun or dict
+        The runs with the original and the changed instruction: :class:`evaluation.runs.RankedRun`
+        (a retriever's), or ``run[qid][docid] -> score`` (converted once by
+        :meth:`~evaluation.runs.RankedRun.from_dict`).
     ties : {"docid", "run-order"}
         How equal scores are ranked: doc id descending (trec_eval, MTEB 2.26), or the run's own
         order (reproduces FollowIR's original code).
@@ -173,26 +156,23 @@ def p_mrr(
     >>> p_mrr(qrels_og, qrels_changed, run_og, run_changed)["p-MRR"]  # a: rank 1 -> 3
     0.6666666666666667
     """
-    _check_ties(ties)
+    check_ties(ties)
+    run_og, run_changed = as_ranked_run(run_og), as_ranked_run(run_changed)
     changed = changed_documents(qrels_og, qrels_changed)
+    present = [(qid, docs) for qid, docs in changed.items() if qid in run_og and qid in run_changed]
+    missing = [qid for qid in changed if qid not in run_og or qid not in run_changed]
+    values = pair_scores(run_og.ranks(present, ties=ties)[0], run_changed.ranks(present, ties=ties)[0]).tolist()
     per_query: dict[str, float] = {}
-    missing: list[str] = []
-    n_docs = 0
-    for qid, docs in changed.items():
-        if qid not in run_og or qid not in run_changed:
-            missing.append(qid)
-            continue
-        ranks_og = doc_ranks(run_og[qid], docs, ties=ties)
-        ranks_new = doc_ranks(run_changed[qid], docs, ties=ties)
-        values = [pair_score(ranks_og[d][0], ranks_new[d][0]) for d in docs]
-        per_query[qid] = sum(values) / len(values)
-        n_docs += len(values)
+    at = 0
+    for qid, docs in present:  # summed in Python, document by document: the mean of the scalar formula
+        per_query[qid] = sum(values[at:at + len(docs)]) / len(docs)
+        at += len(docs)
     n = len(per_query)
     return {
         "p-MRR": (sum(per_query.values()) / n) if n else None,
         "n_queries": n,
         "per_query": per_query,
-        "n_documents": n_docs,
+        "n_documents": at,
         "missing_queries": sorted(missing),
         "ties": ties,
     }

@@ -38,6 +38,7 @@ from evaluation.retrievers import Progress, Retriever
 from evaluation.retrievers.build import build_retriever
 from evaluation.results import measure_name
 from evaluation.robustness import robustness
+from evaluation.runs import RankedRun, as_dict, as_ranked_run
 from evaluation.templates import default_template, get_template
 from storage import eval_runs as store
 from storage import projects
@@ -377,7 +378,7 @@ def _store(inputs: _Inputs, retrieval: "_Retrieval", main: _MainRun, asked: "_Me
     }
     return store.store_eval_run(
         inputs.db, inputs.pid, model=retriever.name, template=retrieval.template_name, settings=settings,
-        qrels_version=qrels_version, metrics=scores.metrics, per_query=scores.per_query, run=main.run,
+        qrels_version=qrels_version, metrics=scores.metrics, per_query=scores.per_query, run=as_dict(main.run),
     )
 
 
@@ -595,7 +596,7 @@ def _score_paired(inputs: _Inputs, scores: _Scores, retrieval: _Retrieval, main:
         return None
     other = "changed" if variant == "og" else "og"
     other_run, other_key, other_reused = retrieval.run(other, inputs.select(qrels_version, other)[0])
-    paired = {"variant": other, "retrieval_key": other_key, "run": other_run, "reused": other_reused}
+    paired = {"variant": other, "retrieval_key": other_key, "run": as_dict(other_run), "reused": other_reused}
     run_og, run_new = (main.run, other_run) if variant == "og" else (other_run, main.run)
     if retrieval.retriever.external and run_og == run_new:
         reason = ("the external run ranks the og and changed instances alike (keyed by query id): give "
@@ -605,6 +606,13 @@ def _score_paired(inputs: _Inputs, scores: _Scores, retrieval: _Retrieval, main:
             scores.evaluation["undefined"][name] = reason
         return paired
     runs_new, instructions = _changed_runs(inputs, retrieval, main, run_new, pair_versions)
+    # a run read back from storage is a dict: converted to arrays once for every measure and version
+    converted: dict[int, RankedRun] = {}
+    for r in (run_og, run_new, *runs_new.values()):
+        if id(r) not in converted:
+            converted[id(r)] = as_ranked_run(r)
+    run_og, run_new = converted[id(run_og)], converted[id(run_new)]
+    runs_new = {nv: converted[id(r)] for nv, r in runs_new.items()}
     _score_pmrr(inputs, scores, run_og, runs_new, instructions, main_version=main_version, ties=ties)
     if proj["kind"] == "infosearch" and "reversed" in variants:
         paired["reversed"] = _score_infosearch(inputs, scores, retrieval, qrels_version=qrels_version,
@@ -631,8 +639,8 @@ def _changed_runs(inputs: _Inputs, retrieval: _Retrieval, main: _MainRun, run_ne
     return runs_new, instructions
 
 
-def _score_pmrr(inputs: _Inputs, scores: _Scores, run_og: dict, runs_new: dict[str, dict], instructions: dict[str, str],
-                *, main_version: str, ties: str) -> None:
+def _score_pmrr(inputs: _Inputs, scores: _Scores, run_og: RankedRun, runs_new: dict[str, RankedRun],
+                instructions: dict[str, str], *, main_version: str, ties: str) -> None:
     """FollowIR's p-MRR of the og run against the changed run on each changed-side qrels version
     (``p-MRR(qrels=...)``), and the evaluated one's as ``p-MRR``: added to ``scores``."""
     metrics, undefined = scores.metrics, scores.evaluation["undefined"]
@@ -656,7 +664,7 @@ def _score_pmrr(inputs: _Inputs, scores: _Scores, run_og: dict, runs_new: dict[s
 
 
 def _score_infosearch(inputs: _Inputs, scores: _Scores, retrieval: _Retrieval, *, qrels_version: str,
-                      pair_versions: list[str], main_version: str, run_og: dict, run_new: dict,
+                      pair_versions: list[str], main_version: str, run_og: RankedRun, run_new: RankedRun,
                       ties: str) -> dict:
     """InfoSearch (SPEC "Evaluation metrics"): WISE, SICR and its p-MRR from the original,
     instructed and reversed runs; p-MRR is InfoSearch's (negatives = relevant originally, not under
@@ -664,11 +672,12 @@ def _score_infosearch(inputs: _Inputs, scores: _Scores, retrieval: _Retrieval, *
     of the reversed run."""
     metrics, evaluation = scores.metrics, scores.evaluation
     rev_run, rev_key, rev_reused = retrieval.run("reversed", inputs.select(qrels_version, "reversed")[0])
+    rev_ranked = as_ranked_run(rev_run)  # converted once when read back from storage
     subsets = inputs.subsets
     names = ("WISE", "SICR", "p-MRR")
     info_by = {}
     for nv in pair_versions:
-        info = infosearch_metrics(inputs.qrels("original"), inputs.qrels(nv), run_og, run_new, rev_run, ties=ties)
+        info = infosearch_metrics(inputs.qrels("original"), inputs.qrels(nv), run_og, run_new, rev_ranked, ties=ties)
         info_by[nv] = {
             "overall": {**{n: info[n] for n in names}, "n_queries": info["n_queries"],
                         "n_queries_pmrr": info["n_queries_pmrr"]},
@@ -691,4 +700,4 @@ def _score_infosearch(inputs: _Inputs, scores: _Scores, retrieval: _Retrieval, *
                                 "n_queries_pmrr": info["overall"]["n_queries_pmrr"],
                                 "missing_queries": info["missing_queries"], "mean_rank": info["mean_rank"],
                                 "by_dimension": info["by_dimension"], "ties": ties, "by_qrels": info_by}
-    return {"retrieval_key": rev_key, "run": rev_run, "reused": rev_reused}
+    return {"retrieval_key": rev_key, "run": as_dict(rev_run), "reused": rev_reused}

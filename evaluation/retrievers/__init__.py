@@ -1,5 +1,7 @@
 """Retrievers: each turns topics (instruction + query) and documents into a run,
-``run[qid][doc_id] -> score`` (the shape pytrec_eval takes).
+``run[qid][doc_id] -> score`` (the shape pytrec_eval takes). BM25 and the dense retriever return
+it as arrays, an :class:`evaluation.runs.RankedRun` (read as that mapping; p-MRR, WISE and SICR
+read its arrays); the reranker and external runs return dicts.
 
 Every retriever implements :class:`Retriever`, which is all :mod:`evaluation.runner` knows of it:
 
@@ -88,6 +90,7 @@ class Retriever(Protocol):
         k: int = 100,
         candidates: Mapping[str, Sequence[str]] | None = None,
         progress: Progress | None = None,
-    ) -> Run:
-        """``run[qid][doc_id] -> score`` for every topic, best first, at most ``k`` documents each."""
+    ) -> Mapping[str, Mapping[str, float]]:
+        """``run[qid][doc_id] -> score`` for every topic, best first, at most ``k`` documents each
+        (a dict, or an :class:`evaluation.runs.RankedRun`)."""
         ...

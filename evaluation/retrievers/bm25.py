@@ -7,8 +7,9 @@ import bm25s
 import numpy as np
 from bm25s.tokenization import Tokenized, Tokenizer
 
-from evaluation.retrievers import Progress, Run, read_documents
-from evaluation.retrievers.topk import top_k
+from evaluation.retrievers import Progress, read_documents
+from evaluation.retrievers.topk import top_k_arrays
+from evaluation.runs import RankedRun, RunBuilder
 from evaluation.templates import Template
 from storage.errors import IFJudgeError
 
@@ -114,12 +115,15 @@ class BM25Retriever:
         k: int = 100,
         candidates: Mapping[str, Sequence[str]] | None = None,
         progress: Progress | None = None,
-    ) -> Run:
-        """Run every topic against the documents; ``run[qid][doc_id] -> score``, best first."""
+    ) -> RankedRun:
+        """Run every topic against the documents: a :class:`~evaluation.runs.RankedRun` (read as
+        ``run[qid][doc_id] -> score``), best first, ties by doc id descending."""
         doc_ids = list(documents)
-        run: Run = {}
+        run = RunBuilder(doc_ids)
         if not doc_ids:
-            return {t["qid"]: {} for t in topics}
+            for t in topics:
+                run.add(t["qid"], [], [])
+            return run.build()
         index = self._index(documents, doc_ids, template, progress)
         position = {d: i for i, d in enumerate(doc_ids)} if candidates is not None else {}
         query_tokens = self._tokenize([template.query(t["query"], t.get("instruction", "")) for t in topics])
@@ -127,11 +131,13 @@ class BM25Retriever:
             qid = topic["qid"]
             scores = index.get_scores(tokens) if tokens else np.zeros(len(doc_ids), dtype=np.float32)
             if candidates is not None:
-                cand = [d for d in candidates.get(qid, []) if d in position]
+                cand = list(dict.fromkeys(d for d in candidates.get(qid, []) if d in position))  # each once
+                at = np.array([position[d] for d in cand], dtype=np.int64)
                 # every candidate is ranked, zero scores too (tied at the bottom, by doc id descending)
-                run[qid] = top_k(scores[[position[d] for d in cand]], cand, k)
+                order, best = top_k_arrays(scores[at], cand, k)
+                run.add(qid, at[order], best)
             else:
-                run[qid] = top_k(scores, doc_ids, k, drop_zero=True)
+                run.add(qid, *top_k_arrays(scores, doc_ids, k, drop_zero=True))
             if progress and (n % 50 == 0 or n == len(topics)):
                 progress(n, len(topics), "retrieving (BM25)")
-        return run
+        return run.build()

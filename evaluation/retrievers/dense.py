@@ -8,11 +8,12 @@ from pathlib import Path
 import numpy as np
 
 from evaluation.embedding_cache import CHUNK_SIZE, EmbeddingCache, encoder_identity, model_identity
-from evaluation.retrievers import Progress, Run, read_documents
+from evaluation.retrievers import Progress, read_documents
 from evaluation.retrievers.encoders import (
     OnnxEncoder, check_backend, default_batch_size, export_onnx, onnx_dir, pick_device, precision_for, recipe_tag,
 )
 from evaluation.retrievers.topk import RunningTopK
+from evaluation.runs import RankedRun, RunBuilder
 from evaluation.templates import Template
 from storage.errors import IFJudgeError
 
@@ -204,15 +205,19 @@ class DenseRetriever:
         k: int = 100,
         candidates: Mapping[str, Sequence[str]] | None = None,
         progress: Progress | None = None,
-    ) -> Run:
-        """Run every topic against the documents; ``run[qid][doc_id] -> score``, best first."""
+    ) -> RankedRun:
+        """Run every topic against the documents: a :class:`~evaluation.runs.RankedRun` (read as
+        ``run[qid][doc_id] -> score``), best first, ties by doc id descending."""
         if candidates is not None:
             wanted = {d for t in topics for d in candidates.get(t["qid"], [])}
             doc_ids = [d for d in documents if d in wanted]
         else:
             doc_ids = list(documents)
+        run = RunBuilder(doc_ids)
         if not doc_ids:
-            return {t["qid"]: {} for t in topics}
+            for t in topics:
+                run.add(t["qid"], [], [])
+            return run.build()
         query_texts = [template.query(t["query"], t.get("instruction", "")) for t in topics]
         query_vecs = self.embed(query_texts, progress=progress, message="encoding queries")
         cand_positions = None
@@ -246,4 +251,6 @@ class DenseRetriever:
                         sel = pos[np.searchsorted(pos, start) : np.searchsorted(pos, end)]
                         if sel.size:
                             best[qi].add(scores[sel - start], sel)
-        return {t["qid"]: b.result(doc_ids) for t, b in zip(topics, best)}
+        for t, b in zip(topics, best):
+            run.add(t["qid"], *b.result_arrays(doc_ids))
+        return run.build()

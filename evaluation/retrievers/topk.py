@@ -15,17 +15,34 @@ def top_k(scores: np.ndarray, doc_ids: Sequence[str], k: int, *, drop_zero: bool
     ``np.argpartition`` finds the k best in O(n) (:func:`top_k_indices`), then only those are
     sorted. Ties are broken by doc id descending, as trec_eval does, so a run's dict order is its ranking.
     With ``drop_zero`` documents scoring exactly 0 are left out (BM25: no query term in common).
+    The same selection as arrays is :func:`top_k_arrays`.
 
     Examples
     --------
     >>> top_k(np.array([0.1, 0.9, 0.5]), ["a", "b", "c"], 2)
     {'b': 0.9, 'c': 0.5}
     """
+    positions, best = top_k_arrays(scores, doc_ids, k, drop_zero=drop_zero)
+    return dict(zip([doc_ids[p] for p in positions.tolist()], best.tolist()))
+
+
+def top_k_arrays(scores: np.ndarray, doc_ids: Sequence[str], k: int, *,
+                 drop_zero: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`top_k` as arrays: the positions in ``doc_ids`` of the ``k`` best documents, best
+    first (ties by doc id descending), and their scores as float64 (what a retriever hands to
+    :class:`evaluation.runs.RunBuilder`).
+
+    Examples
+    --------
+    >>> positions, best = top_k_arrays(np.array([0.5, 0.9, 0.5]), ["a", "b", "c"], 2)
+    >>> positions.tolist(), best.tolist()
+    ([1, 2], [0.9, 0.5])
+    """
     scores = np.asarray(scores)
     if scores.dtype.kind != "f":
         scores = scores.astype(np.float64)
     if k <= 0 or scores.shape[0] == 0:
-        return {}
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
     if drop_zero:
         # Left out before selecting: with fewer than k matches, every zero would tie at the k-th.
         nonzero = np.flatnonzero(scores)
@@ -33,8 +50,21 @@ def top_k(scores: np.ndarray, doc_ids: Sequence[str], k: int, *, drop_zero: bool
     else:
         idx = top_k_indices(scores, k)
     best = scores[idx].astype(np.float64)  # only the selected few are converted
-    order = sorted(range(idx.shape[0]), key=lambda j: (best[j], doc_ids[idx[j]]), reverse=True)[:k]
-    return {doc_ids[idx[j]]: float(best[j]) for j in order}
+    # score descending by numpy (a stable sort of the negated scores), then each run of equal
+    # scores by doc id descending in Python: the order of sorting (score, doc id) descending
+    order = np.argsort(-best, kind="stable")
+    ordered = best[order]
+    equal = np.flatnonzero(ordered[1:] == ordered[:-1])
+    if equal.shape[0]:
+        order = order.tolist()
+        starts = equal[np.r_[True, equal[1:] != equal[:-1] + 1]].tolist()  # first pair of each run
+        ends = (equal[np.r_[equal[1:] != equal[:-1] + 1, True]] + 2).tolist()  # past its last pair
+        ids = [doc_ids[i] for i in idx.tolist()]
+        for a, b in zip(starts, ends):
+            order[a:b] = sorted(order[a:b], key=ids.__getitem__, reverse=True)
+        order = np.asarray(order, dtype=np.int64)
+    order = order[:k]
+    return idx[order].astype(np.int64), best[order]
 
 
 def top_k_ranking(docs: Mapping[str, float], k: int) -> dict[str, float]:
@@ -115,4 +145,11 @@ class RunningTopK:
 
     def result(self, doc_ids: Sequence[str], *, drop_zero: bool = False) -> dict[str, float]:
         """``{doc_id: score}`` best first, ``doc_ids`` indexed by corpus position."""
-        return top_k(self.scores, [doc_ids[p] for p in self.positions.tolist()], self.k, drop_zero=drop_zero)
+        positions, best = self.result_arrays(doc_ids, drop_zero=drop_zero)
+        return dict(zip([doc_ids[p] for p in positions.tolist()], best.tolist()))
+
+    def result_arrays(self, doc_ids: Sequence[str], *, drop_zero: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`result` as arrays (:func:`top_k_arrays`): corpus positions best first, and scores."""
+        kept = self.positions
+        order, best = top_k_arrays(self.scores, [doc_ids[p] for p in kept.tolist()], self.k, drop_zero=drop_zero)
+        return kept[order], best
