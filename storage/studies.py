@@ -534,6 +534,30 @@ def current_label_columns(db: Database, study_id: int, question: str | None = No
     return read() if shared is None else shared
 
 
+def current_label_values(db: Database, study_id: int, question: str | None = None) -> tuple[list[int], list[str]]:
+    """(item ids, values) of the current labels of the study (one question, or all), in
+    :func:`current_labels` order (by item, then annotator name): the two columns a majority vote
+    needs, read without the other nine (100,008 labels: 0.12 s instead of 0.39 s). While ``db``
+    shares its reads (:func:`share_reads`) the lists are shared too: read them, do not change them."""
+    sql = ("SELECT l.item_id, l.value FROM labels l JOIN items i ON i.id = l.item_id JOIN users u ON u.id = l.user_id"
+           " WHERE i.study_id = ?" + (" AND i.question = ?" if question else "") + " AND " + _CURRENT
+           + " ORDER BY l.item_id, u.name")
+
+    def read() -> tuple[list[int], list[str]]:
+        rows = db.execute(sql, [study_id, question] if question else [study_id]).fetchall()
+        return [r[0] for r in rows], [r[1] for r in rows]
+
+    shared = _shared_rows(db, ("label_values", study_id, question), read)
+    return read() if shared is None else shared
+
+
+def item_current_labels(db: Database, item_id: int) -> list[tuple[str, str, str]]:
+    """(annotator, value, reason) of the current label of each annotator of one item, by name."""
+    return [tuple(r) for r in db.execute(
+        "SELECT u.name, l.value, l.reason FROM labels l JOIN users u ON u.id = l.user_id"
+        " WHERE l.item_id = ? AND " + _CURRENT + " ORDER BY u.name", [item_id])]
+
+
 def labelled_assignments(db: Database, study_id: int) -> tuple[int, int]:
     """(assignments with a label, assignments) of the study: planned labels (item x annotator)
     and those answered, counted in SQL."""
