@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from annotation import majority
+from annotation.bulk import paused_gc
 from annotation.questions import question
 from storage import projects, studies
 from storage.db import Database
@@ -146,7 +147,9 @@ def _outcome_table(db: Database, study_id: int, question_id: str | None) -> Outc
 
 def item_outcomes(db: Database, study_id: int, question_id: str | None = None) -> list[Outcome]:
     # computed once per page run or report when the connection shares its reads (storage.studies.share_reads)
-    return list(studies.shared(db, ("outcomes", study_id, question_id), lambda: _item_outcomes(db, study_id, question_id)))
+    with paused_gc():  # an object per item, no cycles (annotation.bulk)
+        return list(studies.shared(db, ("outcomes", study_id, question_id),
+                                   lambda: _item_outcomes(db, study_id, question_id)))
 
 
 def _item_outcomes(db: Database, study_id: int, question_id: str | None) -> list[Outcome]:
