@@ -438,7 +438,7 @@ def build_rejudged(db: Database, project: str, study_ids: list[int], *, unresolv
         raise IFJudgeError(f"none of the named studies is a re-judging study of {project!r}"
                            + ("" if kind is None else f" of kind {kind!r}"))
     rid = kinds[kind]
-    summary = rejudge_summary(db, project, kind=kind)
+    summary = rejudge_summary(db, project, kind=kind, titles=False)  # the titles are not part of qrels
     original = projects.qrels(db, proj["id"], "original")
     changed = projects.qrels(db, proj["id"], "changed")
     base, published, judged, key_of = {}, {}, [], {}

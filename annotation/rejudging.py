@@ -158,7 +158,8 @@ def _rounds_agreement(rounds: list[tuple[list, list[str]]], categories: tuple[st
     return per, _agreement_of_counts(counts, categories)
 
 
-def rejudge_summary(db: Database, project: str, *, query_id: str | None = None, kind: str = "edit") -> dict:
+def rejudge_summary(db: Database, project: str, *, query_id: str | None = None, kind: str = "edit",
+                    titles: bool = True) -> dict:
     """What the re-judging of ``kind`` (``edit``: expert edits, the default; ``published``: the
     published changed instruction) says so far, per query (its newest round) and overall.
 
@@ -173,7 +174,8 @@ def rejudge_summary(db: Database, project: str, *, query_id: str | None = None, 
     judged relevant, agreement (pairwise percent agreement, Randolph's kappa:
     :func:`rounds_agreement`), and ``qrels_changed``: the query's base qrels (``published``: the
     published changed ones; ``edit``: the original ones) with every resolved re-judged document
-    updated -- controls are reported, never written there.
+    updated -- controls are reported, never written there. ``titles=False`` leaves each document's
+    ``title`` empty without reading the titles (a qrels build needs none).
 
     Returns ``{"study_id", "kind", "scale", "queries": [...], "documents": [...], "overall": {...},
     "qrels_changed": {qrels key: {doc: rel}}}``.
@@ -181,10 +183,10 @@ def rejudge_summary(db: Database, project: str, *, query_id: str | None = None, 
     if kind not in KINDS:
         raise IFJudgeError(f"re-judging kind {kind!r}; expected one of {', '.join(KINDS)}")
     with paused_gc():  # a dict per document, no cycles (annotation.bulk)
-        return _rejudge_summary(db, project, query_id, kind)
+        return _rejudge_summary(db, project, query_id, kind, titles)
 
 
-def _rejudge_summary(db: Database, project: str, query_id: str | None, kind: str) -> dict:
+def _rejudge_summary(db: Database, project: str, query_id: str | None, kind: str, titles: bool) -> dict:
     pid = projects.get_project(db, project)["id"]
     out = {"study_id": None, "kind": kind, "scale": None, "queries": [], "documents": [], "overall": {},
            "qrels_changed": {}}
@@ -194,7 +196,7 @@ def _rejudge_summary(db: Database, project: str, query_id: str | None, kind: str
         return out
     scale = studies.get_study(db, study_id)["settings"].get("relevance", "binary")
     rounds = _rounds(db, study_id, query_id)
-    inputs = _judged_inputs(db, pid, study_id, rounds)
+    inputs = _judged_inputs(db, pid, study_id, rounds, titles=titles)
     label_rounds = []
     for q in sorted(rounds["current"]):
         vid = rounds["current"][q]
@@ -235,7 +237,7 @@ def _rounds(db: Database, study_id: int, query_id: str | None) -> dict:
     return {"items": by_version, "version_query": version_query, "current": current}
 
 
-def _judged_inputs(db: Database, pid: int, study_id: int, rounds: dict) -> dict:
+def _judged_inputs(db: Database, pid: int, study_id: int, rounds: dict, *, titles: bool = True) -> dict:
     """What the rounds are judged against: the current labels by item, the adjudications, the
     original and published changed qrels, and the titles of the documents of the current rounds."""
     labels_by_item: dict[int, list[tuple[str, str]]] = {}  # item -> (annotator, value) by annotator name
@@ -248,7 +250,7 @@ def _judged_inputs(db: Database, pid: int, study_id: int, rounds: dict) -> dict:
     docs = {it["doc_id"] for vid in rounds["current"].values() for it in rounds["items"].get(vid, [])}
     return {"labels": labels_by_item, "adjudicated": studies.adjudications(db, study_id),
             "original": projects.qrels(db, pid, "original"), "changed": projects.qrels(db, pid, "changed"),
-            "titles": projects.document_titles(db, pid, sorted(docs))}
+            "titles": projects.document_titles(db, pid, sorted(docs)) if titles else {}}
 
 
 def _base_judgments(inputs: dict, q: str, kind: str) -> tuple[str, dict, dict | None, dict]:
