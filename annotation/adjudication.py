@@ -22,8 +22,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from annotation import majority as majority_rule
-from annotation.outcomes import Outcome, item_outcomes
+from annotation.outcomes import PROVENANCES, OutcomeTable, outcome_table
 from annotation.questions import question
 from annotation.workspace import narrative_with_changes
 from storage import projects, studies
@@ -34,17 +36,18 @@ SHOW = ("unresolved", "majority", "decided", "all")
 QUEUE_ROWS = 100  # items of a queue the Adjudicate page lists at a time (around the open item)
 
 
-def _in_queue(o: Outcome, show: str) -> bool:
-    decided = o.provenance == "adjudicated"
-    tie = not decided and o.provenance == "unresolved" and sum(o.label_counts.values()) >= 2
-    split = len(o.label_counts) > 1
+def _queue_mask(t: OutcomeTable, show: str) -> np.ndarray:
+    """The rows of ``t`` in queue ``show``: ties of two labels or more not decided by a lead
+    (``unresolved``), majorities over differing labels, lead decisions, or all of these."""
+    decided = t.is_("adjudicated")
     if show == "unresolved":
-        return tie
+        return t.is_("unresolved") & (t.n >= 2)
+    split = t.distinct > 1
     if show == "majority":
-        return o.provenance == "majority" and split
+        return t.is_("majority") & split
     if show == "decided":
         return decided
-    return split or decided
+    return split | decided
 
 
 def queue(db: Database, study_id: int, *, show: str = "unresolved") -> list[dict]:
@@ -53,20 +56,25 @@ def queue(db: Database, study_id: int, *, show: str = "unresolved") -> list[dict
     if show not in SHOW:
         raise InvalidAnswer(f"show must be one of {', '.join(SHOW)}, got {show!r}")
     studies.get_study(db, study_id)
-    rows = [
-        {"item": o.item_id, "instance": o.instance_id, "question": o.question, "doc_id": o.doc_id,
-         "votes": dict(o.label_counts), "provenance": o.provenance, "decision": o.value,
-         "disagreement": round(o.disagreement, 6)}
-        for o in item_outcomes(db, study_id) if _in_queue(o, show)
+    t = outcome_table(db, study_id)
+    rows = np.flatnonzero(_queue_mask(t, show))
+    disagreement = t.disagreement()[rows].tolist()
+    # most disagreement first (rounded to 6 decimals), then by item id
+    it = t.items
+    out = [
+        {"item": it["id"][j], "instance": it["instance_id"][j], "question": it["question"][j], "doc_id": it["doc_id"][j],
+         "votes": t.votes(j), "provenance": PROVENANCES[t.provenance[j]], "decision": t.values[j],
+         "disagreement": round(d, 6)}
+        for j, d in zip(rows.tolist(), disagreement)
     ]
-    return sorted(rows, key=lambda r: (-r["disagreement"], r["item"]))
+    return sorted(out, key=lambda r: (-r["disagreement"], r["item"]))
 
 
 def queue_counts(db: Database, study_id: int) -> dict[str, int]:
     """How many items each queue of :data:`SHOW` holds (the lengths of :func:`queue`)."""
     studies.get_study(db, study_id)
-    outcomes = item_outcomes(db, study_id)
-    return {show: sum(_in_queue(o, show) for o in outcomes) for show in SHOW}
+    t = outcome_table(db, study_id)
+    return {show: int(_queue_mask(t, show).sum()) for show in SHOW}
 
 
 @dataclass
@@ -119,9 +127,8 @@ def item_view(db: Database, study_id: int, item_id: int) -> ItemView:
     else:
         options = [(v, q.label(v)) for v in q.categories]
     labels = dict(options)
-    cols = studies.current_label_columns(db, study_id, item["question"])
     votes = [{"annotator": a, "value": v, "answer": labels.get(v, v), "reason": why or ""}
-             for i, a, v, why in zip(cols["item"], cols["annotator"], cols["value"], cols["reason"]) if i == item_id]
+             for a, v, why in studies.item_current_labels(db, item_id)]
     decision = studies.adjudications(db, study_id).get(item_id)
     counts: dict[str, int] = {}
     for v in votes:

@@ -29,7 +29,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from annotation import majority
+from annotation.bulk import paused_gc
 from annotation.outcomes import ValidationRules, match_score
 from annotation.narrative_versions import original_judgments
 from annotation.rejudging import KIND_VERSIONS, PURPOSES, changed_judgments, kind_of_study, rejudge_summary
@@ -133,21 +136,28 @@ def _check_studies(db, project_id: int, study_ids: list[int], allow_incomplete: 
 
 def pooled_decisions(db: Database, study_ids: list[int], questions: tuple[str, ...]) -> dict[tuple, dict]:
     """(instance id, question, doc id or None, mode or None) -> {"decision": Decision, "studies",
-    "gold", "payload"} with the labels of every named study pooled and the newest adjudication."""
+    "gold", "payload"} with the labels of every named study pooled and the newest adjudication.
+    ``payload`` (the item's, parsed) is shared by the items with the same payload text: read it, do
+    not change it."""
     out: dict[tuple, dict] = {}
     adj_newest: dict[tuple, dict] = {}
     for sid in study_ids:
-        labels = studies.current_values(db, sid)
+        labels = _values_by_item(db, sid)
         adj = studies.adjudications(db, sid)
-        for it in studies.items_of_questions(db, sid, questions):
-            key = (it["instance_id"], it["question"], it["doc_id"], it["payload"].get("mode"))
-            slot = out.setdefault(key, {"labels": [], "studies": [], "gold": it["payload"].get("gold"), "payload": it["payload"]})
-            slot["labels"] += labels.get(it["id"], [])
-            slot["planned"] = slot.get("planned", 0) + it["cap"]  # annotators planned over the pooled studies
-            slot["studies"].append(sid)
-            a = adj.get(it["id"])
-            if a is not None and (key not in adj_newest or a["id"] > adj_newest[key]["id"]):
-                adj_newest[key] = a
+        for item_id, inst, q, doc, cap, payload in studies.item_rows_of_questions(db, sid, questions):
+            key = (inst, q, doc, payload.get("mode"))
+            slot = out.get(key)
+            if slot is None:
+                slot = out[key] = {"labels": list(labels.get(item_id, ())), "studies": [sid], "gold": payload.get("gold"),
+                                   "payload": payload, "planned": cap}  # annotators planned over the pooled studies
+            else:
+                slot["labels"] += labels.get(item_id, ())
+                slot["planned"] += cap
+                slot["studies"].append(sid)
+            if adj:
+                a = adj.get(item_id)
+                if a is not None and (key not in adj_newest or a["id"] > adj_newest[key]["id"]):
+                    adj_newest[key] = a
     # decide() is a pure function of these: 7,917 patterns for the 33,336 items of the 100k InstructIR study
     decisions: dict[tuple, majority.Decision] = {}
     for key, slot in out.items():
@@ -158,6 +168,17 @@ def pooled_decisions(db: Database, study_ids: list[int], questions: tuple[str, .
             d = decisions[pattern] = majority.decide(slot["labels"], adjudication=pattern[1], overlap=pattern[2])
         slot["decision"] = d
     return out
+
+
+def _values_by_item(db: Database, study_id: int) -> dict[int, list[str]]:
+    """item id -> the values of its current labels, by annotator name (the labels come by item)."""
+    items, values = studies.current_label_values(db, study_id)
+    if not items:
+        return {}
+    ids = np.asarray(items, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1]]).tolist()
+    ends = starts[1:] + [len(items)]
+    return {items[a]: values[a:b] for a, b in zip(starts, ends)}
 
 
 def _check_policy(unresolved: str | None, *, documents: bool) -> None:
@@ -240,12 +261,14 @@ def _instance_outcomes(pooled: dict[tuple, dict], rules: ValidationRules) -> dic
     return per_instance
 
 
-def _instance_verdict(d: dict | None, rules: ValidationRules, unresolved: str | None) -> tuple:
-    """(keep, provenance, reason, label counts, studies) of one instance (None: not in the studies)."""
+def _instance_verdict(d: dict | None, rules: ValidationRules, unresolved: str | None,
+                      used: set[str] | None = None) -> tuple:
+    """(keep, provenance, reason, label counts, studies) of one instance (None: not in the studies);
+    ``used``: :func:`_used_questions` of ``rules``, when the caller has it."""
     if d is None:
         keep = rules.keep_unsampled
         return keep, "not checked", "" if keep else "not checked by the named studies", {}, []
-    used = _used_questions(rules)
+    used = _used_questions(rules) if used is None else used
     decs = [d["outcomes"][q] for q in used if q in d["outcomes"]]
     counts = {q: dec.counts for q, dec in d["outcomes"].items()}
     if d["why"]:
@@ -270,8 +293,9 @@ def _instance_judgments(original: dict, per_instance: dict, passages: dict, rule
     """The ``original`` qrels of the instances kept, with one provenance row per judgment (the
     passages the passage-match rule judges are left to it) and the unresolved rows."""
     qrels, prov, open_rows = {}, [], []
+    used = _used_questions(rules)
     for qid, docs in sorted(original.items()):
-        keep, provenance, reason, counts, sids = _instance_verdict(per_instance.get(qid), rules, unresolved)
+        keep, provenance, reason, counts, sids = _instance_verdict(per_instance.get(qid), rules, unresolved, used)
         if keep:
             qrels[qid] = dict(docs)
         for doc, rel in sorted(docs.items()):
@@ -414,7 +438,7 @@ def build_rejudged(db: Database, project: str, study_ids: list[int], *, unresolv
         raise IFJudgeError(f"none of the named studies is a re-judging study of {project!r}"
                            + ("" if kind is None else f" of kind {kind!r}"))
     rid = kinds[kind]
-    summary = rejudge_summary(db, project, kind=kind)
+    summary = rejudge_summary(db, project, kind=kind, titles=False)  # the titles are not part of qrels
     original = projects.qrels(db, proj["id"], "original")
     changed = projects.qrels(db, proj["id"], "changed")
     base, published, judged, key_of = {}, {}, [], {}
@@ -429,13 +453,18 @@ def build_rejudged(db: Database, project: str, study_ids: list[int], *, unresolv
             published[key] = dict(ojudged)
         key_of[q["query_id"]] = key
     controls = {"documents": 0, "resolved": 0, "judged_relevant": 0}
+    decisions: dict[tuple, majority.Decision] = {}  # decide() is a pure function of these: a few patterns
     for d in summary["documents"]:
         if d["control"]:
             controls["documents"] += 1
             controls["resolved"] += d["changed"] is not None
             controls["judged_relevant"] += d["changed"] is not None and d["changed"] > 0
             continue
-        dec = majority.decide(list(_labels_of(d)), adjudication=d["adjudication"], overlap=d.get("planned"))
+        pattern = (tuple(d["counts"].items()), d["adjudication"], d.get("planned"))
+        dec = decisions.get(pattern)
+        if dec is None:
+            dec = decisions[pattern] = majority.decide(list(_labels_of(d)), adjudication=d["adjudication"],
+                                                       overlap=d.get("planned"))
         judged.append({"qid": key_of[d["query_id"]], "doc_id": d["doc_id"], "decision": dec, "relevance": d["changed"],
                        "studies": [rid]})
     version = KIND_VERSIONS[kind]
@@ -542,6 +571,13 @@ def build_versions(
 
     Raises IncompleteStudy (a named study has unlabelled assignments, without ``allow_incomplete``)
     and UnresolvedJudgments (unresolved judgments without an ``unresolved`` policy)."""
+    with paused_gc():  # hundreds of thousands of dicts and lists, no cycles (annotation.bulk)
+        return _build_versions(db, project, study_ids, rules=rules, unresolved=unresolved,
+                               allow_incomplete=allow_incomplete)
+
+
+def _build_versions(db: Database, project: str, study_ids: list[int], *, rules: ValidationRules | None,
+                    unresolved: str | None, allow_incomplete: bool) -> dict[str, QrelsBuild]:
     proj = projects.get_project(db, project)
     infos = _check_studies(db, proj["id"], list(study_ids), allow_incomplete)
     out: dict[str, QrelsBuild] = {}
@@ -586,10 +622,11 @@ def store_versions(
 
     Nothing is stored unless every version builds: IncompleteStudy and UnresolvedJudgments are
     raised as by :func:`build_versions` before the first store."""
-    with studies.shared_reads(db):  # the builds read each study's items and labels once
+    with paused_gc(), studies.shared_reads(db):  # the builds read each study's items and labels once
         builds = build_versions(db, project, study_ids, rules=rules, unresolved=unresolved,
                                 allow_incomplete=allow_incomplete)
-    return {v: (store_build(db, project, b, created_by=created_by), b) for v, b in builds.items()}
+    with paused_gc():
+        return {v: (store_build(db, project, b, created_by=created_by), b) for v, b in builds.items()}
 
 
 def describe_studies(infos: list[dict]) -> str:

@@ -21,11 +21,10 @@ and :func:`annotation.qrels_builds.store_edited_qrels` (edits). No Streamlit, no
 """
 from __future__ import annotations
 
-from collections import Counter
-
 import numpy as np
 
 from annotation import majority
+from annotation.bulk import paused_gc
 from annotation.agreement_data import UnknownLabel
 from annotation.agreement_stats import Undefined, fleiss_kappa, percent_agreement, randolph_kappa
 from annotation.narrative_versions import original_judgments
@@ -132,28 +131,35 @@ def rounds_agreement(label_rounds: list[list[dict]], categories: tuple[str, ...]
     >>> round(total["percent_agreement"], 4), round(total["randolph_kappa"], 4)  # (1/3 + 1) / 2; (2/3 - 1/2) / (1/2)
     (0.6667, 0.3333)
     """
-    flat = [r for labels in label_rounds for r in labels]
+    return _rounds_agreement([([r["item"] for r in labels], [r["value"] for r in labels]) for labels in label_rounds],
+                             categories)
+
+
+def _rounds_agreement(rounds: list[tuple[list, list[str]]], categories: tuple[str, ...]) -> tuple[list[dict], dict]:
+    """:func:`rounds_agreement` of rounds given as columns: per round, (item ids, values)."""
     code = {c: k for k, c in enumerate(categories)}
-    if not flat:
-        return [_no_pairs() for _ in label_rounds], _no_pairs()
-    for labels in label_rounds:  # as the agreement report: the first label outside the categories, by its row
-        bad = next((i for i, r in enumerate(labels) if r["value"] not in code), None)
+    flat_items = [i for items, _ in rounds for i in items]
+    if not flat_items:
+        return [_no_pairs() for _ in rounds], _no_pairs()
+    for _, values in rounds:  # as the agreement report: the first label outside the categories, by its row
+        bad = next((i for i, v in enumerate(values) if v not in code), None)
         if bad is not None:
-            raise UnknownLabel(labels[bad]["value"], bad, categories)
+            raise UnknownLabel(values[bad], bad, categories)
     position: dict = {}
-    rows = np.fromiter((position.setdefault(r["item"], len(position)) for r in flat), np.int64, len(flat))
-    codes = np.fromiter((code[r["value"]] for r in flat), np.int64, len(flat))
+    rows = np.fromiter((position.setdefault(i, len(position)) for i in flat_items), np.int64, len(flat_items))
+    codes = np.fromiter((code[v] for _, values in rounds for v in values), np.int64, len(flat_items))
     q = len(categories)
     counts = np.bincount(rows * q + codes, minlength=len(position) * q).reshape(len(position), q)
     per, start = [], 0
-    for labels in label_rounds:
-        items = rows[start:start + len(labels)]
-        start += len(labels)
-        per.append(_agreement_of_counts(counts[items.min():items.max() + 1], categories) if len(labels) else _no_pairs())
+    for items, _ in rounds:
+        part = rows[start:start + len(items)]
+        start += len(items)
+        per.append(_agreement_of_counts(counts[part.min():part.max() + 1], categories) if len(items) else _no_pairs())
     return per, _agreement_of_counts(counts, categories)
 
 
-def rejudge_summary(db: Database, project: str, *, query_id: str | None = None, kind: str = "edit") -> dict:
+def rejudge_summary(db: Database, project: str, *, query_id: str | None = None, kind: str = "edit",
+                    titles: bool = True) -> dict:
     """What the re-judging of ``kind`` (``edit``: expert edits, the default; ``published``: the
     published changed instruction) says so far, per query (its newest round) and overall.
 
@@ -168,13 +174,19 @@ def rejudge_summary(db: Database, project: str, *, query_id: str | None = None, 
     judged relevant, agreement (pairwise percent agreement, Randolph's kappa:
     :func:`rounds_agreement`), and ``qrels_changed``: the query's base qrels (``published``: the
     published changed ones; ``edit``: the original ones) with every resolved re-judged document
-    updated -- controls are reported, never written there.
+    updated -- controls are reported, never written there. ``titles=False`` leaves each document's
+    ``title`` empty without reading the titles (a qrels build needs none).
 
     Returns ``{"study_id", "kind", "scale", "queries": [...], "documents": [...], "overall": {...},
     "qrels_changed": {qrels key: {doc: rel}}}``.
     """
     if kind not in KINDS:
         raise IFJudgeError(f"re-judging kind {kind!r}; expected one of {', '.join(KINDS)}")
+    with paused_gc():  # a dict per document, no cycles (annotation.bulk)
+        return _rejudge_summary(db, project, query_id, kind, titles)
+
+
+def _rejudge_summary(db: Database, project: str, query_id: str | None, kind: str, titles: bool) -> dict:
     pid = projects.get_project(db, project)["id"]
     out = {"study_id": None, "kind": kind, "scale": None, "queries": [], "documents": [], "overall": {},
            "qrels_changed": {}}
@@ -184,7 +196,7 @@ def rejudge_summary(db: Database, project: str, *, query_id: str | None = None, 
         return out
     scale = studies.get_study(db, study_id)["settings"].get("relevance", "binary")
     rounds = _rounds(db, study_id, query_id)
-    inputs = _judged_inputs(db, pid, study_id, rounds)
+    inputs = _judged_inputs(db, pid, study_id, rounds, titles=titles)
     label_rounds = []
     for q in sorted(rounds["current"]):
         vid = rounds["current"][q]
@@ -199,7 +211,7 @@ def rejudge_summary(db: Database, project: str, *, query_id: str | None = None, 
         out["documents"] += rows
         out["qrels_changed"][key] = changed
         label_rounds.append(labels)
-    per_round, overall = rounds_agreement(label_rounds, question("relevance", relevance=scale).categories)
+    per_round, overall = _rounds_agreement(label_rounds, question("relevance", relevance=scale).categories)
     for summary, agreement in zip(out["queries"], per_round):
         summary["agreement"] = agreement
     out.update(study_id=study_id, scale=scale, overall=_overall(out["queries"], overall))
@@ -225,16 +237,20 @@ def _rounds(db: Database, study_id: int, query_id: str | None) -> dict:
     return {"items": by_version, "version_query": version_query, "current": current}
 
 
-def _judged_inputs(db: Database, pid: int, study_id: int, rounds: dict) -> dict:
+def _judged_inputs(db: Database, pid: int, study_id: int, rounds: dict, *, titles: bool = True) -> dict:
     """What the rounds are judged against: the current labels by item, the adjudications, the
     original and published changed qrels, and the titles of the documents of the current rounds."""
-    labels_by_item: dict[int, list[dict]] = {}
-    for r in studies.current_labels(db, study_id, "relevance"):
-        labels_by_item.setdefault(r["item"], []).append(r)
+    labels_by_item: dict[int, list[tuple[str, str]]] = {}  # item -> (annotator, value) by annotator name
+    for item, annotator, value in studies.current_label_votes(db, study_id, "relevance"):
+        labs = labels_by_item.get(item)
+        if labs is None:
+            labels_by_item[item] = [(annotator, value)]
+        else:
+            labs.append((annotator, value))
     docs = {it["doc_id"] for vid in rounds["current"].values() for it in rounds["items"].get(vid, [])}
     return {"labels": labels_by_item, "adjudicated": studies.adjudications(db, study_id),
             "original": projects.qrels(db, pid, "original"), "changed": projects.qrels(db, pid, "changed"),
-            "titles": projects.document_titles(db, pid, sorted(docs))}
+            "titles": projects.document_titles(db, pid, sorted(docs)) if titles else {}}
 
 
 def _base_judgments(inputs: dict, q: str, kind: str) -> tuple[str, dict, dict | None, dict]:
@@ -248,26 +264,36 @@ def _base_judgments(inputs: dict, q: str, kind: str) -> tuple[str, dict, dict | 
 
 
 def _round_documents(q: str, vid: int, items: list[dict], inputs: dict, judged: dict, pub_judged: dict | None,
-                     scale: str) -> tuple[list[dict], list[dict]]:
-    """The document rows of one round (by doc id) and the round's labels, in that order."""
-    rows, round_labels = [], []
+                     scale: str) -> tuple[list[dict], tuple[list[int], list[str]]]:
+    """The document rows of one round (by doc id) and the round's labels as columns (item ids,
+    values), in that order."""
+    rows, label_items, label_values = [], [], []
+    decisions = inputs.setdefault("decisions", {})  # resolve() is a pure function of (values, adjudication, overlap)
     for it in sorted(items, key=lambda i: i["doc_id"]):
-        labs = inputs["labels"].get(it["id"], [])
-        round_labels += labs
+        labs = inputs["labels"].get(it["id"], ())
+        values = tuple(v for _, v in labs)
+        label_items += [it["id"]] * len(values)
+        label_values += values
         adj = inputs["adjudicated"].get(it["id"])
-        value, status = resolve([lab["value"] for lab in labs], adj["value"] if adj else None, overlap=it["cap"])
+        pattern = (values, adj["value"] if adj else None, it["cap"])
+        resolved = decisions.get(pattern)
+        if resolved is None:
+            resolved = decisions[pattern] = resolve(list(values), pattern[1], overlap=it["cap"])
+        value, status = resolved
         orig = judged.get(it["doc_id"])
         rel = None if value is None else to_relevance(value, scale=scale, original=orig)
+        counts: dict[str, int] = {}
+        for v in values:
+            counts[v] = counts.get(v, 0) + 1
         rows.append({
             "query_id": q, "version_id": vid, "item": it["id"], "doc_id": it["doc_id"],
             "title": inputs["titles"].get(it["doc_id"], ""), "control": bool(it["payload"].get("control")),
             "original": orig, "published": None if pub_judged is None else pub_judged.get(it["doc_id"], 0),
-            "labels": {lab["annotator"]: lab["value"] for lab in labs},
-            "counts": dict(Counter(lab["value"] for lab in labs)), "adjudication": adj["value"] if adj else None,
+            "labels": dict(labs), "counts": counts, "adjudication": pattern[1],
             "status": status, "value": value, "changed": rel, "planned": it["cap"],
             "flipped": rel is not None and (orig or 0) > 0 and rel <= 0,
         })
-    return rows, round_labels
+    return rows, (label_items, label_values)
 
 
 def _query_summary(q: str, vid: int, judged: dict[str, int], rows: list[dict]) -> dict:

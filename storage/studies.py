@@ -225,6 +225,23 @@ def item_columns(db: Database, study_id: int, question: str | None = None) -> di
     return {k: [v[j] for j in keep] for k, v in cols.items()}
 
 
+def item_rows_of_questions(db: Database, study_id: int, questions) -> list[tuple]:
+    """(id, instance_id, question, doc_id, cap, payload) of the study's items asking one of
+    ``questions``, in :func:`items_of_study` order; a payload text shared by many items (``{}``) is
+    parsed once and its dict shared by them: read the dicts, do not change them."""
+    marks = ",".join("?" * len(questions))
+    parsed: dict[str, dict] = {}
+    out = []
+    for item_id, inst, q, doc, cap, raw in db.execute(
+            f"SELECT id, instance_id, question, doc_id, cap, payload FROM items WHERE study_id = ? AND question IN ({marks})"
+            " ORDER BY position, id", [study_id, *questions]):
+        payload = parsed.get(raw)
+        if payload is None:
+            payload = parsed[raw] = json.loads(raw)
+        out.append((item_id, inst, q, doc, cap, payload))
+    return out
+
+
 def item_payloads(db: Database, study_id: int) -> dict[int, dict]:
     """item id -> payload (parsed) of every item of the study; a payload text shared by many items
     (``{}``, ``{"control": true}``) is parsed once and its dict shared by them: read the dicts, do
@@ -532,6 +549,39 @@ def current_label_columns(db: Database, study_id: int, question: str | None = No
     read = lambda: LabelColumns(_current_label_rows(db, study_id, question))  # noqa: E731
     shared = _shared_rows(db, ("label_columns", study_id, question), read)
     return read() if shared is None else shared
+
+
+def current_label_values(db: Database, study_id: int, question: str | None = None) -> tuple[list[int], list[str]]:
+    """(item ids, values) of the current labels of the study (one question, or all), in
+    :func:`current_labels` order (by item, then annotator name): the two columns a majority vote
+    needs, read without the other nine (100,008 labels: 0.12 s instead of 0.39 s). While ``db``
+    shares its reads (:func:`share_reads`) the lists are shared too: read them, do not change them."""
+    sql = ("SELECT l.item_id, l.value FROM labels l JOIN items i ON i.id = l.item_id JOIN users u ON u.id = l.user_id"
+           " WHERE i.study_id = ?" + (" AND i.question = ?" if question else "") + " AND " + _CURRENT
+           + " ORDER BY l.item_id, u.name")
+
+    def read() -> tuple[list[int], list[str]]:
+        rows = db.execute(sql, [study_id, question] if question else [study_id]).fetchall()
+        return [r[0] for r in rows], [r[1] for r in rows]
+
+    shared = _shared_rows(db, ("label_values", study_id, question), read)
+    return read() if shared is None else shared
+
+
+def current_label_votes(db: Database, study_id: int, question: str | None = None) -> list[tuple[int, str, str]]:
+    """(item id, annotator, value) of the current labels of the study (one question, or all), in
+    :func:`current_labels` order: three of its eleven columns, as tuples."""
+    return db.execute(
+        "SELECT l.item_id, u.name, l.value FROM labels l JOIN items i ON i.id = l.item_id JOIN users u ON u.id = l.user_id"
+        " WHERE i.study_id = ?" + (" AND i.question = ?" if question else "") + " AND " + _CURRENT
+        + " ORDER BY l.item_id, u.name", [study_id, question] if question else [study_id]).fetchall()
+
+
+def item_current_labels(db: Database, item_id: int) -> list[tuple[str, str, str]]:
+    """(annotator, value, reason) of the current label of each annotator of one item, by name."""
+    return [tuple(r) for r in db.execute(
+        "SELECT u.name, l.value, l.reason FROM labels l JOIN users u ON u.id = l.user_id"
+        " WHERE l.item_id = ? AND " + _CURRENT + " ORDER BY u.name", [item_id])]
 
 
 def labelled_assignments(db: Database, study_id: int) -> tuple[int, int]:

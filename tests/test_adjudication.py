@@ -99,3 +99,35 @@ def test_docstring_examples_run(name):
 
     result = doctest.testmod(importlib.import_module(name))
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_queues_counts_and_order_by_hand(labelled):
+    """Every queue on votes counted by hand: a superseded label does not count, a single label of an
+    item planned for three annotators awaits more (not a tie), one planned for one decides, and a
+    lead's decision moves an item from its queue to "decided"."""
+    db, sid = labelled
+    nat = [i["id"] for i in studies.items_of_study(db, sid, "naturalness")]
+    val = [i["id"] for i in studies.items_of_study(db, sid, "validity")]
+    ann1, ann2 = user(db, "ann1")["id"], user(db, "ann2")["id"]
+    adjudication.record(db, sid, nat[0], "No", lead="lead")
+    adjudication.record(db, sid, val[0], "No", lead="lead")
+    with write(db):
+        db.execute("DELETE FROM labels WHERE user_id = ? AND item_id IN (?, ?)", [ann2, nat[1], nat[2]])
+        db.execute("UPDATE items SET cap = 1 WHERE id = ?", [nat[2]])  # one planned annotator: ann1's Yes decides
+        old = db.execute("SELECT MAX(id) FROM labels WHERE item_id = ? AND user_id = ?", [val[1], ann1]).fetchone()[0]
+        db.execute("INSERT INTO labels (item_id, user_id, value, reason, submitted_at, supersedes)"
+                   " VALUES (?, ?, 'No', 'changed my mind', 1.0, ?)", [val[1], ann1, old])  # Yes -> No: now 1 Yes, 2 No
+    ties = [r["item"] for r in adjudication.queue(db, sid)]
+    assert ties == sorted(nat[3:])  # all 1-1 ties (disagreement 0.5), by item id
+    assert {r["item"]: r["provenance"] for r in adjudication.queue(db, sid, show="decided")} == {
+        nat[0]: "adjudicated", val[0]: "adjudicated"}
+    majority = {r["item"]: r for r in adjudication.queue(db, sid, show="majority")}
+    assert sorted(majority) == sorted(val[1:])
+    assert majority[val[1]]["votes"] == {"No": 2, "Yes": 1} and majority[val[1]]["decision"] == "No"
+    assert majority[val[2]]["votes"] == {"Yes": 2, "No": 1} and majority[val[2]]["disagreement"] == 0.333333
+    everything = adjudication.queue(db, sid, show="all")
+    # the six split naturalness items (0.5) first, then the eight validity items (1/3), each by item id
+    assert [r["item"] for r in everything] == sorted([nat[0], *nat[3:]]) + sorted(val)
+    assert adjudication.queue_counts(db, sid) == {"unresolved": 5, "majority": 7, "decided": 2, "all": 14}
+    decided = {r["item"]: r for r in everything}[nat[0]]
+    assert decided["votes"] == {"Yes": 1, "No": 1} and decided["decision"] == "No" and decided["disagreement"] == 0.5

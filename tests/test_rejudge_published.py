@@ -57,6 +57,10 @@ def test_changed_validated_is_compared_with_published_changed_judgment_by_judgme
     published_rejudged_demo(db)
     summary = rejudging.rejudge_summary(db, "demo", kind="published")
     q = summary["queries"][0]
+    assert all(d["title"] for d in summary["documents"])
+    untitled = rejudging.rejudge_summary(db, "demo", kind="published", titles=False)  # what a build reads
+    assert [d["title"] for d in untitled["documents"]] == [""] * len(summary["documents"])
+    assert untitled == {**summary, "documents": [{**d, "title": ""} for d in summary["documents"]]}
     # resolved main documents: 1 agrees (1/1), 2 differs (0/1), 3 differs (1/0), 4 agrees, 5 agrees (adjudicated 0/0)
     assert (q["agree_published"], q["disagree_published"], q["flipped"]) == (3, 2, 3)
     assert (q["controls"], q["controls_judged_relevant"]) == (1, 1)
