@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from statistics import median
 
+import numpy as np
 import pandas as pd
 
 from annotation import majority
@@ -92,22 +93,24 @@ def labels_frame(db: Database, study_id: int, question_id: str) -> tuple[pd.Data
     position ("1".."N") of the chosen passage in the item's canonical (sorted) candidate list, and
     the gold as the target's position.
     """
-    study = studies.get_study(db, study_id)
-    s = study["settings"]
-    cols = studies.current_label_columns(db, study_id, question_id)
+    from annotation.outcome_table import outcome_table  # the columns of every label, read once per page run
+
+    s = studies.get_study(db, study_id)["settings"]
+    t = outcome_table(db, study_id)
+    rows = np.flatnonzero(t.question[t.label_row] == question_id)
+    items, values = t.item[t.label_row[rows]], t.label_value[rows]
     gold = None
     if question_id == "best_passage":
-        items = study_items(db, study_id, question_id)
+        candidates = studies.item_candidates(db, study_id, question_id)
         n = int(s.get("passages", 3))
         categories = [str(i) for i in range(1, n + 1)]
-        code = lambda item, v: str(items[item]["payload"]["candidates"].index(v) + 1)  # noqa: E731
-        values = [code(i, v) for i, v in zip(cols["item"], cols["value"])]
-        gold = {i: code(i, it["payload"]["gold"]) for i, it in items.items() if it["payload"].get("gold")}
+        values = [str(candidates[i].index(v) + 1) for i, v in zip(items.tolist(), values.tolist())]
+        mine = np.flatnonzero(t.question == question_id)
+        gold = {i: str(candidates[i].index(g) + 1) for i, g in zip(t.item[mine].tolist(), t.gold[mine].tolist()) if g}
     else:
         q = question(question_id, naturalness=s.get("naturalness", "yesno"), relevance=s.get("relevance", "binary"))
         categories = list(q.categories)
-        values = cols["value"]
-    frame = pd.DataFrame({"item": cols["item"], "annotator": cols["annotator"], "label": values})
+    frame = pd.DataFrame({"item": items, "annotator": t.annotator[rows], "label": values})
     return frame, categories, gold
 
 
