@@ -17,6 +17,7 @@ import pandas as pd
 from statsmodels.stats.proportion import proportion_confint
 
 from annotation.agreement import agreement_report
+from annotation.gc_pause import paused_gc
 from annotation.glossary import label, undefined
 from annotation.outcome_table import outcome_table
 from annotation.outcomes import labels_frame, study_items
@@ -229,7 +230,8 @@ def study_monitor(db: Database, study_id: int, *, n_boot: int = 200, seed: int |
     ``"disagreements"`` and ``"reasons"``}. Intervals use ``n_boot`` bootstrap replicates with
     ``seed`` (default: the study's seed), as the page does.
     """
-    with studies.shared_reads(db):  # the pieces below read the same labels: once
+    # the pieces below read the same labels: once; their hundreds of thousands of rows hold no cycle
+    with studies.shared_reads(db), paused_gc():
         return _study_monitor(db, study_id, n_boot=n_boot, seed=seed)
 
 
