@@ -91,8 +91,9 @@ def _question_report(db: Database, study_id: int, question_id: str, *, n_boot: i
         return None
     ordinal = question_id in ("passage_match", "instfol_match") or categories == ["1", "2", "3", "4", "5"]
     overlap, adjudications = decision_inputs(db, study_id, question_id)
+    caps = set(overlap.values())
     report = agreement_report(frame, categories, gold=gold, ordinal=ordinal, n_boot=n_boot, seed=seed,
-                              overlap=overlap, adjudications=adjudications)
+                              overlap=caps.pop() if len(caps) == 1 else overlap, adjudications=adjudications)
     if "Yes" in categories:
         report["yes_share"] = report["majority_shares"]["Yes"]
     if ordinal:
