@@ -664,9 +664,10 @@ def item_candidates(db: Database, study_id: int, question: str = "best_passage")
     payload is decoded. Shared while ``db`` shares its reads (:func:`share_reads`): do not change it."""
 
     def read() -> dict[int, list[str]]:
-        return {i: json.loads(c) for i, c in db.execute(
-            "SELECT id, json_extract(payload, '$.candidates') FROM items WHERE study_id = ? AND question = ?"
-            " AND json_extract(payload, '$.candidates') IS NOT NULL", [study_id, question])}
+        rows = db.execute("SELECT id, json_extract(payload, '$.candidates') FROM items WHERE study_id = ? AND question = ?"
+                          " AND json_extract(payload, '$.candidates') IS NOT NULL", [study_id, question]).fetchall()
+        # one decode of all the lists (a JSON array of them) instead of one per item
+        return dict(zip((r[0] for r in rows), json.loads("[" + ",".join(r[1] for r in rows) + "]")))
 
     shared = _shared_rows(db, ("item_candidates", study_id, question), read)
     return read() if shared is None else shared
