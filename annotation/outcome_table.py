@@ -60,6 +60,18 @@ class OutcomeTable:
         n = np.maximum(self.n_labels, 1)
         return np.where(self.n_labels > 0, 1.0 - self.top / n, 0.0)
 
+    def labels_of(self, question: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(item id, annotator, value)`` of each current label of the items asking ``question``,
+        in label order (by item id and annotator name)."""
+        rows = np.flatnonzero(self.question[self.label_row] == question)
+        return self.item[self.label_row[rows]], self.annotator[rows], self.label_value[rows]
+
+    def gold_of(self, question: str) -> dict[int, str]:
+        """item id -> the dataset's answer (the payload's ``gold``) of the items asking ``question``
+        that have one, in item order."""
+        rows = np.flatnonzero(self.question == question)
+        return {i: g for i, g in zip(self.item[rows].tolist(), self.gold[rows].tolist()) if g}
+
     def label_counts(self, rows) -> list[dict[str, int]]:
         """``{value: count}`` of the items at ``rows`` (indices), values in the order their labels
         first give them (as :attr:`annotation.outcomes.Outcome.label_counts`)."""

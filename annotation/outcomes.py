@@ -16,10 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from statistics import median
 
-import numpy as np
 import pandas as pd
 
 from annotation import majority
+from annotation.outcome_table import outcome_table
 from annotation.questions import question
 from storage import projects, studies
 from storage.db import Database
@@ -93,24 +93,20 @@ def labels_frame(db: Database, study_id: int, question_id: str) -> tuple[pd.Data
     position ("1".."N") of the chosen passage in the item's canonical (sorted) candidate list, and
     the gold as the target's position.
     """
-    from annotation.outcome_table import outcome_table  # the columns of every label, read once per page run
-
     s = studies.get_study(db, study_id)["settings"]
     t = outcome_table(db, study_id)
-    rows = np.flatnonzero(t.question[t.label_row] == question_id)
-    items, values = t.item[t.label_row[rows]], t.label_value[rows]
+    items, annotators, values = t.labels_of(question_id)
     gold = None
     if question_id == "best_passage":
         candidates = studies.item_candidates(db, study_id, question_id)
         n = int(s.get("passages", 3))
         categories = [str(i) for i in range(1, n + 1)]
         values = [str(candidates[i].index(v) + 1) for i, v in zip(items.tolist(), values.tolist())]
-        mine = np.flatnonzero(t.question == question_id)
-        gold = {i: str(candidates[i].index(g) + 1) for i, g in zip(t.item[mine].tolist(), t.gold[mine].tolist()) if g}
+        gold = {i: str(candidates[i].index(g) + 1) for i, g in t.gold_of(question_id).items()}
     else:
         q = question(question_id, naturalness=s.get("naturalness", "yesno"), relevance=s.get("relevance", "binary"))
         categories = list(q.categories)
-    frame = pd.DataFrame({"item": items, "annotator": t.annotator[rows], "label": values})
+    frame = pd.DataFrame({"item": items, "annotator": annotators, "label": values})
     return frame, categories, gold
 
 
