@@ -20,7 +20,7 @@ from annotation.agreement import agreement_report
 from annotation.gc_pause import paused_gc
 from annotation.glossary import label, undefined
 from annotation.outcome_table import outcome_table
-from annotation.outcomes import labels_frame, study_items
+from annotation.outcomes import labels_frame
 from annotation.qrels_builds import study_completeness
 from annotation.scale_summary import scale_summary
 from storage import studies, users
@@ -61,14 +61,14 @@ def decision_inputs(db: Database, study_id: int, question_id: str) -> tuple[dict
     cols = studies.item_columns(db, study_id, question_id)
     overlap = {i: int(cap) for i, cap in zip(cols["id"], cols["cap"])}
     adjudications = {}
-    items = None  # best passage: the candidates of the adjudicated items, read once
+    passages = None  # best passage: the candidates of the items, read once
     for i, a in studies.adjudications(db, study_id).items():
         if i not in overlap:
             continue
         value = a["value"]
         if question_id == "best_passage":
-            items = items or study_items(db, study_id, question_id)
-            candidates = items[i]["payload"]["candidates"]
+            passages = studies.item_candidates(db, study_id, question_id) if passages is None else passages
+            candidates = passages[i]
             if value not in candidates:
                 continue  # not one of the item's passages: the vote stands
             value = str(candidates.index(value) + 1)

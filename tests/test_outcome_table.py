@@ -126,3 +126,16 @@ def test_one_overlap_for_every_item_is_checked():
     with pytest.raises(IFJudgeError, match=r"overlap row 0: planned annotators must be a whole number >= 1, got 0"):
         agreement_report(labels, ["Yes", "No"], overlap=0)
     assert agreement_report(labels, ["Yes", "No"], overlap=1)["n_items"] == 1
+
+
+def test_table7_takes_the_leads_best_passage(small):
+    db, sid, order, items = small
+    item = items[order[2], "best_passage"]  # one label of three planned: awaiting labels
+    payload = studies.screen_items(db, sid, order[2])[2]["payload"]
+    assert monitor.question_report(db, sid, "best_passage")["top1_accuracy_excluding_ties"] == 1.0  # 2 of 2 decided
+    studies.add_adjudication(db, item, "not-a-candidate", "lead")  # not one of the item's passages: the vote stands
+    assert monitor.question_report(db, sid, "best_passage")["top1_accuracy_excluding_ties"] == 1.0
+    other = next(c for c in payload["candidates"] if c != payload["gold"])
+    studies.add_adjudication(db, item, other, "lead")  # the lead decides another passage: 2 of 3 right
+    report = monitor.question_report(db, sid, "best_passage")
+    assert report["top1_accuracy_excluding_ties"] == 2 / 3 and report["top1_accuracy_ties_count_as_wrong"] == 2 / 3
