@@ -9,6 +9,7 @@ from annotation import monitor, workspace
 from annotation.agreement import agreement_report
 from annotation.outcome_table import outcome_table
 from annotation.outcomes import item_outcomes, labels_frame
+from annotation.overview import study_progress
 from annotation.studies import StudySettings, create_study
 from storage import studies
 from storage.errors import IFJudgeError
@@ -139,3 +140,11 @@ def test_table7_takes_the_leads_best_passage(small):
     studies.add_adjudication(db, item, other, "lead")  # the lead decides another passage: 2 of 3 right
     report = monitor.question_report(db, sid, "best_passage")
     assert report["top1_accuracy_excluding_ties"] == 2 / 3 and report["top1_accuracy_ties_count_as_wrong"] == 2 / 3
+
+
+def test_overview_counts_unresolved_items(small):
+    db, sid, _, _ = small
+    row = next(r for r in study_progress(db) if r["id"] == sid)
+    # 24 items: screens 0 and 1 decided (6), screen 2's validity adjudicated, its other two awaiting
+    # labels, screens 3-7 without a label (15)
+    assert (row["unresolved"], row["answers_given"], row["answers_needed"]) == (17, 18, 72)
