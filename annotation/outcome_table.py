@@ -12,7 +12,7 @@ overlap (its cap); a lead's newest adjudication overrides the vote.
 >>> from annotation.demo import load_demo
 >>> db = connect(":memory:"); sid = load_demo(db)["study"]["study_id"]
 >>> t = outcome_table(db, sid)
->>> len(t.item), t.n_labels.sum(), sorted(set(t.provenance))
+>>> len(t.item), int(t.n_labels.sum()), sorted(set(t.provenance))
 (24, 0, ['unresolved'])
 """
 from __future__ import annotations
