@@ -688,16 +688,23 @@ ITEM_PART_KEYS = ("control", "kind", "mode")
 
 
 def item_parts(db: Database, study_id: int) -> dict[str, list]:
-    """The members ``control``, ``kind`` and ``mode`` of each item's payload (None where absent;
-    a JSON true / false as 1 / 0), as columns in :func:`item_columns` order, without decoding the
-    payloads. Shared while ``db`` shares its reads (:func:`share_reads`): do not change them."""
+    """The members ``control``, ``kind`` and ``mode`` of each item's payload (None where absent),
+    as columns in :func:`item_columns` order. Only a payload that names one of them is decoded
+    (each distinct text once: most payloads are ``{}`` or a candidate list). Shared while ``db``
+    shares its reads (:func:`share_reads`): do not change them."""
 
     def read() -> dict[str, list]:
-        # a payload is decoded only when it names the member (most payloads are "{}" or candidates)
-        picks = ", ".join(f"CASE WHEN payload LIKE '%\"{k}\"%' THEN json_extract(payload, '$.{k}') END"
-                          for k in ITEM_PART_KEYS)
-        rows = db.execute(f"SELECT {picks} FROM items WHERE study_id = ? ORDER BY position, id", [study_id]).fetchall()
-        return {k: [r[j] for r in rows] for j, k in enumerate(ITEM_PART_KEYS)}
+        named = " OR ".join(f"payload LIKE '%\"{k}\"%'" for k in ITEM_PART_KEYS)
+        parsed: dict[str, dict] = {}
+        cols: dict[str, list] = {k: [] for k in ITEM_PART_KEYS}
+        for (raw,) in db.execute(f"SELECT CASE WHEN {named} THEN payload END FROM items WHERE study_id = ?"
+                                 " ORDER BY position, id", [study_id]):
+            payload = {} if raw is None else parsed.get(raw)
+            if payload is None:
+                payload = parsed[raw] = json.loads(raw)
+            for k in ITEM_PART_KEYS:
+                cols[k].append(payload.get(k) if isinstance(payload, dict) else None)
+        return cols
 
     shared = _shared_rows(db, ("item_parts", study_id), read)
     return read() if shared is None else shared

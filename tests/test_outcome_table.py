@@ -13,7 +13,7 @@ from annotation.overview import study_progress
 from annotation.studies import StudySettings, create_study
 from storage import studies
 from storage.errors import IFJudgeError
-from tests.builders import user_row
+from tests.builders import published_rejudged_demo, user_row
 
 
 def _answer(db, sid, name, screen, validity, naturalness, *, seconds, replace=False):
@@ -148,3 +148,23 @@ def test_overview_counts_unresolved_items(small):
     # 24 items: screens 0 and 1 decided (6), screen 2's validity adjudicated, its other two awaiting
     # labels, screens 3-7 without a label (15)
     assert (row["unresolved"], row["answers_given"], row["answers_needed"]) == (17, 18, 72)
+
+
+def test_storage_reads_agree_with_the_payloads(demo):
+    """item_parts, item_candidates and label_vote_columns read what the decoded payloads and
+    current_labels say, on a re-judging study ({"control": false} and {"control": true} items)."""
+    db, _ = demo
+    sid = published_rejudged_demo(db)["study_id"]
+    items = studies.items_of_study(db, sid)
+    parts = studies.item_parts(db, sid)
+    controls = [it["payload"].get("control") for it in items]
+    assert parts["control"] == controls and set(controls) == {False, True}
+    assert parts["kind"] == parts["mode"] == [None] * len(items)
+    votes = studies.label_vote_columns(db, sid)
+    current = studies.current_labels(db, sid)
+    uid = {u: user_row(db, u)["id"] for u in ("ann1", "ann2", "ann3")}
+    assert sorted(zip(votes["item"], votes["user"], votes["value"])) == sorted(
+        (r["item"], uid[r["annotator"]], r["value"]) for r in current)
+    demo_sid = demo[1]["study_id"]
+    assert studies.item_candidates(db, demo_sid) == {
+        it["id"]: it["payload"]["candidates"] for it in studies.items_of_study(db, demo_sid, "best_passage")}
