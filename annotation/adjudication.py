@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from annotation import majority as majority_rule
-from annotation.outcomes import PROVENANCES, OutcomeTable, outcome_table
+from annotation.gc_pause import paused_gc
+from annotation.outcome_table import OutcomeTable, outcome_table
 from annotation.questions import question
 from annotation.workspace import narrative_with_changes
 from storage import projects, studies
@@ -39,12 +40,12 @@ QUEUE_ROWS = 100  # items of a queue the Adjudicate page lists at a time (around
 def _queue_mask(t: OutcomeTable, show: str) -> np.ndarray:
     """The rows of ``t`` in queue ``show``: ties of two labels or more not decided by a lead
     (``unresolved``), majorities over differing labels, lead decisions, or all of these."""
-    decided = t.is_("adjudicated")
+    decided = t.provenance == "adjudicated"
     if show == "unresolved":
-        return t.is_("unresolved") & (t.n >= 2)
+        return (t.provenance == "unresolved") & (t.n_labels >= 2)
     split = t.distinct > 1
     if show == "majority":
-        return t.is_("majority") & split
+        return (t.provenance == "majority") & split
     if show == "decided":
         return decided
     return split | decided
@@ -56,24 +57,26 @@ def queue(db: Database, study_id: int, *, show: str = "unresolved") -> list[dict
     if show not in SHOW:
         raise InvalidAnswer(f"show must be one of {', '.join(SHOW)}, got {show!r}")
     studies.get_study(db, study_id)
-    t = outcome_table(db, study_id)
-    rows = np.flatnonzero(_queue_mask(t, show))
-    disagreement = t.disagreement()[rows].tolist()
+    with paused_gc():  # a row per listed item, no cycles
+        t = outcome_table(db, study_id)
+        rows = np.flatnonzero(_queue_mask(t, show))
+        disagreement = t.disagreement[rows].tolist()
+        out = [
+            {"item": i, "instance": inst, "question": q, "doc_id": d, "votes": votes, "provenance": p,
+             "decision": v, "disagreement": round(x, 6)}
+            for i, inst, q, d, votes, p, v, x in zip(
+                t.item[rows].tolist(), t.instance[rows].tolist(), t.question[rows].tolist(), t.doc_id[rows].tolist(),
+                t.label_counts(rows), t.provenance[rows].tolist(), t.value[rows].tolist(), disagreement)
+        ]
     # most disagreement first (rounded to 6 decimals), then by item id
-    it = t.items
-    out = [
-        {"item": it["id"][j], "instance": it["instance_id"][j], "question": it["question"][j], "doc_id": it["doc_id"][j],
-         "votes": t.votes(j), "provenance": PROVENANCES[t.provenance[j]], "decision": t.values[j],
-         "disagreement": round(d, 6)}
-        for j, d in zip(rows.tolist(), disagreement)
-    ]
     return sorted(out, key=lambda r: (-r["disagreement"], r["item"]))
 
 
 def queue_counts(db: Database, study_id: int) -> dict[str, int]:
     """How many items each queue of :data:`SHOW` holds (the lengths of :func:`queue`)."""
     studies.get_study(db, study_id)
-    t = outcome_table(db, study_id)
+    with paused_gc():
+        t = outcome_table(db, study_id)
     return {show: int(_queue_mask(t, show).sum()) for show in SHOW}
 
 

@@ -133,7 +133,9 @@ def bootstrap_statistics(enc: EncodedLabels, *, ordinal: bool, values: np.ndarra
     for start in range(0, n_boot, batch):
         b = min(batch, n_boot - start)
         idx = rng.integers(0, n_items, size=(b, n_items))
-        drawn = np.bincount((sg.sig[idx] + np.arange(b)[:, None] * n_sig).ravel(), minlength=b * n_sig)
+        cells = sg.sig[idx]
+        cells += np.arange(b)[:, None] * n_sig  # in place: one array of b x n_items, not two
+        drawn = np.bincount(cells.ravel(), minlength=b * n_sig)
         S, T = sg.sums(drawn.reshape(b, n_sig))
         sums.append(S)
         tables.append(T)

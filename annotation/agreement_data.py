@@ -112,14 +112,16 @@ def _per_item(mapping, item_ids, default: int, table: str, categories=None) -> n
     if categories is not None:
         codes = _codes(_as_str(pd.Series(vals, dtype=object), "label", table), categories, table)
     else:
-        codes = []
-        for row, v in enumerate(vals):
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise IFJudgeError(f"{table} row {row}: planned annotators must be a whole number >= 1, got {v!r}")
-            codes.append(int(v))
-        codes = np.asarray(codes, np.int64)
+        codes = np.asarray([_planned(v, row, table) for row, v in enumerate(vals)], np.int64)
     out[pos[pos >= 0]] = codes[pos >= 0]
     return out
+
+
+def _planned(v, row: int, table: str) -> int:
+    """A planned number of annotators: a whole number >= 1."""
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+        raise IFJudgeError(f"{table} row {row}: planned annotators must be a whole number >= 1, got {v!r}")
+    return int(v)
 
 
 def encode_labels(labels, categories: tuple[str, ...], *, gold=None, overlap=None,
@@ -146,9 +148,10 @@ def encode_labels(labels, categories: tuple[str, ...], *, gold=None, overlap=Non
     p_item, l_a, l_b, pair_index, pair_names = _label_pairs(it_s, an_s, lb_s, int(counts.sum(1).max()), ann_names)
     gold_codes, n_gold_extra = _gold_codes(gold, item_ids, categories) if gold is not None else (None, 0)
     ov = None
-    if overlap is not None:
-        ov = _per_item(overlap if isinstance(overlap, Mapping) else {i: overlap for i in item_ids},
-                       item_ids, 2, "overlap")
+    if isinstance(overlap, Mapping):
+        ov = _per_item(overlap, item_ids, 2, "overlap")
+    elif overlap is not None:  # one overlap for every item
+        ov = np.full(n_items, _planned(overlap, 0, "overlap"), np.int64)
     adj = _per_item(adjudications, item_ids, -1, "adjudications", categories) if adjudications else None
     return EncodedLabels(
         overlap=ov, adjudicated=adj,

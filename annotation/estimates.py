@@ -62,7 +62,7 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
-from annotation.outcomes import item_outcomes
+from annotation.outcome_table import outcome_table
 from evaluation.undefined import Undefined, defined_or_none, is_defined
 from formats.text import decode_utf8
 from storage import projects, studies
@@ -419,40 +419,41 @@ def estimand_rows(db: Database, study_id: int, *, match_threshold: int = MATCH_T
     doc id or "") names the item in a judge's file."""
     study = studies.get_study(db, study_id)
     scale = study["settings"].get("relevance", "binary")
-    payloads = studies.item_payloads(db, study_id)
+    t = outcome_table(db, study_id)  # every item's decision as columns: no Outcome object per item
+    parts = studies.item_parts(db, study_id)
     changed = projects.qrels(db, study["project_id"], "changed") if "relevance" in study["questions"] else {}
     query_of = ({i["instance_id"]: i["query_id"] for i in projects.instances(db, study["project_id"])}
                 if changed else {})
     out: dict[Estimand, list[dict]] = {}
-    estimands: dict[tuple, Estimand] = {}
-    for o in item_outcomes(db, study_id):
-        if o.question == "instfol_match":
+    estimands: dict[tuple, list[dict]] = {}  # (question, part) -> its rows: one Estimand per part, hashed once
+    for item, instance, question_, doc_id, value, gold, n, control, kind, mode in zip(
+            t.item.tolist(), t.instance.tolist(), t.question.tolist(), t.doc_id.tolist(), t.value.tolist(),
+            t.gold.tolist(), t.n_labels.tolist(), parts["control"], parts["kind"], parts["mode"]):
+        if question_ == "instfol_match":
             continue
-        payload = payloads[o.item_id]
-        if payload.get("control"):  # a re-judging control document, not a document the change is about
+        if control:  # a re-judging control document, not a document the change is about
             continue
-        part = payload.get("kind") or payload.get("mode")
-        est = estimands.get((o.question, part))
-        if est is None:  # one Estimand per (question, part), not per item (hashing a dataclass costs)
-            name = NAMES.get(o.question, o.question).format(k=match_threshold)
+        part = kind or mode
+        rows = estimands.get((question_, part))
+        if rows is None:
+            name = NAMES.get(question_, question_).format(k=match_threshold)
             if part:
-                name += f" ({'gold' if part == 'gold' else part} {'passages' if o.question == 'passage_match' else 'instruction'})"
-            est = estimands[(o.question, part)] = Estimand(name, o.question, part)
-        unit = f"{o.instance_id}|{o.doc_id}" if o.question == "relevance" else o.instance_id
+                name += f" ({'gold' if part == 'gold' else part} {'passages' if question_ == 'passage_match' else 'instruction'})"
+            rows = estimands[(question_, part)] = out.setdefault(Estimand(name, question_, part), [])
+        unit = f"{instance}|{doc_id}" if question_ == "relevance" else instance
         y = None
-        if o.value is not None:
-            if o.question == "relevance":
-                published = changed.get(o.instance_id) or changed.get(query_of.get(o.instance_id, ""), {})
-                rel = published.get(o.doc_id)
-                y = None if rel is None else int(_yes("relevance", o.value, gold=None, threshold=0, scale=scale)
+        if value is not None:
+            if question_ == "relevance":
+                published = changed.get(instance) or changed.get(query_of.get(instance, ""), {})
+                rel = published.get(doc_id)
+                y = None if rel is None else int(_yes("relevance", value, gold=None, threshold=0, scale=scale)
                                                   == (rel > 0))
-            elif o.question == "best_passage" and not o.gold:
+            elif question_ == "best_passage" and not gold:
                 y = None
             else:
-                y = int(_yes(o.question, o.value, gold=o.gold, threshold=match_threshold, scale=scale))
-        out.setdefault(est, []).append(
-            {"item": o.item_id, "unit": unit, "key": (o.instance_id, o.question, o.doc_id or ""), "y": y,
-             "labels": sum(o.label_counts.values())})
+                y = int(_yes(question_, value, gold=gold, threshold=match_threshold, scale=scale))
+        rows.append(
+            {"item": item, "unit": unit, "key": (instance, question_, doc_id or ""), "y": y, "labels": n})
     return out
 
 

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections import defaultdict
 
+import numpy as np
+import pandas as pd
 from statsmodels.stats.proportion import proportion_confint
 
 from annotation.agreement import agreement_report
+from annotation.gc_pause import paused_gc
 from annotation.glossary import label, undefined
-from annotation.outcomes import item_outcomes, labels_frame, study_items
+from annotation.outcome_table import outcome_table
+from annotation.outcomes import labels_frame
 from annotation.qrels_builds import study_completeness
 from annotation.scale_summary import scale_summary
 from storage import studies, users
@@ -58,14 +61,14 @@ def decision_inputs(db: Database, study_id: int, question_id: str) -> tuple[dict
     cols = studies.item_columns(db, study_id, question_id)
     overlap = {i: int(cap) for i, cap in zip(cols["id"], cols["cap"])}
     adjudications = {}
-    items = None  # best passage: the candidates of the adjudicated items, read once
+    passages = None  # best passage: the candidates of the items, read once
     for i, a in studies.adjudications(db, study_id).items():
         if i not in overlap:
             continue
         value = a["value"]
         if question_id == "best_passage":
-            items = items or study_items(db, study_id, question_id)
-            candidates = items[i]["payload"]["candidates"]
+            passages = studies.item_candidates(db, study_id, question_id) if passages is None else passages
+            candidates = passages[i]
             if value not in candidates:
                 continue  # not one of the item's passages: the vote stands
             value = str(candidates.index(value) + 1)
@@ -88,8 +91,9 @@ def _question_report(db: Database, study_id: int, question_id: str, *, n_boot: i
         return None
     ordinal = question_id in ("passage_match", "instfol_match") or categories == ["1", "2", "3", "4", "5"]
     overlap, adjudications = decision_inputs(db, study_id, question_id)
+    caps = set(overlap.values())
     report = agreement_report(frame, categories, gold=gold, ordinal=ordinal, n_boot=n_boot, seed=seed,
-                              overlap=overlap, adjudications=adjudications)
+                              overlap=caps.pop() if len(caps) == 1 else overlap, adjudications=adjudications)
     if "Yes" in categories:
         report["yes_share"] = report["majority_shares"]["Yes"]
     if ordinal:
@@ -132,74 +136,88 @@ def extrapolation(db: Database, study_id: int) -> dict:
     independent (too narrow when the instances of a query group are alike). Instances without a
     decided outcome are not counted. The benchmark-wide estimate the Monitor page and the report
     show is :func:`annotation.estimates.benchmark_estimates` (design-aware intervals)."""
+    t = outcome_table(db, study_id)
     out = {}
-    by_q: dict[str, list] = defaultdict(list)
-    for o in item_outcomes(db, study_id):
-        if o.value is not None:
-            by_q[o.question].append(o)
-    if "validity" in by_q:
-        out["invalid"] = wilson(sum(o.value == "No" for o in by_q["validity"]), len(by_q["validity"]))
-    if "naturalness" in by_q:
-        out["unnatural"] = wilson(
-            sum(o.value == "No" or (o.value.isdigit() and int(o.value) < 3) for o in by_q["naturalness"]),
-            len(by_q["naturalness"]),
-        )
-    if "best_passage" in by_q:
-        decided = [o for o in by_q["best_passage"] if o.gold]
-        out["majority_differs_from_target"] = wilson(sum(o.value != o.gold for o in decided), len(decided))
+    for q in ("validity", "naturalness", "best_passage"):
+        rows = np.flatnonzero((t.question == q) & (t.provenance != "unresolved"))
+        if not len(rows):
+            continue
+        values, gold = t.value[rows].tolist(), t.gold[rows].tolist()
+        if q == "validity":
+            out["invalid"] = wilson(sum(v == "No" for v in values), len(values))
+        elif q == "naturalness":
+            out["unnatural"] = wilson(sum(v == "No" or (v.isdigit() and int(v) < 3) for v in values), len(values))
+        else:
+            decided = [v != g for v, g in zip(values, gold) if g]
+            out["majority_differs_from_target"] = wilson(sum(decided), len(decided))
     return out
 
 
 def annotator_table(db: Database, study_id: int) -> list[dict]:
     """Per annotator: screens done / total, median seconds per screen, share of labels equal to the
     item's decided value, and (best passage) share equal to the dataset's target."""
-    outcomes = {o.item_id: o for o in item_outcomes(db, study_id)}
-    cols = studies.current_label_columns(db, study_id)
-    rows = {}
+    t = outcome_table(db, study_id)
+    screen = np.asarray(studies.item_screens(db, study_id), dtype=object)[t.label_row]
+    who, names = pd.factorize(t.annotator)
+    n, code = len(names), {a: k for k, a in enumerate(names)}
+    # the newest duration of each (annotator, screen): the last label of the screen read in label order
+    timed = np.flatnonzero(np.fromiter((d is not None for d in t.duration_ms), bool, len(t.duration_ms)))
+    seconds: dict[str, list[float]] = {a: [] for a in names}
+    if len(timed):
+        screen_code = pd.factorize(screen[timed])[0]
+        key = who[timed] * (int(screen_code.max()) + 1) + screen_code
+        _, last = np.unique(key[::-1], return_index=True)
+        for j in sorted((len(timed) - 1 - last).tolist()):
+            seconds[names[who[timed[j]]]].append(t.duration_ms[timed[j]] / 1000)
+    decided = (t.provenance != "unresolved")[t.label_row] & (t.n_labels >= 2)[t.label_row]
+    agree = _shares(who, n, decided, t.label_value == t.value[t.label_row])
+    has_gold = np.fromiter((bool(g) for g in t.gold), bool, len(t.gold))[t.label_row]
+    gold = _shares(who, n, has_gold, t.label_value == t.gold[t.label_row])
+    out = []
     for name in studies.get_study(db, study_id)["annotators"]:
         done, total = studies.progress(db, study_id, users.get_user(db, name)["id"])
-        rows[name] = {"annotator": name, "done": done, "total": total, "durations": {}, "agree": [], "gold": []}
-    for item, annotator, value, duration, screen in zip(cols["item"], cols["annotator"], cols["value"],
-                                                        cols["duration_ms"], cols["screen"]):
-        row = rows.get(annotator)
-        if row is None:
-            continue
-        if duration is not None:
-            row["durations"][screen] = duration / 1000
-        o = outcomes.get(item)
-        if o is not None and o.value is not None and sum(o.label_counts.values()) >= 2:
-            row["agree"].append(value == o.value)
-        if o is not None and o.gold:
-            row["gold"].append(value == o.gold)
-    out = []
-    for row in rows.values():
-        d = list(row.pop("durations").values())
-        agree, gold = row.pop("agree"), row.pop("gold")
-        row["median_seconds_per_screen"] = statistics.median(d) if d else None
-        row["agreement_with_majority"] = sum(agree) / len(agree) if agree else None
-        row["agreement_with_gold"] = sum(gold) / len(gold) if gold else None
-        out.append(row)
+        k = code.get(name)
+        d = seconds.get(name) or []
+        out.append({"annotator": name, "done": done, "total": total,
+                    "median_seconds_per_screen": statistics.median(d) if d else None,
+                    "agreement_with_majority": None if k is None else agree[k],
+                    "agreement_with_gold": None if k is None else gold[k]})
     return out
 
 
+def _shares(who: np.ndarray, n: int, counted: np.ndarray, equal: np.ndarray) -> list[float | None]:
+    """Per annotator code: the share of ``equal`` among the labels ``counted`` (None: none counted)."""
+    total = np.bincount(who[counted], minlength=n).tolist()
+    hits = np.bincount(who[counted & equal], minlength=n).tolist()
+    return [h / c if c else None for h, c in zip(hits, total)]
+
+
 def disagreements(db: Database, study_id: int) -> list[dict]:
-    """Items whose labels differ, most disagreement first (the adjudication queue)."""
-    rows = []
-    for o in item_outcomes(db, study_id):
-        if len(o.label_counts) > 1:
-            rows.append({
-                "item": o.item_id, "instance": o.instance_id, "question": o.question, "doc_id": o.doc_id,
-                "labels": o.label_counts, "disagreement": round(o.disagreement, 6), "decision": o.value,
-                "provenance": o.provenance,
-            })
-    return sorted(rows, key=lambda r: (-r["disagreement"], r["provenance"] == "adjudicated", r["item"]))
+    """Items whose labels differ, most disagreement first (the adjudication queue). Computed once
+    per page run or report when ``db`` shares its reads (then read the rows, do not change them)."""
+    return list(studies.shared(db, ("disagreements", study_id), lambda: _disagreements(db, study_id)))
+
+
+def _disagreements(db: Database, study_id: int) -> list[dict]:
+    t = outcome_table(db, study_id)
+    rows = np.flatnonzero(t.distinct > 1)
+    out = [{"item": i, "instance": inst, "question": q, "doc_id": doc, "labels": counts, "disagreement": round(d, 6),
+            "decision": v, "provenance": p}
+           for i, inst, q, doc, counts, d, v, p in zip(
+               t.item[rows].tolist(), t.instance[rows].tolist(), t.question[rows].tolist(), t.doc_id[rows].tolist(),
+               t.label_counts(rows), t.disagreement[rows].tolist(), t.value[rows].tolist(), t.provenance[rows].tolist())]
+    return sorted(out, key=lambda r: (-r["disagreement"], r["provenance"] == "adjudicated", r["item"]))
 
 
 def reasons(db: Database, study_id: int) -> list[dict]:
     """Every reason given (a reason is required for each No)."""
-    cols = studies.current_label_columns(db, study_id)
+    t = outcome_table(db, study_id)
+    given = [j for j, r in enumerate(t.reason) if r]
+    rows = t.label_row[given]
     keys = ("item", "instance", "question", "annotator", "value", "reason")
-    return [dict(zip(keys, r)) for r in zip(*(cols[k] for k in keys)) if r[-1]]
+    return [dict(zip(keys, r)) for r in zip(t.item[rows].tolist(), t.instance[rows].tolist(), t.question[rows].tolist(),
+                                            t.annotator[given].tolist(), t.label_value[given].tolist(),
+                                            [t.reason[j] for j in given])]
 
 
 def study_monitor(db: Database, study_id: int, *, n_boot: int = 200, seed: int | None = None) -> dict:
@@ -213,7 +231,8 @@ def study_monitor(db: Database, study_id: int, *, n_boot: int = 200, seed: int |
     ``"disagreements"`` and ``"reasons"``}. Intervals use ``n_boot`` bootstrap replicates with
     ``seed`` (default: the study's seed), as the page does.
     """
-    with studies.shared_reads(db):  # the pieces below read the same labels: once
+    # the pieces below read the same labels: once; their hundreds of thousands of rows hold no cycle
+    with studies.shared_reads(db), paused_gc():
         return _study_monitor(db, study_id, n_boot=n_boot, seed=seed)
 
 

@@ -16,11 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from statistics import median
 
-import numpy as np
 import pandas as pd
 
 from annotation import majority
-from annotation.bulk import paused_gc
+from annotation.gc_pause import paused_gc
+from annotation.outcome_table import outcome_table
 from annotation.questions import question
 from storage import projects, studies
 from storage.db import Database
@@ -47,107 +47,9 @@ class Outcome:
 
 
 
-PROVENANCES = ("unanimous", "majority", "adjudicated", "unresolved")  # the codes of OutcomeTable.provenance
-
-
-@dataclass
-class OutcomeTable:
-    """The outcome of every item of a study (one question, or all) as columns, one row per item in
-    :func:`storage.studies.item_columns` order: what :func:`item_outcomes` decides, without an
-    object per item (a study of 33,336 items and 100,008 labels). The per-item columns are numpy
-    arrays: ``n`` labels, ``top`` (the largest count of one value), ``distinct`` values,
-    ``provenance`` (an index into :data:`PROVENANCES`) and ``adjudicated``; ``items`` holds the
-    items' own columns (:data:`storage.studies.ITEM_COLUMN_KEYS`) and ``values`` the decided value
-    per row (None while unresolved). :meth:`votes` gives one row's label counts."""
-
-    items: dict[str, list]
-    n: np.ndarray
-    top: np.ndarray
-    distinct: np.ndarray
-    provenance: np.ndarray
-    adjudicated: np.ndarray
-    values: list
-    _label_items: np.ndarray  # the labels' item ids, in (item, annotator name) order
-    _label_values: list[str]
-
-    def __len__(self) -> int:
-        return len(self.n)
-
-    def disagreement(self) -> np.ndarray:
-        """1 - the share of the most common label per row (0 without labels), as
-        :attr:`Outcome.disagreement`."""
-        return np.where(self.n > 0, 1.0 - self.top / np.maximum(self.n, 1), 0.0)
-
-    def is_(self, provenance: str) -> np.ndarray:
-        """The rows whose provenance is ``provenance``."""
-        return self.provenance == PROVENANCES.index(provenance)
-
-    def votes(self, row: int) -> dict[str, int]:
-        """value -> count of the current labels of row ``row``, in the order the values first appear
-        (annotators by name), as :attr:`Outcome.label_counts`."""
-        item = self.items["id"][row]
-        lo, hi = np.searchsorted(self._label_items, [item, item + 1])
-        counts: dict[str, int] = {}
-        for v in self._label_values[lo:hi]:
-            counts[v] = counts.get(v, 0) + 1
-        return counts
-
-
-def outcome_table(db: Database, study_id: int, question_id: str | None = None) -> OutcomeTable:
-    """:class:`OutcomeTable` of the study: each item decided by the rule of
-    :func:`annotation.majority.decide` (the newest adjudication wins; a strict plurality of at least
-    :func:`annotation.majority.min_labels` labels of the item's planned overlap; else unresolved),
-    vectorised over an (item, value) count table. Computed once per page run or report when the
-    connection shares its reads (:func:`storage.studies.share_reads`).
-
-    >>> from storage.db import connect
-    >>> from annotation.demo import load_demo
-    >>> db = connect(":memory:"); _ = load_demo(db)
-    >>> t = outcome_table(db, 1)
-    >>> len(t), int(t.n.sum()), sorted(set(t.provenance.tolist())) == [PROVENANCES.index("unresolved")]
-    (24, 0, True)
-    """
-    return studies.shared(db, ("outcome_table", study_id, question_id),
-                          lambda: _outcome_table(db, study_id, question_id))
-
-
-def _outcome_table(db: Database, study_id: int, question_id: str | None) -> OutcomeTable:
-    label_items, label_values = studies.current_label_values(db, study_id, question_id)
-    items = studies.item_columns(db, study_id, question_id)
-    adj = studies.adjudications(db, study_id)
-    ids = np.asarray(items["id"], dtype=np.int64)
-    m = len(ids)
-    order = np.argsort(ids, kind="stable")
-    li = np.asarray(label_items, dtype=np.int64)  # sorted: the labels come by item
-    codes, uniques = pd.factorize(np.asarray(label_values, dtype=object), sort=False)
-    q = max(len(uniques), 1)
-    row = order[np.searchsorted(ids, li, sorter=order)] if m else li
-    # one count per (row, value) present, sorted by row then value code
-    pairs, count = np.unique(row * q + codes, return_counts=True)
-    pair_row, pair_code = np.divmod(pairs, q)
-    n = np.bincount(row, minlength=m)
-    distinct = np.bincount(pair_row, minlength=m)
-    top = np.zeros(m, dtype=np.int64)
-    np.maximum.at(top, pair_row, count)
-    is_top = count == top[pair_row]
-    n_top = np.bincount(pair_row[is_top], minlength=m)
-    winner = np.full(m, -1, dtype=np.int64)
-    winner[pair_row[is_top]] = pair_code[is_top]  # read only where one value has the top count
-    need = np.where(np.asarray(items["cap"], dtype=np.int64) <= 1, 1, majority.MIN_LABELS)
-    adjudicated = np.fromiter((i in adj for i in items["id"]), bool, m)
-    strict = (n > 0) & (n >= need) & (n_top == 1)
-    code = PROVENANCES.index
-    prov = np.where(adjudicated, code("adjudicated"),
-                    np.where(~strict, code("unresolved"), np.where(top == n, code("unanimous"), code("majority"))))
-    uniq = list(uniques)
-    values = [adj[i]["value"] if a else (uniq[w] if s else None)
-              for i, a, s, w in zip(items["id"], adjudicated.tolist(), strict.tolist(), winner.tolist())]
-    return OutcomeTable(items, n, top, distinct, prov, adjudicated, values, li, label_values)
-
-
 def item_outcomes(db: Database, study_id: int, question_id: str | None = None) -> list[Outcome]:
     # computed once per page run or report when the connection shares its reads (storage.studies.share_reads)
-    with paused_gc():  # an object per item, no cycles (annotation.bulk)
+    with paused_gc():  # an object per item, no cycles (annotation.gc_pause)
         return list(studies.shared(db, ("outcomes", study_id, question_id),
                                    lambda: _item_outcomes(db, study_id, question_id)))
 
@@ -194,22 +96,20 @@ def labels_frame(db: Database, study_id: int, question_id: str) -> tuple[pd.Data
     position ("1".."N") of the chosen passage in the item's canonical (sorted) candidate list, and
     the gold as the target's position.
     """
-    study = studies.get_study(db, study_id)
-    s = study["settings"]
-    cols = studies.current_label_columns(db, study_id, question_id)
+    s = studies.get_study(db, study_id)["settings"]
+    t = outcome_table(db, study_id)
+    items, annotators, values = t.labels_of(question_id)
     gold = None
     if question_id == "best_passage":
-        items = study_items(db, study_id, question_id)
+        candidates = studies.item_candidates(db, study_id, question_id)
         n = int(s.get("passages", 3))
         categories = [str(i) for i in range(1, n + 1)]
-        code = lambda item, v: str(items[item]["payload"]["candidates"].index(v) + 1)  # noqa: E731
-        values = [code(i, v) for i, v in zip(cols["item"], cols["value"])]
-        gold = {i: code(i, it["payload"]["gold"]) for i, it in items.items() if it["payload"].get("gold")}
+        values = [str(candidates[i].index(v) + 1) for i, v in zip(items.tolist(), values.tolist())]
+        gold = {i: str(candidates[i].index(g) + 1) for i, g in t.gold_of(question_id).items()}
     else:
         q = question(question_id, naturalness=s.get("naturalness", "yesno"), relevance=s.get("relevance", "binary"))
         categories = list(q.categories)
-        values = cols["value"]
-    frame = pd.DataFrame({"item": cols["item"], "annotator": cols["annotator"], "label": values})
+    frame = pd.DataFrame({"item": items, "annotator": annotators, "label": values})
     return frame, categories, gold
 
 

@@ -8,7 +8,7 @@
 """
 from __future__ import annotations
 
-from annotation.outcomes import item_outcomes
+from annotation.outcome_table import outcome_table
 from storage import projects, studies
 from storage.db import Database
 
@@ -26,6 +26,6 @@ def study_progress(db: Database) -> list[dict]:
             "questions": list(s["questions"]), "annotators": len(s["annotators"]),
             "answers_given": int(given), "answers_needed": int(needed),
             "share_done": given / needed if needed else None,
-            "unresolved": sum(o.provenance == "unresolved" for o in item_outcomes(db, s["id"])),
+            "unresolved": int((outcome_table(db, s["id"]).provenance == "unresolved").sum()),
         })
     return rows

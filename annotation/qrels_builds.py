@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from annotation import majority
-from annotation.bulk import paused_gc
+from annotation.gc_pause import paused_gc
 from annotation.outcomes import ValidationRules, match_score
 from annotation.narrative_versions import original_judgments
 from annotation.rejudging import KIND_VERSIONS, PURPOSES, changed_judgments, kind_of_study, rejudge_summary
@@ -571,7 +571,7 @@ def build_versions(
 
     Raises IncompleteStudy (a named study has unlabelled assignments, without ``allow_incomplete``)
     and UnresolvedJudgments (unresolved judgments without an ``unresolved`` policy)."""
-    with paused_gc():  # hundreds of thousands of dicts and lists, no cycles (annotation.bulk)
+    with paused_gc():  # hundreds of thousands of dicts and lists, no cycles (annotation.gc_pause)
         return _build_versions(db, project, study_ids, rules=rules, unresolved=unresolved,
                                allow_incomplete=allow_incomplete)
 

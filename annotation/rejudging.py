@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from annotation import majority
-from annotation.bulk import paused_gc
+from annotation.gc_pause import paused_gc
 from annotation.agreement_data import UnknownLabel
 from annotation.agreement_stats import Undefined, fleiss_kappa, percent_agreement, randolph_kappa
 from annotation.narrative_versions import original_judgments
@@ -182,7 +182,7 @@ def rejudge_summary(db: Database, project: str, *, query_id: str | None = None, 
     """
     if kind not in KINDS:
         raise IFJudgeError(f"re-judging kind {kind!r}; expected one of {', '.join(KINDS)}")
-    with paused_gc():  # a dict per document, no cycles (annotation.bulk)
+    with paused_gc():  # a dict per document, no cycles (annotation.gc_pause)
         return _rejudge_summary(db, project, query_id, kind, titles)
 
 

@@ -68,6 +68,8 @@ def item_scores(db: Database, study_id: int) -> pd.DataFrame:
     study = studies.get_study(db, study_id)
     scale_questions = [q for q in study["questions"] if q in SCALE_MAX
                        and (q != "naturalness" or study["settings"].get("naturalness") == "likert")]
+    if not scale_questions:  # nothing to summarise: the project's instances are not read
+        return pd.DataFrame([], columns=["question", "item", "kind", "level", "domain", "labels", "score"])
     pid = study["project_id"]
     subsets = projects.query_subsets(db, pid)
     insts = {i["instance_id"]: i for i in projects.instances(db, pid)}
