@@ -19,6 +19,7 @@ from annotation.outcomes import ValidationRules
 from exports import report
 from exports.followir import followir_bundle
 from formats import writers as layouts
+from formats.corpus import corpus_ids
 from storage import projects, studies
 from formats.bundle import PUBLISHED_QRELS_VERSIONS, Bundle, Instance, Qrel, Query
 from storage.db import Database, now_iso
@@ -211,7 +212,7 @@ def export_project(
                                 allow_incomplete=allow_incomplete) if ids else {}
         out.mkdir(parents=True, exist_ok=True)
         if _needs_documents(fmt, builds):
-            bundle = replace(bundle, documents=projects.bundle_documents(db, proj["id"]))
+            bundle = replace(bundle, documents=projects.streamed_corpus(db, proj["id"]))  # read by the writer in chunks
         job = ExportJob(db, project, _with_builds(bundle, builds), builds, ids, out)
         try:
             written = EXPORTERS[fmt](job)
@@ -354,10 +355,10 @@ def _write_followir_shaped(write, db: Database, project: str, bundle: Bundle, ve
                   f"written; the rest of the project does not fit the layout ({exc})", *skipped]
         if left_out is not None:
             why = "the FollowIR layout holds queries with an original and a changed instruction only"
-            kept_docs = {d.doc_id for d in mixed.documents}
+            kept_docs = set(corpus_ids(mixed.documents))
             for what, count in (("instances", len(bundle.instances) - len(mixed.instances)),
                                 ("queries", len(bundle.queries) - len(mixed.queries)),
-                                ("documents", sum(d.doc_id not in kept_docs for d in bundle.documents))):
+                                ("documents", sum(d not in kept_docs for d in corpus_ids(bundle.documents)))):
                 if count:
                     left_out.append({"what": what, "count": count, "judgments": 0, "why": why})
         return write(mixed)
