@@ -262,7 +262,8 @@ def _study_infos(db: Database, ids: list[int], builds: dict) -> list[dict]:
 def _manifest(job: ExportJob, proj: dict, fmt: str, infos: list[dict], rules: ValidationRules,
               unresolved: str | None, written: list[Path]) -> dict:
     """The manifest of an export (see the module docstring)."""
-    db, bundle, builds, out, versions, decisions = job.db, job.bundle, job.builds, job.out, job.versions, job.decisions
+    db, bundle, builds, out, versions = job.db, job.bundle, job.builds, job.out, job.versions
+    checked = builds["validated"].instances if "validated" in builds else {}  # counted, not described (_decisions)
     first = studies.get_study(db, job.study_ids[0]) if job.study_ids else None
     return {
         "tool": "ifjudge", "version": tool_version(), "created_at": now_iso(), "project": proj["name"],
@@ -286,8 +287,8 @@ def _manifest(job: ExportJob, proj: dict, fmt: str, infos: list[dict], rules: Va
         "counts": {
             **projects.project_counts(db, proj["id"]),
             **{f"{v.replace('-', '_')}_qrels": sum(q.version == v for q in bundle.qrels) for v in builds},
-            "instances_checked": len(decisions),
-            "instances_dropped": sum(not d["keep"] for d in decisions.values()),
+            "instances_checked": len(checked),
+            "instances_dropped": sum(not d["keep"] for d in checked.values()),
         },
         "files": [{"path": str(p.relative_to(out)), "sha256": _sha256(p)} for p in written],
         "notes": job.notes,
