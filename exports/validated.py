@@ -8,7 +8,6 @@ it in words for the terminal and the Export page).
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
@@ -18,7 +17,7 @@ from pathlib import Path
 from annotation.outcomes import ValidationRules
 from exports import report
 from exports.followir import followir_bundle
-from formats import writers as layouts
+from formats import digests, writers as layouts
 from formats.corpus import corpus_ids
 from storage import projects, studies
 from formats.bundle import PUBLISHED_QRELS_VERSIONS, Bundle, Instance, Qrel, Query
@@ -53,11 +52,8 @@ def _with_builds(bundle: Bundle, builds: dict) -> Bundle:
 
 
 def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+    """The file's SHA-256 (the digest its writer recorded while writing it, :mod:`formats.digests`)."""
+    return digests.sha256(path)
 
 
 @dataclass

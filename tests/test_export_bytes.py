@@ -117,3 +117,13 @@ def test_exported_layouts_import_back_with_the_same_text(stored, tmp_path):
                      '{"qid": "q1", "pid": "سند-۲"}']
     og = (tmp_path / "fir" / "qrels_og" / "test.jsonl").read_text(encoding="utf-8").splitlines()
     assert og[0] == '{"query-id": "q1", "corpus-id": "d-fa", "score": 1.0}' and len(og) == 3
+
+
+def test_the_manifest_hashes_are_those_of_the_files_written(stored, tmp_path):
+    import hashlib
+
+    manifest = export_project(stored, "fa", "followir", tmp_path)  # corpus.jsonl hashed while written
+    files = {f["path"]: f["sha256"] for f in manifest["files"]}
+    assert "corpus.jsonl" in files and len(files) == len(manifest["files"])
+    for name, digest in files.items():
+        assert digest == hashlib.sha256((tmp_path / name).read_bytes()).hexdigest(), name

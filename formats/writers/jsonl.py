@@ -2,11 +2,16 @@
 layout's corpus and queries files)."""
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+from collections import deque
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from json.encoder import encode_basestring
 from pathlib import Path
+
+from formats.digests import remember
 
 
 def _value(value: object) -> str:
@@ -74,7 +79,9 @@ def write_corpus_jsonl(path: Path, chunks: Iterable[list[tuple[bytes, bytes, byt
     """Write a corpus as :func:`write_jsonl` writes ``{"_id", "title", "text"}`` records (the same
     bytes), from chunks of ``(doc_id, title, text)`` UTF-8 rows (:func:`formats.corpus.utf8_rows`),
     without a dict and a ``json.dumps`` per document: a row with nothing to escape is written as
-    its bytes between the keys, any other row through ``json.dumps``. Returns ``path``.
+    its bytes between the keys, any other row through ``json.dumps``. A second thread writes each
+    chunk and hashes it (:mod:`formats.digests` keeps the SHA-256 for the manifest) while the
+    next chunk is read and formatted; at most two formatted chunks wait. Returns ``path``.
 
     >>> import tempfile
     >>> rows = [(b"d1", b"", "caf\\u00e9".encode()), (b"d2", b"", b'say "hi"\\n')]
@@ -84,7 +91,14 @@ def write_corpus_jsonl(path: Path, chunks: Iterable[list[tuple[bytes, bytes, byt
     True
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("wb") as out:
+    digest = hashlib.sha256()
+
+    def write(data: bytes) -> None:  # file writes and hashing release the GIL: they overlap the reading
+        out.write(data)
+        digest.update(data)
+
+    with path.open("wb") as out, ThreadPoolExecutor(max_workers=1) as writer:
+        pending: deque = deque()
         for rows in chunks:
             parts: list[bytes] = []
             for doc_id, title, text in rows:
@@ -93,5 +107,10 @@ def write_corpus_jsonl(path: Path, chunks: Iterable[list[tuple[bytes, bytes, byt
                 else:
                     record = {"_id": doc_id.decode(), "title": title.decode(), "text": text.decode()}
                     parts.append(json.dumps(record, ensure_ascii=False).encode() + b"\n")
-            out.write(b"".join(parts))
+            pending.append(writer.submit(write, b"".join(parts)))
+            if len(pending) > 2:
+                pending.popleft().result()  # a failed write (disk full) is raised here
+        for done in pending:
+            done.result()
+    remember(path, digest.hexdigest())
     return path
