@@ -13,6 +13,7 @@ from pathlib import Path
 from annotation.narrative_versions import original_judgments, root_version
 from annotation.qrels_builds import build_rejudged
 from formats.bundle import Bundle, Instance, Narrative, Qrel, Query
+from formats.corpus import StreamedCorpus
 from formats.writers import write_followir
 from storage import narratives as store
 from storage import projects
@@ -40,7 +41,7 @@ def followir_bundle(db: Database, project: str, *, all_documents: bool = False,
     stored_changed = projects.qrels(db, pid, "changed")
     derived = changed_qrels or {}
     top = projects.top_ranked(db, pid)
-    corpus = projects.StoredDocuments(db, pid)  # the ids; the text is read by the writer, a chunk at a time
+    corpus = set(projects.StoredDocuments(db, pid))  # the ids; the text is read by the writer, a chunk at a time
     b, notes = Bundle(), []
     for q in store.narrative_queries(db, pid):
         vs = store.versions(db, pid, q)
@@ -62,12 +63,13 @@ def followir_bundle(db: Database, project: str, *, all_documents: bool = False,
         b.qrels += [Qrel(q, d, r, "changed") for d, r in sorted(changed.items())]
         cands = next((top[k] for k in (q, f"{q}-og", f"{q}-changed") if k in top), None)
         b.top_ranked[q] = list(cands) if cands else sorted(set(og) | set(changed))
-    needed = set(corpus) if all_documents else (
+    needed = corpus if all_documents else (
         {q.doc_id for q in b.qrels} | {d for ds in b.top_ranked.values() for d in ds})
-    missing = sorted(d for d in needed if d not in corpus)
+    missing = sorted(needed - corpus)
     if missing:
         raise IFJudgeError(f"documents named by the qrels or top_ranked are not in the corpus: {', '.join(missing[:5])}")
-    b.documents = projects.streamed_corpus(db, pid, sorted(needed))
+    ids = sorted(needed)  # all stored (checked above): read by the writer, a chunk at a time
+    b.documents = StreamedCorpus(ids, lambda: projects.document_chunks(db, pid, ids))
     return b, notes
 
 

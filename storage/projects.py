@@ -499,21 +499,23 @@ def bundle_documents(db: Database, project_id: int) -> list:
             for r in db.execute("SELECT doc_id, title, text FROM documents WHERE project_id = ? ORDER BY rowid", [project_id])]
 
 
-def _utf8_rows(db: Database, sql: str, params: list, size: int):
-    """The rows of ``sql`` (doc_id, title, text) as UTF-8 bytes, ``size`` rows at a time. SQLite
-    hands the stored UTF-8 over as it is (``CAST(... AS BLOB)``: no decoding and encoding again);
-    PostgreSQL's text is encoded here."""
-    from itertools import islice
+_SELECT_ROWS = "SELECT {doc_id}, {title}, {text} FROM documents WHERE project_id = ?"
 
+
+def _utf8_rows(db: Database, where: str, params: list, size: int):
+    """The rows (doc_id, title, text) of ``_SELECT_ROWS + where`` as UTF-8 bytes, ``size`` rows at a
+    time. SQLite hands its stored UTF-8 over as it is (``CAST(... AS BLOB)``: no decoding and
+    encoding again) from one cursor; PostgreSQL's text (fetched whole by a statement) is encoded
+    here."""
     from storage import dialect
 
     if db.engine == dialect.POSTGRESQL:
-        rows = iter(db.execute(sql.format(doc_id="doc_id", title="title", text="text"), params))
-        while batch := list(islice(rows, size)):
-            yield [(d.encode(), t.encode(), x.encode()) for d, t, x in batch]
+        rows = db.execute(_SELECT_ROWS.format(doc_id="doc_id", title="title", text="text") + where, params).fetchall()
+        for start in range(0, len(rows), size):
+            yield [(d.encode(), t.encode(), x.encode()) for d, t, x in rows[start:start + size]]
         return
-    cursor = db.execute(sql.format(doc_id="CAST(doc_id AS BLOB)", title="CAST(title AS BLOB)",
-                                   text="CAST(text AS BLOB)"), params)
+    cursor = db.execute(_SELECT_ROWS.format(doc_id="CAST(doc_id AS BLOB)", title="CAST(title AS BLOB)",
+                                            text="CAST(text AS BLOB)") + where, params)
     while batch := cursor.fetchmany(size):
         yield batch
 
@@ -521,7 +523,8 @@ def _utf8_rows(db: Database, sql: str, params: list, size: int):
 def document_chunks(db: Database, project_id: int, doc_ids: list[str] | None = None, *, size: int = 1000):
     """The project's documents as chunks of ``(doc_id, title, text)`` UTF-8 bytes, ``size`` rows
     at a time: the whole corpus in import order, or the documents of ``doc_ids`` in that order (an
-    id that is not a document is skipped). Never holds more than a chunk of text.
+    id that is not a document is skipped). Holds one chunk of text at a time (on PostgreSQL, whose
+    statements return their rows fetched, the corpus is read a page of ``size`` rows per statement).
 
     Examples
     --------
@@ -535,14 +538,25 @@ def document_chunks(db: Database, project_id: int, doc_ids: list[str] | None = N
     >>> list(document_chunks(db, 1, ["d1", "nope", "d2"]))
     [[(b'd1', b'', b'd1 \\xc3\\xa9'), (b'd2', b'', b'd2 \\xc3\\xa9')]]
     """
-    select = "SELECT {doc_id}, {title}, {text} FROM documents WHERE project_id = ?"
+    from storage import dialect
+
+    if doc_ids is None and db.engine == dialect.POSTGRESQL:  # pages by rowid (keyset), a statement each
+        last = -1
+        while True:
+            page = db.execute("SELECT rowid FROM documents WHERE project_id = ? AND rowid > ? ORDER BY rowid LIMIT ?",
+                              [project_id, last, size]).fetchall()
+            if not page:
+                return
+            yield from _utf8_rows(db, " AND rowid >= ? AND rowid <= ? ORDER BY rowid",
+                                  [project_id, page[0][0], page[-1][0]], size)
+            last = page[-1][0]
     if doc_ids is None:
-        yield from _utf8_rows(db, select + " ORDER BY rowid", [project_id], size)
+        yield from _utf8_rows(db, " ORDER BY rowid", [project_id], size)
         return
     for start in range(0, len(doc_ids), READ_CHUNK):
         ids = doc_ids[start:start + READ_CHUNK]
         found = {}
-        for rows in _utf8_rows(db, select + f" AND doc_id IN ({','.join('?' * len(ids))})", [project_id, *ids], size):
+        for rows in _utf8_rows(db, f" AND doc_id IN ({','.join('?' * len(ids))})", [project_id, *ids], size):
             found.update((r[0], r) for r in rows)
         yield [found[k] for d in ids if (k := d.encode()) in found]
 
