@@ -71,10 +71,6 @@ def write_jsonl(path: Path, records: Iterable[dict]) -> Path:
 _ESCAPED = bytes(range(0x20)) + b'"\\'
 
 
-def _plain(value: bytes) -> bool:
-    return len(value.translate(None, _ESCAPED)) == len(value)
-
-
 def write_corpus_jsonl(path: Path, chunks: Iterable[list[tuple[bytes, bytes, bytes]]]) -> Path:
     """Write a corpus as :func:`write_jsonl` writes ``{"_id", "title", "text"}`` records (the same
     bytes), from chunks of ``(doc_id, title, text)`` UTF-8 rows (:func:`formats.corpus.utf8_rows`),
@@ -91,7 +87,7 @@ def write_corpus_jsonl(path: Path, chunks: Iterable[list[tuple[bytes, bytes, byt
     True
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    digest = hashlib.sha256()
+    digest, escaped = hashlib.sha256(), _ESCAPED
 
     def write(data: bytes) -> None:  # file writes and hashing release the GIL: they overlap the reading
         out.write(data)
@@ -102,7 +98,8 @@ def write_corpus_jsonl(path: Path, chunks: Iterable[list[tuple[bytes, bytes, byt
         for rows in chunks:
             parts: list[bytes] = []
             for doc_id, title, text in rows:
-                if _plain(text) and _plain(doc_id) and _plain(title):
+                if (len(text.translate(None, escaped)) == len(text) and len(doc_id.translate(None, escaped)) == len(doc_id)
+                        and len(title.translate(None, escaped)) == len(title)):  # nothing to escape (inline: 156,000 calls)
                     parts += (b'{"_id": "', doc_id, b'", "title": "', title, b'", "text": "', text, b'"}\n')
                 else:
                     record = {"_id": doc_id.decode(), "title": title.decode(), "text": text.decode()}
