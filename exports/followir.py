@@ -12,7 +12,8 @@ from pathlib import Path
 
 from annotation.narrative_versions import original_judgments, root_version
 from annotation.qrels_builds import build_rejudged
-from formats.bundle import Bundle, Document, Instance, Narrative, Qrel, Query
+from formats.bundle import Bundle, Instance, Narrative, Qrel, Query
+from formats.corpus import StreamedCorpus
 from formats.writers import write_followir
 from storage import narratives as store
 from storage import projects
@@ -29,7 +30,8 @@ def followir_bundle(db: Database, project: str, *, all_documents: bool = False,
     build of the re-judging, :func:`annotation.qrels_builds.build_rejudged`) for the queries it
     holds, else the stored (published) ``changed`` qrels;
     top_ranked as stored, else the query's judged documents (FollowIR reranks all judged
-    documents); documents = those the qrels and top_ranked name (``all_documents``: the corpus).
+    documents); documents = those the qrels and top_ranked name (``all_documents``: the corpus),
+    by id, as a :class:`formats.corpus.StreamedCorpus` (the writer reads their text in chunks).
     All qrels are keyed by the query id. Returns (bundle, notes about skipped queries).
     """
     proj = projects.get_project(db, project)
@@ -39,7 +41,7 @@ def followir_bundle(db: Database, project: str, *, all_documents: bool = False,
     stored_changed = projects.qrels(db, pid, "changed")
     derived = changed_qrels or {}
     top = projects.top_ranked(db, pid)
-    corpus = projects.documents(db, pid)
+    corpus = set(projects.StoredDocuments(db, pid))  # the ids; the text is read by the writer, a chunk at a time
     b, notes = Bundle(), []
     for q in store.narrative_queries(db, pid):
         vs = store.versions(db, pid, q)
@@ -61,12 +63,13 @@ def followir_bundle(db: Database, project: str, *, all_documents: bool = False,
         b.qrels += [Qrel(q, d, r, "changed") for d, r in sorted(changed.items())]
         cands = next((top[k] for k in (q, f"{q}-og", f"{q}-changed") if k in top), None)
         b.top_ranked[q] = list(cands) if cands else sorted(set(og) | set(changed))
-    needed = set(corpus) if all_documents else (
+    needed = corpus if all_documents else (
         {q.doc_id for q in b.qrels} | {d for ds in b.top_ranked.values() for d in ds})
-    missing = sorted(needed - set(corpus))
+    missing = sorted(needed - corpus)
     if missing:
         raise IFJudgeError(f"documents named by the qrels or top_ranked are not in the corpus: {', '.join(missing[:5])}")
-    b.documents = [Document(d, corpus[d]["text"], corpus[d]["title"]) for d in sorted(needed)]
+    ids = sorted(needed)  # all stored (checked above): read by the writer, a chunk at a time
+    b.documents = StreamedCorpus(ids, lambda: projects.document_chunks(db, pid, ids))
     return b, notes
 
 

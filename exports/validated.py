@@ -8,7 +8,6 @@ it in words for the terminal and the Export page).
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
@@ -18,7 +17,8 @@ from pathlib import Path
 from annotation.outcomes import ValidationRules
 from exports import report
 from exports.followir import followir_bundle
-from formats import writers as layouts
+from formats import digests, writers as layouts
+from formats.corpus import corpus_ids
 from storage import projects, studies
 from formats.bundle import PUBLISHED_QRELS_VERSIONS, Bundle, Instance, Qrel, Query
 from storage.db import Database, now_iso
@@ -52,11 +52,8 @@ def _with_builds(bundle: Bundle, builds: dict) -> Bundle:
 
 
 def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+    """The file's SHA-256 (the digest its writer recorded while writing it, :mod:`formats.digests`)."""
+    return digests.sha256(path)
 
 
 @dataclass
@@ -211,7 +208,7 @@ def export_project(
                                 allow_incomplete=allow_incomplete) if ids else {}
         out.mkdir(parents=True, exist_ok=True)
         if _needs_documents(fmt, builds):
-            bundle = replace(bundle, documents=projects.bundle_documents(db, proj["id"]))
+            bundle = replace(bundle, documents=projects.streamed_corpus(db, proj["id"]))  # read by the writer in chunks
         job = ExportJob(db, project, _with_builds(bundle, builds), builds, ids, out)
         try:
             written = EXPORTERS[fmt](job)
@@ -261,7 +258,8 @@ def _study_infos(db: Database, ids: list[int], builds: dict) -> list[dict]:
 def _manifest(job: ExportJob, proj: dict, fmt: str, infos: list[dict], rules: ValidationRules,
               unresolved: str | None, written: list[Path]) -> dict:
     """The manifest of an export (see the module docstring)."""
-    db, bundle, builds, out, versions, decisions = job.db, job.bundle, job.builds, job.out, job.versions, job.decisions
+    db, bundle, builds, out, versions = job.db, job.bundle, job.builds, job.out, job.versions
+    checked = builds["validated"].instances if "validated" in builds else {}  # counted, not described (_decisions)
     first = studies.get_study(db, job.study_ids[0]) if job.study_ids else None
     return {
         "tool": "ifjudge", "version": tool_version(), "created_at": now_iso(), "project": proj["name"],
@@ -285,8 +283,8 @@ def _manifest(job: ExportJob, proj: dict, fmt: str, infos: list[dict], rules: Va
         "counts": {
             **projects.project_counts(db, proj["id"]),
             **{f"{v.replace('-', '_')}_qrels": sum(q.version == v for q in bundle.qrels) for v in builds},
-            "instances_checked": len(decisions),
-            "instances_dropped": sum(not d["keep"] for d in decisions.values()),
+            "instances_checked": len(checked),
+            "instances_dropped": sum(not d["keep"] for d in checked.values()),
         },
         "files": [{"path": str(p.relative_to(out)), "sha256": _sha256(p)} for p in written],
         "notes": job.notes,
@@ -354,10 +352,10 @@ def _write_followir_shaped(write, db: Database, project: str, bundle: Bundle, ve
                   f"written; the rest of the project does not fit the layout ({exc})", *skipped]
         if left_out is not None:
             why = "the FollowIR layout holds queries with an original and a changed instruction only"
-            kept_docs = {d.doc_id for d in mixed.documents}
+            kept_docs = set(corpus_ids(mixed.documents))
             for what, count in (("instances", len(bundle.instances) - len(mixed.instances)),
                                 ("queries", len(bundle.queries) - len(mixed.queries)),
-                                ("documents", sum(d.doc_id not in kept_docs for d in bundle.documents))):
+                                ("documents", sum(d not in kept_docs for d in corpus_ids(bundle.documents)))):
                 if count:
                     left_out.append({"what": what, "count": count, "judgments": 0, "why": why})
         return write(mixed)

@@ -83,6 +83,8 @@ class RunRow:
 
 @dataclass
 class Bundle:
+    # a list when read from files; an export of a stored project gives the writers a
+    # formats.corpus.StreamedCorpus instead (ids known, text read from storage in chunks)
     documents: list[Document] = field(default_factory=list)
     queries: list[Query] = field(default_factory=list)
     instances: list[Instance] = field(default_factory=list)

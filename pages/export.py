@@ -87,17 +87,21 @@ if st.button("Build the export", key="exp_build", type="primary",
         with st.spinner(f"Building the {fmt} export..."), tempfile.TemporaryDirectory() as tmp:
             manifest = export_project(conn, project, fmt, tmp, study_ids=picked, rules=rules, unresolved=unresolved,
                                       allow_incomplete=allow_incomplete)
-            # every file written, the manifest among them
-            files = {p.relative_to(tmp).as_posix(): p.read_bytes() for p in sorted(Path(tmp).rglob("*")) if p.is_file()}
+            # every file written, the manifest among them, zipped one at a time (a corpus is not held twice);
+            # the page keeps only the files it shows or offers alone
+            buf, files = io.BytesIO(), {}
+            with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+                for p in sorted(Path(tmp).rglob("*")):
+                    if p.is_file():
+                        name, data = p.relative_to(tmp).as_posix(), p.read_bytes()
+                        z.writestr(name, data)
+                        if name.endswith("report.md") or name == "qrels.validated.txt":
+                            files[name] = data
     except UnresolvedJudgments as exc:
         built["error"], built["unresolved_rows"] = str(exc), exc.rows
     except (IncompleteStudy, IFJudgeError) as exc:
         built["error"] = str(exc)
     else:
-        buf = io.BytesIO()
-        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
-            for name, data in files.items():
-                z.writestr(name, data)
         built.update(manifest=manifest, files=files, zip=buf.getvalue())
     st.session_state["exp_built"] = built
 if built is None:

@@ -498,3 +498,92 @@ def bundle_documents(db: Database, project_id: int) -> list:
 
     return [Document(r[0], r[2], r[1])
             for r in db.execute("SELECT doc_id, title, text FROM documents WHERE project_id = ? ORDER BY rowid", [project_id])]
+
+
+_SELECT_ROWS = "SELECT {doc_id}, {title}, {text} FROM documents WHERE project_id = ?"
+
+
+def _utf8_rows(db: Database, where: str, params: list, size: int):
+    """The rows (doc_id, title, text) of ``_SELECT_ROWS + where`` as UTF-8 bytes, ``size`` rows at a
+    time. SQLite hands its stored UTF-8 over as it is (``CAST(... AS BLOB)``: no decoding and
+    encoding again) from one cursor; PostgreSQL's text (fetched whole by a statement) is encoded
+    here."""
+    from storage import dialect
+
+    if db.engine == dialect.POSTGRESQL:
+        rows = db.execute(_SELECT_ROWS.format(doc_id="doc_id", title="title", text="text") + where, params).fetchall()
+        for start in range(0, len(rows), size):
+            yield [(d.encode(), t.encode(), x.encode()) for d, t, x in rows[start:start + size]]
+        return
+    cursor = db.execute(_SELECT_ROWS.format(doc_id="CAST(doc_id AS BLOB)", title="CAST(title AS BLOB)",
+                                            text="CAST(text AS BLOB)") + where, params)
+    while batch := cursor.fetchmany(size):
+        yield batch
+
+
+def document_chunks(db: Database, project_id: int, doc_ids: list[str] | None = None, *, size: int = 1000):
+    """The project's documents as chunks of ``(doc_id, title, text)`` UTF-8 bytes, ``size`` rows
+    at a time: the whole corpus in import order, or the documents of ``doc_ids`` in that order (an
+    id that is not a document is skipped). Holds one chunk of text at a time (on PostgreSQL, whose
+    statements return their rows fetched, the corpus is read a page of ``size`` rows per statement).
+
+    Examples
+    --------
+    >>> from storage.db import connect
+    >>> db = connect(":memory:")
+    >>> _ = db.execute("INSERT INTO projects (id, name, kind, created_at) VALUES (1, 'p', 'generic', '')")
+    >>> for d in ("d2", "d1"):
+    ...     _ = db.execute("INSERT INTO documents (project_id, doc_id, title, text) VALUES (1, ?, '', ?)", [d, d + " é"])
+    >>> list(document_chunks(db, 1, size=1))
+    [[(b'd2', b'', b'd2 \\xc3\\xa9')], [(b'd1', b'', b'd1 \\xc3\\xa9')]]
+    >>> list(document_chunks(db, 1, ["d1", "nope", "d2"]))
+    [[(b'd1', b'', b'd1 \\xc3\\xa9'), (b'd2', b'', b'd2 \\xc3\\xa9')]]
+    """
+    from storage import dialect
+
+    if doc_ids is None and db.engine == dialect.POSTGRESQL:  # pages by rowid (keyset), a statement each
+        last = -1
+        while True:
+            page = db.execute("SELECT rowid FROM documents WHERE project_id = ? AND rowid > ? ORDER BY rowid LIMIT ?",
+                              [project_id, last, size]).fetchall()
+            if not page:
+                return
+            yield from _utf8_rows(db, " AND rowid >= ? AND rowid <= ? ORDER BY rowid",
+                                  [project_id, page[0][0], page[-1][0]], size)
+            last = page[-1][0]
+    if doc_ids is None:
+        yield from _utf8_rows(db, " ORDER BY rowid", [project_id], size)
+        return
+    for start in range(0, len(doc_ids), READ_CHUNK):
+        ids = doc_ids[start:start + READ_CHUNK]
+        found = {}
+        for rows in _utf8_rows(db, f" AND doc_id IN ({','.join('?' * len(ids))})", [project_id, *ids], size):
+            found.update((r[0], r) for r in rows)
+        yield [found[k] for d in ids if (k := d.encode()) in found]
+
+
+def streamed_corpus(db: Database, project_id: int, doc_ids: list[str] | None = None):
+    """The project's corpus (or the documents of ``doc_ids``, in that order) as a
+    :class:`formats.corpus.StreamedCorpus`: its ids read now, its text a chunk at a time when a
+    writer reads it (:func:`document_chunks`). What the exports give the layout writers instead of
+    :func:`bundle_documents`: the corpus is never held in memory as objects.
+
+    Examples
+    --------
+    >>> from storage.db import connect
+    >>> db = connect(":memory:")
+    >>> _ = db.execute("INSERT INTO projects (id, name, kind, created_at) VALUES (1, 'p', 'generic', '')")
+    >>> for d in ("d2", "d1"):
+    ...     _ = db.execute("INSERT INTO documents (project_id, doc_id, title, text) VALUES (1, ?, 'T', ?)", [d, d + " text"])
+    >>> corpus = streamed_corpus(db, 1)
+    >>> corpus.ids, list(corpus) == bundle_documents(db, 1)
+    (['d2', 'd1'], True)
+    """
+    from formats.corpus import StreamedCorpus
+
+    if doc_ids is None:
+        ids = [r[0] for r in db.execute("SELECT doc_id FROM documents WHERE project_id = ? ORDER BY rowid", [project_id])]
+        return StreamedCorpus(ids, lambda: document_chunks(db, project_id))
+    present = existing_doc_ids(db, project_id, doc_ids)
+    ids = [d for d in dict.fromkeys(doc_ids) if d in present]
+    return StreamedCorpus(ids, lambda: document_chunks(db, project_id, ids))

@@ -32,6 +32,7 @@ def test_trec_qrels_and_the_report_never_read_the_corpus(labelled, tmp_path, mon
 
     monkeypatch.setattr(projects, "bundle_documents", no_text)
     monkeypatch.setattr(projects, "documents", no_text)
+    monkeypatch.setattr(projects, "document_chunks", no_text)  # what a layout with text reads, in chunks
     manifest = export_project(db, "demo", fmt, tmp_path, study_ids=[sid])
     assert manifest["files"]
     if fmt == "trec":  # one file per version, every stored judgment of it

@@ -6,20 +6,21 @@ from collections.abc import Callable
 from pathlib import Path
 
 from formats.bundle import Bundle, Instance, Qrel
-from formats.writers.jsonl import write_jsonl as _write_jsonl
+from formats.corpus import utf8_rows
+from formats.writers.jsonl import write_corpus_jsonl, write_jsonl as _write_jsonl, write_jsonl_rows
 
 BEIR_QRELS_HEADER = "query-id\tcorpus-id\tscore"
 INSTRUCTIR_QRELS_HEADER = "qid\tpid\tscore"
 
 
 def _cell(value: str, what: str) -> str:
-    if not value or any(c in value for c in "\t\r\n"):
+    if not value or "\t" in value or "\n" in value or "\r" in value:
         raise ValueError(f"{what} {value!r} cannot be written to a TSV cell; expected a non-blank id without tabs or line breaks")
     return value
 
 
 def _token(value: str, what: str) -> str:
-    if not value or any(c.isspace() for c in value):
+    if value.split() != [value]:  # blank, or whitespace in it (str.split splits where isspace is true)
         raise ValueError(f"{what} {value!r} cannot be written to a TREC file; expected a non-blank id without whitespace")
     return value
 
@@ -40,8 +41,7 @@ def _qrels_of(bundle: Bundle, version: str) -> list[Qrel]:
 def _write_corpus(bundle: Bundle, out_dir: Path) -> list[Path]:
     if not bundle.documents:
         return []
-    records = ({"_id": d.doc_id, "title": d.title, "text": d.text} for d in bundle.documents)
-    return [_write_jsonl(out_dir / "corpus.jsonl", records)]
+    return [write_corpus_jsonl(out_dir / "corpus.jsonl", utf8_rows(bundle.documents))]
 
 
 def _instances_by_query(bundle: Bundle) -> dict[tuple[str, str], Instance]:
@@ -49,5 +49,5 @@ def _instances_by_query(bundle: Bundle) -> dict[tuple[str, str], Instance]:
 
 
 def _write_qrels_jsonl(path: Path, qrels: list[Qrel], score: Callable[[int], object]) -> Path:
-    return _write_jsonl(path, ({"query-id": _cell(q.qid, "query id"), "corpus-id": _cell(q.doc_id, "document id"),
-                                "score": score(q.relevance)} for q in qrels))
+    return write_jsonl_rows(path, ("query-id", "corpus-id", "score"),
+                            ((_cell(q.qid, "query id"), _cell(q.doc_id, "document id"), score(q.relevance)) for q in qrels))

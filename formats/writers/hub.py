@@ -14,6 +14,7 @@ from formats.writers._common import (
     _write_corpus,
     _instances_by_query,
     _write_qrels_jsonl,
+    write_jsonl_rows,
 )
 
 
@@ -82,8 +83,8 @@ def _write_mteb(bundle: Bundle, out_dir: Path, versions: dict[str, str], split: 
             written.append(_write_qrels_jsonl(out_dir / dirname / f"{split}.jsonl", qrels, score))
             configs.append((dirname, split, f"{dirname}/{split}.jsonl"))
     if bundle.top_ranked:  # one {"qid", "pid"} row per pair, grouped by query, candidates in order
-        written.append(_write_jsonl(out_dir / "top_ranked.jsonl", (
-            {"qid": _cell(qid, "query id"), "pid": _cell(doc_id, "document id")}
+        written.append(write_jsonl_rows(out_dir / "top_ranked.jsonl", ("qid", "pid"), (
+            (_cell(qid, "query id"), _cell(doc_id, "document id"))
             for qid, docs in bundle.top_ranked.items() for doc_id in docs)))
         configs.append(("top_ranked", "top_ranked", "top_ranked.jsonl"))
     pretty = f"{subsets[0]}-v1" if infosearch and subsets and subsets[0] else ""

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from formats.bundle import Bundle, Instance, Qrel, Query
@@ -39,6 +40,7 @@ def write_ifir(bundle: Bundle, out_dir: Path, *, version: str = "original") -> l
     """
     out_dir = Path(out_dir)
     domains = ifir_domains(bundle)
+    bundle = replace(bundle, documents=list(bundle.documents))  # a streamed corpus read once (the items need texts)
     documents = _documents_by_domain(bundle, domains)
     judged, fallback = _relevant(bundle, version), _relevant(bundle, "original")
     by_group: dict[str, list[Instance]] = {}

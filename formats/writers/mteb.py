@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import json
+from array import array
+from itertools import accumulate
 from pathlib import Path
 
 from formats.bundle import Bundle, Instance, Qrel, Query
+from formats.corpus import corpus_ids, utf8_rows
 from formats.writers.ifir import ifir_level, is_ifir_shaped
 
 
@@ -144,7 +147,7 @@ def _check_mteb(bundle: Bundle, followir: bool, versions: tuple[str, ...]) -> No
     """Refuse (``ValueError``) what the MTEB layout cannot express."""
     if not bundle.documents:
         raise ValueError("the MTEB layout needs a corpus; expected a bundle with documents")
-    doc_ids = {d.doc_id for d in bundle.documents}
+    doc_ids = set(corpus_ids(bundle.documents))
     subset_of = {q.query_id: q.subset for q in bundle.queries}
     for name in sorted(set(subset_of.values()) - {""}):
         if not _mteb_subset_ok(name):
@@ -200,14 +203,33 @@ def _subset_corpus(bundle: Bundle, versions: tuple[str, ...], subset: str, subse
     for qid, docs in bundle.top_ranked.items():
         named.setdefault(subset_of[qid], set()).update(docs)
     anywhere = set().union(*named.values()) if named else set()
-    docs = [d for d in bundle.documents
-            if len(subsets) == 1 or d.doc_id in named.get(subset, set()) or d.doc_id not in anywhere]
-    s = pa.string()
-    return pa.table({
-        "_id" if followir else "id": pa.array([d.doc_id for d in docs], s),
-        "title": pa.array([d.title for d in docs], s),
-        "text": pa.array([d.text for d in docs], s),
-    })
+    mine = named.get(subset, set())
+    ids: list[bytes] = []
+    titles: list[bytes] = []
+    texts: list[bytes] = []
+    for rows in utf8_rows(bundle.documents):
+        for doc_id, title, text in rows:
+            if len(subsets) > 1 and (d := doc_id.decode()) not in mine and d in anywhere:
+                continue
+            ids.append(doc_id)
+            titles.append(title)
+            texts.append(text)
+    return pa.table({"_id" if followir else "id": _string_array(ids), "title": _string_array(titles),
+                     "text": _string_array(texts)})
+
+
+def _string_array(values: list[bytes]):
+    """A pyarrow string array of UTF-8 ``values`` (the array ``pa.array(strings, pa.string())`` gives),
+    built from one buffer of the bytes and their offsets instead of one conversion per value."""
+    import pyarrow as pa
+
+    data = b"".join(values)
+    if len(data) >= 2**31:  # beyond 32-bit offsets: pyarrow splits the column into chunks itself
+        return pa.array([v.decode() for v in values], pa.string())
+    offsets = array("i", accumulate(map(len, values), initial=0))
+    out = pa.Array.from_buffers(pa.string(), len(values), [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    out.validate(full=True)  # the bytes are UTF-8
+    return out
 
 
 def _top_ranked_table(config: str, split: str, top: list[tuple[str, list[str]]]) -> list[tuple]:
