@@ -88,6 +88,7 @@ def import_bundle(
     """
     kind = kind or kind_of(fmt, bundle)
     _check_importable(bundle, kind)
+    _check_storable(db, bundle)
     with write(db):
         project_id = _project_id(db, project, kind)
         _insert_rows(db, project, project_id, bundle)
@@ -111,6 +112,30 @@ def _check_importable(bundle: Bundle, kind: str) -> None:
             raise IFJudgeError(
                 f"qrels version {q.version!r} cannot be imported; an import holds the published versions "
                 f"{', '.join(PUBLISHED_QRELS_VERSIONS)} (the validated versions are built from studies)")
+
+
+# the text a PostgreSQL column cannot hold, and where a bundle carries text
+_NUL = "\x00"
+_TEXT_PARTS = (("document", "documents", ("doc_id", "title", "text")), ("query", "queries", ("query_id", "text", "subset")),
+               ("instance", "instances", ("instance_id", "query_id", "group_id", "instruction", "variant")),
+               ("narrative", "narratives", ("query_id", "text", "variant")), ("qrel", "qrels", ("qid", "doc_id")))
+
+
+def _check_storable(db: Database, bundle: Bundle) -> None:
+    """On PostgreSQL, refuse (before any write) text with a NUL character, which its text columns
+    cannot hold (SQLite stores it): one message naming the record and the field."""
+    from storage import dialect
+
+    if db.engine != dialect.POSTGRESQL:
+        return
+    for what, attr, names in _TEXT_PARTS:
+        for record in getattr(bundle, attr):
+            for name in names:
+                if _NUL in getattr(record, name):
+                    key = getattr(record, names[0])
+                    raise IFJudgeError(
+                        f"{what} {key!r}: its {name} contains a NUL character (\\x00), which PostgreSQL cannot store; "
+                        "remove it from the file and import again (nothing was imported)")
 
 
 def _project_id(db: Database, project: str, kind: str) -> int:

@@ -34,6 +34,20 @@ def path_problem(token: str) -> str | None:
     return None if (ROOT / token.rstrip("/")).exists() else f"{token}: no such file or folder"
 
 
+def names_something(token: str) -> bool:
+    """True when the dotted name is a module, or a name a module defines (``storage.studies.shared``)."""
+    try:
+        if importlib.util.find_spec(token) is not None:
+            return True
+    except ModuleNotFoundError:  # the parent is a module, not a package
+        pass
+    parent, _, name = token.rpartition(".")
+    try:
+        return hasattr(importlib.import_module(parent), name)
+    except ImportError:
+        return False
+
+
 def problems(text: str) -> list[str]:
     """Everything the architecture text names that the tree does not have."""
     out = []
@@ -42,8 +56,8 @@ def problems(text: str) -> list[str]:
             continue
         if "/" in token and PATH.match(token):
             out += [p for p in [path_problem(token)] if p]
-        elif MODULE.match(token) and importlib.util.find_spec(token) is None:
-            out.append(f"{token}: no such module")
+        elif MODULE.match(token) and not names_something(token):
+            out.append(f"{token}: no such module or name")
     for name, file in SYMBOL_IN_FILE.findall(text):
         path = ROOT / file
         if path.is_file() and not defines(path, name):
@@ -64,11 +78,12 @@ def test_every_name_in_the_architecture_doc_exists():
 def test_the_check_catches_a_stale_recipe():
     stale = ("- **Exporter**: the writer in `formats/writers.py` (copy `write_beir`), then its branch in "
              "`export_project` of `exports/validated.py` and `FORMATS` in `exports/report.py`; see "
-             "`evaluation.no_such_module` and `formats/writers/<layout>.py`.\n"
+             "`evaluation.no_such_module`, `storage.studies.no_such_function` and `formats/writers/<layout>.py`.\n"
              "- **Statistic**: copy `gwet_ac2` in `annotation/agreement_stats.py`.\n")
     assert sorted(problems(stale)) == sorted([
         "formats/writers.py: no such file or folder",
-        "evaluation.no_such_module: no such module",
+        "evaluation.no_such_module: no such module or name",
+        "storage.studies.no_such_function: no such module or name",
         "`FORMATS` is not defined in exports/report.py",
         "`gwet_ac2` is not defined in annotation/agreement_stats.py",
         "copy `gwet_ac2`: defined in none of the recipe's files ['annotation/agreement_stats.py']",

@@ -17,21 +17,23 @@ from formats.corpus import StreamedCorpus, corpus_ids, utf8_rows
 from formats.readers import parse
 from storage import projects
 from storage.db import connect
+from storage.errors import IFJudgeError
 
 pytestmark = pytest.mark.both_engines
 
 DOCS = [
     Document("d-fa", "بازیابی اطلاعات «دستورالعمل» ۱۴۰۲", "سلام"),
     Document("d-quote", 'He said "stop" \\ then\nleft\ttab\rend', 'a "quoted" title'),
-    Document("d-ctl", "bell\x07 nul\x00 us\x1f del\x7f ls\u2028end", ""),
+    Document("d-ctl", "bell\x07 soh\x01 us\x1f del\x7f ls\u2028end", ""),
     Document("سند-۲", "plain text", "T"),
 ]
 # json.dumps(record, ensure_ascii=False) of each, written out by hand: non-ASCII kept, '"' and '\'
 # escaped, \n \t \r as such, other control characters as \u00XX (lowercase), DEL and U+2028 kept
+# (no NUL here: PostgreSQL cannot store it; see the test of NUL at the end)
 CORPUS_LINES = [
     '{"_id": "d-fa", "title": "سلام", "text": "بازیابی اطلاعات «دستورالعمل» ۱۴۰۲"}',
     '{"_id": "d-quote", "title": "a \\"quoted\\" title", "text": "He said \\"stop\\" \\\\ then\\nleft\\ttab\\rend"}',
-    '{"_id": "d-ctl", "title": "", "text": "bell\\u0007 nul\\u0000 us\\u001f del\x7f ls\u2028end"}',
+    '{"_id": "d-ctl", "title": "", "text": "bell\\u0007 soh\\u0001 us\\u001f del\x7f ls\u2028end"}',
     '{"_id": "سند-۲", "title": "T", "text": "plain text"}',
 ]
 
@@ -127,3 +129,20 @@ def test_the_manifest_hashes_are_those_of_the_files_written(stored, tmp_path):
     assert "corpus.jsonl" in files and len(files) == len(manifest["files"])
     for name, digest in files.items():
         assert digest == hashlib.sha256((tmp_path / name).read_bytes()).hexdigest(), name
+
+
+def test_a_nul_is_exported_escaped_on_sqlite_and_refused_at_import_on_postgresql(db_path, engine, tmp_path):
+    """SQLite stores a NUL and the export escapes it as json.dumps does; PostgreSQL's text columns
+    cannot hold one, so the import says which record and field, and stores nothing."""
+    db = connect(db_path)
+    bundle = followir_project()
+    bundle.documents.append(Document("d-nul", "before\x00after", "t"))
+    if engine == "postgresql":
+        with pytest.raises(IFJudgeError, match=r"document 'd-nul': its text contains a NUL character .*nothing was imported"):
+            projects.import_bundle(db, "fa", bundle, fmt="followir")
+        assert projects.list_projects(db) == []
+        return
+    projects.import_bundle(db, "fa", bundle, fmt="followir")
+    export_project(db, "fa", "beir", tmp_path / "out")
+    lines = (tmp_path / "out" / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
+    assert '{"_id": "d-nul", "title": "t", "text": "before\\u0000after"}' in lines
