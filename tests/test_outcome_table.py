@@ -15,6 +15,8 @@ from storage import studies
 from storage.errors import IFJudgeError
 from tests.builders import published_rejudged_demo, user_row
 
+pytestmark = pytest.mark.both_engines  # each test on SQLite and on PostgreSQL (the reads use json_extract)
+
 
 def _answer(db, sid, name, screen, validity, naturalness, *, seconds, replace=False):
     """``name`` answers ``screen``: the best passage is always the dataset's target."""
