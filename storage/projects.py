@@ -399,13 +399,24 @@ def store_qrels_build(
              created_by, now_iso()],
         )
         build_id = cur.lastrowid
+        studies_json: dict[tuple, str] = {}  # the few distinct study lists, each encoded once
         db.executemany(
             "INSERT INTO qrels_provenance (build_id, qid, doc_id, published, relevance, provenance, reason, label_counts, studies)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(build_id, p["qid"], p["doc_id"], p.get("published"), p.get("relevance"), p["provenance"], p.get("reason") or "",
-              json.dumps(p.get("label_counts") or {}), json.dumps(p.get("studies") or [])) for p in provenance],
+              json.dumps(p.get("label_counts") or {}), _encoded(studies_json, p.get("studies") or []))
+             for p in provenance],
         )
     return build_id
+
+
+def _encoded(memo: dict[tuple, str], values: list) -> str:
+    """``json.dumps(values)`` of a list of ids, encoded once per distinct list."""
+    key = tuple(values)
+    text = memo.get(key)
+    if text is None:
+        text = memo[key] = json.dumps(values)
+    return text
 
 
 def qrels_builds(db: Database, project_id: int, version: str | None = None, *,
