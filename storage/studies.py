@@ -556,12 +556,9 @@ def current_label_values(db: Database, study_id: int, question: str | None = Non
     :func:`current_labels` order (by item, then annotator name): the two columns a majority vote
     needs, read without the other nine (100,008 labels: 0.12 s instead of 0.39 s). While ``db``
     shares its reads (:func:`share_reads`) the lists are shared too: read them, do not change them."""
-    sql = ("SELECT l.item_id, l.value FROM labels l JOIN items i ON i.id = l.item_id JOIN users u ON u.id = l.user_id"
-           " WHERE i.study_id = ?" + (" AND i.question = ?" if question else "") + " AND " + _CURRENT
-           + " ORDER BY l.item_id, u.name")
 
     def read() -> tuple[list[int], list[str]]:
-        rows = db.execute(sql, [study_id, question] if question else [study_id]).fetchall()
+        rows = _current_by_annotator_name(db, study_id, question, "l.item_id, l.value")
         return [r[0] for r in rows], [r[1] for r in rows]
 
     shared = _shared_rows(db, ("label_values", study_id, question), read)
@@ -571,8 +568,14 @@ def current_label_values(db: Database, study_id: int, question: str | None = Non
 def current_label_votes(db: Database, study_id: int, question: str | None = None) -> list[tuple[int, str, str]]:
     """(item id, annotator, value) of the current labels of the study (one question, or all), in
     :func:`current_labels` order: three of its eleven columns, as tuples."""
+    return _current_by_annotator_name(db, study_id, question, "l.item_id, u.name, l.value")
+
+
+def _current_by_annotator_name(db: Database, study_id: int, question: str | None, columns: str) -> list[tuple]:
+    """``columns`` (of ``l`` labels, ``u`` users) of the current labels of the study (one question,
+    or all), by item, then annotator name (the order of :func:`current_labels`)."""
     return db.execute(
-        "SELECT l.item_id, u.name, l.value FROM labels l JOIN items i ON i.id = l.item_id JOIN users u ON u.id = l.user_id"
+        f"SELECT {columns} FROM labels l JOIN items i ON i.id = l.item_id JOIN users u ON u.id = l.user_id"
         " WHERE i.study_id = ?" + (" AND i.question = ?" if question else "") + " AND " + _CURRENT
         + " ORDER BY l.item_id, u.name", [study_id, question] if question else [study_id]).fetchall()
 
