@@ -8,10 +8,7 @@ was built is offered for download until an input changes.
 """
 from __future__ import annotations
 
-import io
 import tempfile
-import zipfile
-from pathlib import Path
 
 import pandas as pd
 import streamlit as st
@@ -19,6 +16,7 @@ import streamlit as st
 from annotation.glossary import label, table
 from annotation.outcomes import ValidationRules
 from annotation.qrels_builds import UNRESOLVED_POLICIES, IncompleteStudy, UnresolvedJudgments, store_versions
+from exports.archive import zip_folder
 from exports.report import BOOTSTRAP as REPORT_BOOTSTRAP
 from exports.validated import FORMATS, export_project, left_out_lines, study_choices
 from storage.errors import IFJudgeError
@@ -87,22 +85,14 @@ if st.button("Build the export", key="exp_build", type="primary",
         with st.spinner(f"Building the {fmt} export..."), tempfile.TemporaryDirectory() as tmp:
             manifest = export_project(conn, project, fmt, tmp, study_ids=picked, rules=rules, unresolved=unresolved,
                                       allow_incomplete=allow_incomplete)
-            # every file written, the manifest among them, zipped one at a time (a corpus is not held twice);
             # the page keeps only the files it shows or offers alone
-            buf, files = io.BytesIO(), {}
-            with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
-                for p in sorted(Path(tmp).rglob("*")):
-                    if p.is_file():
-                        name, data = p.relative_to(tmp).as_posix(), p.read_bytes()
-                        z.writestr(name, data)
-                        if name.endswith("report.md") or name == "qrels.validated.txt":
-                            files[name] = data
+            archive, files = zip_folder(tmp, keep=lambda name: name.endswith("report.md") or name == "qrels.validated.txt")
     except UnresolvedJudgments as exc:
         built["error"], built["unresolved_rows"] = str(exc), exc.rows
     except (IncompleteStudy, IFJudgeError) as exc:
         built["error"] = str(exc)
     else:
-        built.update(manifest=manifest, files=files, zip=buf.getvalue())
+        built.update(manifest=manifest, files=files, zip=archive)
     st.session_state["exp_built"] = built
 if built is None:
     st.caption("Nothing built yet for these choices.")
