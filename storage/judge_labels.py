@@ -232,3 +232,21 @@ def stored_prompts(db: Database, question: str | None = None) -> list[dict]:
         sql += " WHERE question = ?"
         args.append(question)
     return [_prompt(r) for r in db.execute(sql + " ORDER BY id", args).fetchall()]
+
+
+# --------------------------------------------------------------------------- the judge's defaults
+
+
+def settings(db: Database, keys: Sequence[str]) -> dict[str, str]:
+    """Values of table ``settings`` (the chat judge's endpoint and model), for the keys set."""
+    marks = ", ".join("?" * len(keys))
+    return dict(db.execute(f"SELECT key, value FROM settings WHERE key IN ({marks})", list(keys)).fetchall())
+
+
+def save_settings(db: Database, values: dict[str, str | None]) -> None:
+    """Set values of table ``settings`` (a None value is left as it is)."""
+    with write(db):
+        for key, value in values.items():
+            if value is not None:
+                db.execute("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = ?",
+                           [key, value, value])

@@ -99,7 +99,10 @@ class FakeOpenAI:
                 for k, v in extra.items():
                     self.send_header(k, v)
                 self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):  # the client died (a killed worker)
+                    pass
 
             def log_message(self, *args):
                 pass

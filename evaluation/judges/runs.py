@@ -28,7 +28,7 @@ from evaluation.judges import tokens
 from evaluation.judges.chat import ChatConfig, ask, item_fields, make_client, render_messages, request_body
 from evaluation.judges.questions import JudgeQuestion, Prompt, check_template, judge_question
 from storage import judge_labels as store
-from storage import projects
+from storage import projects, users
 from storage.db import Database
 from storage.errors import IFJudgeError
 
@@ -94,6 +94,9 @@ def save_prompt(db: Database, *, question: str, version: str, system: str, user:
     """A lead's new prompt version (checked: only the question's placeholders); a built-in
     version name cannot be taken."""
     q = judge_question(question)
+    user_row = users.get_user(db, author)
+    if user_row is None or user_row["role"] != "lead":
+        raise IFJudgeError(f"{author!r} is not a lead: only a lead edits the judge's prompts")
     if q.prompt(version) is not None:
         raise IFJudgeError(f"{version!r} is a built-in prompt version of {question}: choose a new name")
     check_template(q, system, user)
