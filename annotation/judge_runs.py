@@ -66,6 +66,8 @@ def fit_threshold(db: Database, run_id: int, study_id: int) -> dict:
     if not rows:
         raise IFJudgeError(f"study {study_id} has no decided {run['question']} item that the judge scored")
     fit = choose_threshold([r["score"] for r in rows], [int(r["human"] == cats[0]) for r in rows])
+    if fit["threshold"] is None:
+        raise IFJudgeError(f"no threshold from study {study_id}: {fit['reason']}")
     labels = store.labels(db, run_id, with_raw=False)
     values = [(lab["instance_id"], lab["question"], lab["doc_id"], cats[0] if lab["score"] >= fit["threshold"] else cats[1])
               for lab in labels if lab["score"] is not None]

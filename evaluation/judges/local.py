@@ -98,15 +98,18 @@ def choose_threshold(scores, human_yes) -> dict:
     candidate cuts lie midway between consecutive distinct scores (and below / above all).
 
     kappa = (p_o - p_e) / (1 - p_e), p_o the share of agreeing items, p_e = p_j p_h + (1 - p_j)(1 - p_h)
-    (Cohen, 1960). Returns ``{"threshold", "kappa", "n"}`` (kappa None when it is 0/0 at every cut).
+    (Cohen, 1960). Returns ``{"threshold", "kappa", "n"}``; both None, with ``reason``, when the humans
+    gave a single answer (no cut can agree with them better than another).
 
     >>> choose_threshold([0.1, 0.4, 0.6, 0.9], [0, 0, 1, 1])
     {'threshold': 0.5, 'kappa': 1.0, 'n': 4}
     """
     s = np.asarray(scores, dtype=float)
     h = np.asarray(human_yes, dtype=float)
-    if len(s) == 0:
-        return {"threshold": None, "kappa": None, "n": 0}
+    if len(s) == 0 or h.min() == h.max():
+        return {"threshold": None, "kappa": None, "n": int(len(s)),
+                "reason": "no human outcome" if len(s) == 0 else "the humans gave one answer to every item: no cut "
+                                                                   "tells their answers apart"}
     u = np.unique(s)
     cuts = np.concatenate([[u[0] - 1.0], (u[:-1] + u[1:]) / 2, [u[-1] + 1.0]])
     j = s[None, :] >= cuts[:, None]
@@ -115,8 +118,6 @@ def choose_threshold(scores, human_yes) -> dict:
     pe = pj * ph + (1 - pj) * (1 - ph)
     with np.errstate(invalid="ignore", divide="ignore"):
         kappa = np.where(pe < 1, (po - pe) / (1 - pe), np.nan)
-    if np.all(np.isnan(kappa)):
-        return {"threshold": float(np.median(s)), "kappa": None, "n": int(len(s))}
     best = np.flatnonzero(kappa == np.nanmax(kappa))
     pick = best[len(best) // 2]
     return {"threshold": float(cuts[pick]), "kappa": float(kappa[pick]), "n": int(len(s))}

@@ -66,7 +66,7 @@ class JudgeSpec:
                                f"not {self.question}")
         tokens.counter(self.token_rule)
         return replace(self, scale=q.check_scale(self.scale or q.scales[0]),
-                       model=self.chat.model if self.chat is not None else self.model)
+                       model=self.chat.model if self.chat is not None else (self.model or "minilm"))
 
 
 #: the questions a local (bi-encoder / cross-encoder) judge answers: a passage judged against a text
