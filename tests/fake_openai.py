@@ -41,6 +41,7 @@ class FakeOpenAI:
         self.per_key: Counter = Counter()
         self.answered: Counter = Counter()  # 200 answers per key
         self.bodies: list[dict] = []
+        self.idempotency_keys: list[str | None] = []  # the header of each request, in order
         self.failures: Counter = Counter()
         handler = self._handler()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -66,6 +67,7 @@ class FakeOpenAI:
             key = self.key(body)
             self.per_key[key] += 1
             self.bodies.append(body)
+            self.idempotency_keys.append(headers.get("Idempotency-Key"))
         if self.api_key is not None and headers.get("Authorization") != f"Bearer {self.api_key}":
             return 401, {"error": {"message": "invalid api key", "type": "invalid_request_error"}}, {}
         injected = self.inject(n, body) if self.inject else None

@@ -71,6 +71,9 @@ def test_429_and_500_are_retried_and_the_estimate_equals_what_was_sent(demo_db):
         est = prepared["estimate"]
         result = run_judge(db, prepared["run"]["id"])
     assert server.failures == {429: 2, 500: 1}
+    # a retry carries the same Idempotency-Key as its first try; every item its own
+    keys = server.idempotency_keys
+    assert keys[1] == keys[2] == keys[3] and keys[5] == keys[6] and len(set(keys)) == 14
     assert result["retries"] == 3 and result["judged"] == 14 and result["errors"] == 0
     # per item: one answered request; the retried ones were refused before an answer
     assert max(server.answered.values()) == 1 and sum(server.answered.values()) == 14

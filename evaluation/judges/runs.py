@@ -275,9 +275,10 @@ class _ChatLoop:
         it = r.item
         base = {"instance_id": it["instance_id"], "question": it["question"], "doc_id": it["doc_id"],
                 "prompt_hash": self.run_["prompt_hash"], "counted_tokens": self.count(r.messages)}
+        body = {**request_body(self.cfg, self.q, r.messages, r.choices),
+                "extra_headers": {"Idempotency-Key": idempotency_key(self.run_["id"], it)}}
         try:
-            return {**base, **ask(self.client, request_body(self.cfg, self.q, r.messages, r.choices), self.q,
-                                  r.choices, it["payload"])}
+            return {**base, **ask(self.client, body, self.q, r.choices, it["payload"])}
         except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
             return {**base, "value": None, "score": None, "raw": "", "payload": it["payload"],
                     "error": f"the server refused the request ({exc.status_code}): {_short(exc)}"}
@@ -303,6 +304,18 @@ class _ChatLoop:
             self.totals["errors"] += lab["value"] is None
             for k in ("retries", "counted_tokens", "prompt_tokens", "completion_tokens"):
                 self.totals[k] += lab.get(k) or 0
+
+
+def idempotency_key(run_id: int, item: dict) -> str:
+    """The ``Idempotency-Key`` header of an item's request: the same for every attempt of the same
+    run (retries, and a resumed run after a crash), so that a server or proxy that honours the
+    header answers a request sent again from what it answered before.
+
+    >>> idempotency_key(3, {"instance_id": "q1_1", "question": "validity", "doc_id": ""})
+    'ifjudge-3-...'
+    """
+    digest = hashlib.sha256(f"{item['instance_id']}\x1f{item['question']}\x1f{item['doc_id']}".encode()).hexdigest()
+    return f"ifjudge-{run_id}-{digest[:24]}"
 
 
 def _short(exc) -> str:
