@@ -232,7 +232,7 @@ def run_cmd(args) -> int:
     else:
         from evaluation.judges.jobs import submit_judge
 
-        job, created = submit_judge(db, run["id"], created_by=who, sending=sending)
+        job, created = submit_judge(db, run["id"], created_by=who, sending=sending, estimate=est)
         out["job"] = {"id": job["id"], "created": created, "state": job["state"]}
         if not args.json:
             print(f"job {job['id']} {'queued' if created else 'already ' + job['state']}: `ifjudge worker --db ...` runs "

@@ -18,12 +18,17 @@ JUDGE_KIND = "judge"  # evaluation.jobs.JUDGE_KIND
 MAX_ATTEMPTS = 3
 
 
-def submit_judge(db: Database, run_id: int, *, created_by: str, sending: dict | None = None) -> tuple[dict, bool]:
+def submit_judge(db: Database, run_id: int, *, created_by: str, sending: dict | None = None,
+                 estimate: dict | None = None) -> tuple[dict, bool]:
     """Queue the judging of a run's pending items, or return its queued or running job.
-    ``sending``: concurrency, time-out, retries, key variable for this job."""
+    ``sending``: concurrency, time-out, retries, key variable for this job; ``estimate``: what was
+    shown before it was queued (requests, prompt tokens, the rule), kept with the job."""
     run = store.get_run(db, run_id)
     parameters = {"judge_run_id": run_id, "question": run["question"], "judge": run["judge"], "model": run["model"],
                   "sending": dict(sending or {})}
+    if estimate is not None:
+        parameters["estimate"] = {k: estimate.get(k) for k in ("requests", "prompt_tokens", "max_completion_tokens",
+                                                                "cost", "rule")}
     key = hashlib.sha256(json.dumps({"kind": JUDGE_KIND, "judge_run_id": run_id}).encode()).hexdigest()
     return jobs_store.submit(db, kind=JUDGE_KIND, project_id=run["project_id"], parameters=parameters,
                              dedupe_key=key, created_by=created_by, max_attempts=MAX_ATTEMPTS)
