@@ -147,8 +147,8 @@ def test_the_monitor_shows_the_judge_section_with_the_hand_kappa(labelled, monke
     at.session_state["user"] = user_row(db, "lead")
     at.run()
     assert not at.exception
-    table = next(d.value for d in at.dataframe if "Items both judged" in d.value.columns)
-    assert table.iloc[0]["Cohen kappa"] == "0.600" and table.iloc[0]["Items both judged"] == 8
+    table = next(d.value for d in at.dataframe if "Band" in d.value.columns and "Items" in d.value.columns)
+    assert table.iloc[0]["Cohen kappa"] == "0.600" and table.iloc[0]["Items"] == 8
     dis = next(d.value for d in at.dataframe if "Judge's reply" in d.value.columns)
     assert list(dis["Instance"]) == [wrong] and MARK in dis.iloc[0]["Judge's reply"]
     assert at.selectbox(key="mon_judge_run_validity").value == 1

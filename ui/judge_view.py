@@ -12,6 +12,7 @@ import streamlit as st
 
 from annotation.glossary import label
 from annotation.judge_agreement import judge_report, runs_for_study
+from storage import studies
 from ui.markdown import md_escape
 
 
@@ -28,14 +29,14 @@ def agreement_rows(report: dict) -> list[dict]:
     ...        "undefined": None, "agreement": 0.875, "human_share": {"Yes": 0.875, "No": 0.125},
     ...        "judge_share": {"Yes": 0.75, "No": 0.25}, "judge_share_all": {"Yes": 0.7, "No": 0.3}, "judge_items": 10}
     >>> r = agreement_rows({"overall": row, "domains": [], "categories": ["Yes", "No"]})[0]
-    >>> r["Cohen kappa"], r["95% interval"], r["Yes: humans / judge / judge, all items"]
+    >>> r["Cohen kappa"], r["95% interval"], r["Yes: humans / judge / judge, all"]
     ('0.600', '[0.100, 1.000]', '0.88 / 0.75 / 0.70')
     """
     out = []
     for row in [report["overall"], *report["domains"]]:
-        shares = {f"{c}: humans / judge / judge, all items": " / ".join(
+        shares = {f"{c}: humans / judge / judge, all": " / ".join(
             _f(row[k][c], ".2f") for k in ("human_share", "judge_share", "judge_share_all")) for c in report["categories"]}
-        out.append({"Domain": row["domain"], "Items both judged": row["n_items"],
+        out.append({"Domain": row["domain"], "Items": row["n_items"],
                     "Cohen kappa": _f(row["kappa"]) if row["kappa"] is not None else f"undefined: {row['undefined']}",
                     "95% interval": (f"[{row['kappa_low']:.3f}, {row['kappa_high']:.3f}]"
                                      if row["kappa_low"] is not None else "—"),
@@ -66,9 +67,11 @@ def render_judge_section(conn, study_id: int, *, n_boot: int = 200, seed: int = 
         st.caption("No judge run answers this study's questions. Start one with `ifjudge judge run` "
                    "(docs/judges.md); its labels stay apart from the human labels.")
         return
-    by_question: dict[str, list[dict]] = {}
+    questions = studies.get_study(conn, study_id)["questions"]
+    by_question: dict[str, list[dict]] = {q: [] for q in questions}
     for r in runs:
-        by_question.setdefault(r["question"], []).append(r)
+        by_question[r["question"]].append(r)
+    by_question = {q: rs for q, rs in by_question.items() if rs}
     for question, options in by_question.items():
         named = {r["id"]: f"run {r['id']}: {r['judge']} {r['model']} ({r['labels']} answers"
                           + (f", prompt {r['prompt_version']})" if r["prompt_version"] else ")") for r in options}
@@ -87,14 +90,24 @@ def _render_report(report: dict, question: str) -> None:
                          + f"; {report['undecided']} item(s) without a human decision and {report['unjudged']} "
                            "decided item(s) the judge did not answer are not compared."))
     st.dataframe(pd.DataFrame(agreement_rows(report)), hide_index=True, key=f"mon_judge_agreement_{question}",
-                 column_config={"95% interval": st.column_config.TextColumn(
-                     help="bootstrap percentile interval; the study's query groups resampled")})
-    st.dataframe(confusion_frame(report), key=f"mon_judge_confusion_{question}")
+                 column_config={
+                     "Items": st.column_config.NumberColumn(help="items the humans decided and the judge answered"),
+                     "95% interval": st.column_config.TextColumn(
+                         help="bootstrap percentile interval; the study's query groups resampled"),
+                     **{f"{c}: humans / judge / judge, all": st.column_config.TextColumn(
+                         help=f"share of {c} by the humans and by the judge on the items both judged, and by the "
+                              "judge over every item of the benchmark it answered") for c in report["categories"]}})
+    st.dataframe(confusion_frame(report), width="content", key=f"mon_judge_confusion_{question}")
     for note in report["notes"]:
         st.caption(md_escape(f"Note: {note}."))
     rows = disagreement_rows(report)
     if rows:
         st.markdown(f"**Where the judge and the humans disagree** ({len(rows)} item{'s' if len(rows) != 1 else ''})")
-        st.dataframe(pd.DataFrame(rows), hide_index=True, key=f"mon_judge_disagreements_{question}",
-                     column_config={c: st.column_config.TextColumn(width="medium")
-                                    for c in ("Judge's reply", "Query", "Instruction")})
+        frame = pd.DataFrame(rows)
+        frame = frame.drop(columns=[c for c in ("Document", "Domain") if (frame[c] == "—").all()])
+        st.dataframe(frame, hide_index=True, key=f"mon_judge_disagreements_{question}",
+                     column_config={**{c: st.column_config.TextColumn(width="medium")
+                                       for c in ("Judge's reply", "Query", "Instruction")},
+                                    "Judge's score": st.column_config.TextColumn(
+                                        help="from the answer's probabilities: of the first answer (Yes, relevant), "
+                                             "or the expected value on a scale; a local judge's similarity")})
