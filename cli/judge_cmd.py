@@ -266,15 +266,17 @@ def runs_cmd(args) -> int:
     rows = [{"id": r["id"], "project_id": r["project_id"], "question": r["question"], "judge": r["judge"],
              "model": r["model"], "base_url": r["base_url"], "prompt_version": r["prompt_version"],
              "prompt_hash": r["prompt_hash"], "items": judge_labels.item_count(db, r["id"]), "labels": r["labels"],
-             "errors": r["errors"], "created_by": r["created_by"], "created_at": r["created_at"]}
+             "answers": r["answers"], "errors": r["errors"], "created_by": r["created_by"], "created_at": r["created_at"]}
             for r in judge_labels.list_runs(db, pid)]
     if args.json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
     elif not rows:
         print("no judge run")
     for r in rows if not args.json else []:
+        waiting = r["labels"] - r["answers"] - r["errors"]  # a local judge's scores before its threshold
         print(f"run {r['id']:<4} {r['question']:<14} {r['judge']} {r['model']}  {r['labels']}/{r['items']} judged"
-              + (f", {r['errors']} without an answer" if r["errors"] else "") + f"  ({r['created_at']})")
+              + (f", {r['errors']} without an answer" if r["errors"] else "")
+              + (f", {waiting} scored, waiting for `ifjudge judge threshold`" if waiting else "") + f"  ({r['created_at']})")
     return 0
 
 

@@ -69,8 +69,9 @@ def get_run(db: Database, run_id: int) -> dict:
 
 
 def list_runs(db: Database, project_id: int | None = None, *, question: str | None = None) -> list[dict]:
-    """Judge runs, newest first, each with ``labels`` (stored answers) and ``errors`` (items
-    without a readable answer)."""
+    """Judge runs, newest first, each with ``labels`` (items judged), ``answers`` (with a value)
+    and ``errors`` (items without a readable answer; a local judge's items before its threshold
+    have a score, no value and no error)."""
     where, args = [], []
     if project_id is not None:
         where.append("r.project_id = ?")
@@ -79,14 +80,14 @@ def list_runs(db: Database, project_id: int | None = None, *, question: str | No
         where.append("r.question = ?")
         args.append(question)
     cols = ", ".join(f"r.{c}" for c in _RUN_COLUMNS)
-    sql = (f"SELECT {cols}, COUNT(l.id), COALESCE(SUM(CASE WHEN l.value IS NULL THEN 1 ELSE 0 END), 0)"
+    sql = (f"SELECT {cols}, COUNT(l.id), COUNT(l.value), COALESCE(SUM(CASE WHEN l.error <> '' THEN 1 ELSE 0 END), 0)"
            " FROM judge_runs r LEFT JOIN judge_labels l ON l.run_id = r.id"
            + (f" WHERE {' AND '.join(where)}" if where else "")
            + f" GROUP BY {cols} ORDER BY r.id DESC")
     out = []
     for row in db.execute(sql, args).fetchall():
         run = _run(row[:len(_RUN_COLUMNS)])
-        run["labels"], run["errors"] = int(row[-2]), int(row[-1])
+        run["labels"], run["answers"], run["errors"] = int(row[-3]), int(row[-2]), int(row[-1])
         out.append(run)
     return out
 
@@ -176,7 +177,7 @@ def set_values(db: Database, run_id: int, values: Iterable[tuple[str, str, str, 
 def delete_errors(db: Database, run_id: int) -> int:
     """Remove the run's items without a readable answer, so that a new job judges them again."""
     with write(db):
-        cur = db.execute("DELETE FROM judge_labels WHERE run_id = ? AND value IS NULL", [run_id])
+        cur = db.execute("DELETE FROM judge_labels WHERE run_id = ? AND value IS NULL AND error <> ''", [run_id])
     return cur.rowcount
 
 

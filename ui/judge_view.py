@@ -73,7 +73,7 @@ def render_judge_section(conn, study_id: int, *, n_boot: int = 200, seed: int = 
         by_question[r["question"]].append(r)
     by_question = {q: rs for q, rs in by_question.items() if rs}
     for question, options in by_question.items():
-        named = {r["id"]: f"run {r['id']}: {r['judge']} {r['model']} ({r['labels']} answers"
+        named = {r["id"]: f"run {r['id']}: {r['judge']} {r['model']} ({r['answers']} answers"
                           + (f", prompt {r['prompt_version']})" if r["prompt_version"] else ")") for r in options}
         run_id = st.selectbox(f"Judge run for {label(question)}", list(named), key=f"mon_judge_run_{question}",
                               format_func=named.get)

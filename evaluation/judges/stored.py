@@ -39,6 +39,23 @@ def estimate_answers(db: Database, run_ids: list[int]) -> dict[tuple[str, str, s
     return out
 
 
+def project_answers(db: Database, project_id: int, questions: list[str] | None = None) -> dict[tuple[str, str, str], str]:
+    """:func:`estimate_answers` of the newest run with answers of each question (of ``questions``,
+    or every question a run answers) in the project: what ``--judge FILE.csv`` would hold.
+
+    >>> from storage.db import connect
+    >>> from annotation.demo import load_demo
+    >>> db = connect(":memory:"); _ = load_demo(db)
+    >>> project_answers(db, 1, ["validity"])
+    {}
+    """
+    newest: dict[str, int] = {}
+    for run in store.list_runs(db, project_id):  # newest first
+        if (questions is None or run["question"] in questions) and run["answers"]:
+            newest.setdefault(run["question"], run["id"])
+    return estimate_answers(db, list(newest.values()))
+
+
 def instfol_rows(db: Database, run_id: int) -> list[tuple[str, str, int, float]]:
     """The judge-score rows of an ``instfol_match`` run: each passage's score is the answer's
     probability-weighted score (IFIR A.2) where the server returned log-probabilities, else the
