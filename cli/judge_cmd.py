@@ -82,7 +82,8 @@ def _register_run(judge_sub) -> None:
     r.add_argument("--seed", type=int, help="the server's sampling seed, where it takes one")
     r.add_argument("--concurrency", type=_positive_int, default=4, help="requests in flight (default 4)")
     r.add_argument("--timeout", type=float, default=60.0, help="seconds per request (default 60)")
-    r.add_argument("--retries", type=int, default=5, help="retries with backoff on 429 / 5xx / time-outs (default 5)")
+    r.add_argument("--retries", type=int, default=8,
+                   help="retries with backoff (0.5 s doubling to 8 s) on 429 / 5xx / time-outs (default 8)")
     r.add_argument("--token-rule", default="words", metavar="RULE",
                    help="how tokens are counted: words (default) or hf:DIR (a local tokenizer with a chat template)")
     r.add_argument("--price-in", type=float, metavar="USD", help="price per million prompt tokens (for the cost)")

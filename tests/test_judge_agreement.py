@@ -152,3 +152,24 @@ def test_the_monitor_shows_the_judge_section_with_the_hand_kappa(labelled, monke
     dis = next(d.value for d in at.dataframe if "Judge's reply" in d.value.columns)
     assert list(dis["Instance"]) == [wrong] and MARK in dis.iloc[0]["Judge's reply"]
     assert at.selectbox(key="mon_judge_run_validity").value == 1
+
+
+def test_a_chat_run_stores_its_answers_on_both_engines(demo):
+    from annotation.judge_runs import prepare_run
+    from evaluation.judges.chat import ChatConfig
+    from evaluation.judges.runs import JudgeSpec, run_judge
+    from tests.fake_openai import FakeOpenAI, json_answer
+
+    db, r = demo
+    with FakeOpenAI(lambda body: json_answer("No", {"No": 0.75, "Yes": 0.25}),
+                    inject=lambda n, body: 429 if n == 3 else None) as server:
+        prepared = prepare_run(db, "demo", JudgeSpec("validity", chat=ChatConfig(server.base_url, "m", concurrency=3)),
+                               created_by="t")
+        assert run_judge(db, prepared["run"]["id"])["judged"] == 14
+        again = prepare_run(db, "demo", JudgeSpec("validity", chat=ChatConfig(server.base_url, "m")), created_by="t")
+    assert again["run"]["id"] == prepared["run"]["id"] and again["estimate"]["requests"] == 0
+    labels = judge_labels.labels(db, prepared["run"]["id"])
+    assert {(lab["value"], lab["score"]) for lab in labels} == {("No", 0.25)}
+    assert judge_labels.token_totals(db, prepared["run"]["id"])["counted_tokens"] == prepared["estimate"]["prompt_tokens"]
+    rep = judge_report(db, r["study_id"], prepared["run"]["id"], n_boot=0)
+    assert rep["overall"]["n_items"] == 0 and rep["undecided"] == 8  # nobody has labelled yet

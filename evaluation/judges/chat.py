@@ -45,7 +45,7 @@ class ChatConfig:
     seed: int | None = None
     concurrency: int = 4
     timeout: float = 60.0
-    retries: int = 5
+    retries: int = 8
     api_key_env: str = "OPENAI_API_KEY"
 
     DEFINING = ("base_url", "model", "temperature", "top_p", "max_tokens", "logprobs", "top_logprobs", "structured",
