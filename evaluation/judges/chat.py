@@ -230,7 +230,7 @@ def ask(client, body: dict, question: JudgeQuestion, choices: tuple[str, ...], p
         return {**out, "value": None, "score": None,
                 "error": f"no answer among {', '.join(choices)} could be read in the reply"}
     dist = answer_distribution(completion_tokens(completion), content, offset, choices) if choice is not None else None
-    score = question.score(dist, choices, payload) if dist else None
+    score = question.score(dist, choices, payload) if dist and question.score else None
     if dist:
         out["payload"]["distribution"] = {c: round(p, 6) for c, p in dist.items()}
     return {**out, "value": question.stored(answer, payload), "score": score, "error": ""}
