@@ -106,9 +106,15 @@ def register(subparsers) -> None:
     source.add_argument("--study", type=int, metavar="ID",
                         help="an instfol_match study (with --db): the mean of its annotators' labels per passage is the judge")
     add_db(p, required=False, help="with --study: the database")
-    p.add_argument("--llm-scores", metavar="FILE.csv",
-                   help="with --study: an LLM judge's scores (query,mode,rank,score; query = instance id); "
-                        "reports both judges' INSTFOL on the same passages and their agreement")
+    llm = p.add_mutually_exclusive_group()
+    llm.add_argument("--llm-scores", metavar="FILE.csv",
+                     help="with --study: an LLM judge's scores (query,mode,rank,score; query = instance id); "
+                          "reports both judges' INSTFOL on the same passages and their agreement")
+    source.add_argument("--judge-run", "--judge", dest="judge_run", type=int, metavar="ID",
+                        help="a stored instfol_match judge run (with --db; `ifjudge judge run --question instfol_match`):"
+                             " INSTFOL with that judge on the runs' passages; with --check-study, the human study "
+                             "on the same passages beside it")
+    llm.add_argument("--check-study", type=int, metavar="ID", help="with --judge-run: an instfol_match study as its check")
     p.add_argument("--max", type=_positive_float, default=3.0,
                    help="top of the judge's scale (default 3: IFIR's 0-3 LLM judge)")
     p.add_argument("--k", type=_positive_int, default=None,
@@ -211,7 +217,11 @@ def _infosearch(args) -> int:
 def _instfol(args) -> int:
     if args.study is not None:
         return _instfol_study(args)
-    if args.llm_scores or args.db:
+    if args.judge_run is not None:
+        from cli.judge_cmd import instfol_judged
+
+        return instfol_judged(args)
+    if args.llm_scores or args.db or args.check_study is not None:
         raise IFJudgeError("--llm-scores and --db go with --study")
     rows = read_judge_scores(args.scores)
     try:

@@ -74,7 +74,7 @@ def list_cmd(args) -> int:
             if r["eta_seconds"] is not None:
                 line += f", ETA {r['eta_seconds']:.0f} s"
         if j["result_ids"]:
-            line += f"  eval runs {', '.join(map(str, j['result_ids']))}"
+            line += f"  {'judge run' if j['kind'] == 'judge' else 'eval runs'} {', '.join(map(str, j['result_ids']))}"
         if j["error"]:
             line += f"  ({j['error']})"
         print(line)

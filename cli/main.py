@@ -34,6 +34,7 @@ COMMANDS = {
     "validate": "export_cmd",
     "import": "import_cmd",
     "jobs": "jobs_cmd",
+    "judge": "judge_cmd",
     "migrate": "migrate_cmd",
     "monitor": "monitor_cmd",
     "narrative": "narratives_cmd",

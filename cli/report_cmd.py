@@ -19,8 +19,11 @@ def register(sub) -> None:
     add_db(p)
     p.add_argument("--study", required=True, type=int, action="append", metavar="ID",
                    help="a study whose sample the estimates come from (repeatable)")
-    p.add_argument("--judge", metavar="FILE.csv",
-                   help="an automatic judge's answer for every item: instance_id,question,value[,doc_id]")
+    judge = p.add_mutually_exclusive_group()
+    judge.add_argument("--judge", metavar="FILE.csv",
+                       help="an automatic judge's answer for every item: instance_id,question,value[,doc_id]")
+    judge.add_argument("--judge-run", type=int, action="append", metavar="ID",
+                       help="a stored judge run instead of a file (`ifjudge judge runs`; repeatable, one per question)")
     p.add_argument("--measure", default="nDCG@10", help="the leaderboard's measure (default nDCG@10)")
     p.add_argument("--bootstrap", type=int, default=2000, metavar="N",
                    help="bootstrap replicates over queries for the leaderboard (default 2000)")
@@ -34,9 +37,19 @@ def register(sub) -> None:
 def run(args) -> int:
     if args.bootstrap < 1:
         raise IFJudgeError(f"--bootstrap must be at least 1, got {args.bootstrap}")
+    db = connect(args.db)
     judge = read_judge_labels(args.judge) if args.judge else None
-    report = benchmark_report(connect(args.db), list(dict.fromkeys(args.study)), judge=judge, measure=args.measure,
+    if args.judge_run:  # the stored answers, in the shape of the file's (evaluation.judges.stored)
+        from evaluation.judges.stored import estimate_answers
+
+        judge = estimate_answers(db, list(dict.fromkeys(args.judge_run)))
+    report = benchmark_report(db, list(dict.fromkeys(args.study)), judge=judge, measure=args.measure,
                               n_boot=args.bootstrap, seed=args.seed)
+    if args.judge_run:
+        from annotation.judge_agreement import provenance
+        from storage.judge_labels import get_run
+
+        report["judge_runs"] = [provenance(get_run(db, r)) for r in dict.fromkeys(args.judge_run)]
     if args.json:
         print(json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False))
     else:

@@ -39,6 +39,8 @@ from storage.errors import IFJudgeError, NotFound
 from storage.postgres import DatabaseUnavailable
 
 EVAL_KIND = "eval"
+JUDGE_KIND = "judge"  # a judge run (evaluation.judges.jobs)
+KINDS = (EVAL_KIND, JUDGE_KIND)
 HEARTBEAT_SECONDS = 2.0
 STALE_SECONDS = 30.0
 POLL_SECONDS = 2.0
@@ -202,8 +204,11 @@ def _now(now):
 
 
 def describe(job: dict) -> str:
-    """One line naming the evaluation of a job: model / template / qrels version (k)."""
+    """One line naming the evaluation of a job: model / template / qrels version (k); a judge
+    job: its judge run, question and model."""
     p = job["parameters"]
+    if job.get("kind") == JUDGE_KIND:
+        return f"judge run {p.get('judge_run_id')}: {p.get('question')} by {p.get('judge')} {p.get('model')}"
     return f"{p.get('model')} / {p.get('template')} / {p.get('qrels_version')} (k={p.get('k')})"
 
 
@@ -241,7 +246,7 @@ def run_job(db: Database, job: dict, worker_id: str, *, heartbeat: float = HEART
     fail again); a cancel request ends it ``cancelled``; ``stopping`` set (the worker is being
     stopped) hands it back to the queue.
     """
-    if job["kind"] != EVAL_KIND:
+    if job["kind"] not in KINDS:
         store.fail(db, job["id"], worker_id, f"this worker does not know jobs of kind {job['kind']!r}")
         return store.get_job(db, job["id"])
     beat = _Heartbeat(target_of(db), job["id"], worker_id, heartbeat)
@@ -257,7 +262,12 @@ def run_job(db: Database, job: dict, worker_id: str, *, heartbeat: float = HEART
             raise JobCancelled()
 
     try:
-        run_id = run_eval(db, _project(db, job["project_id"]), progress=progress, **_run_arguments(job["parameters"]))
+        if job["kind"] == EVAL_KIND:
+            run_id = run_eval(db, _project(db, job["project_id"]), progress=progress, **_run_arguments(job["parameters"]))
+        else:  # a judge run (evaluation.judges.jobs): its result is the judge run's id
+            from evaluation.judges.jobs import run_judge_job
+
+            run_id = run_judge_job(db, job, progress)[0]
     except JobCancelled:
         store.cancelled(db, job["id"], worker_id, store.get_job(db, job["id"])["error"] or "cancelled")
     except JobLost:
@@ -271,7 +281,7 @@ def run_job(db: Database, job: dict, worker_id: str, *, heartbeat: float = HEART
     else:
         if store.get_job(db, job["id"])["cancel_requested"]:
             # cancelled after the last progress report: the eval run is stored, say so
-            store.cancelled(db, job["id"], worker_id, f"cancel requested after the evaluation ended; eval run {run_id} was stored")
+            store.cancelled(db, job["id"], worker_id, f"cancel requested after the work ended; run {run_id} was stored")
         else:
             store.finish(db, job["id"], worker_id, [run_id])
     finally:
@@ -316,7 +326,7 @@ def work(
             try:
                 for j in store.recover_stale(db, timeout=stale):
                     say(f"job {j['id']}: {j['state']} ({j['error']})")
-                job = store.claim(db, worker_id, kinds=[EVAL_KIND])
+                job = store.claim(db, worker_id, kinds=list(KINDS))
             except DatabaseUnavailable as exc:  # a full or restarting server: wait, ask again, keep the worker
                 say(f"waiting {poll:g} s: {exc}")
                 stopping.wait(poll)
@@ -330,7 +340,8 @@ def work(
             end = run_job(db, job, worker_id, heartbeat=heartbeat, stopping=stopping)
             ran += 1
             say(f"job {end['id']}: {end['state']}" + (f" ({end['error']})" if end["error"] else "")
-                + (f", eval runs {end['result_ids']}" if end["result_ids"] else ""))
+                + (f", {'judge' if end['kind'] == JUDGE_KIND else 'eval'} runs {end['result_ids']}"
+                   if end["result_ids"] else ""))
     finally:
         db.close()
     return ran

@@ -14,6 +14,7 @@ from annotation.qrels_builds import study_completeness
 from ui.markdown import md_escape
 from storage import projects, studies
 from ui.estimates_view import render_estimates
+from ui.judge_view import render_judge_section
 from ui.session import db, pick_study, require_role
 from ui.text import literal
 
@@ -168,3 +169,6 @@ with paused_gc():
                      column_config={"Reason": st.column_config.TextColumn(width="medium"),
                                     "Instruction": st.column_config.TextColumn(width="large")})
         page_picker(part, "reasons", key="mon_reason_page")
+
+    # an automatic judge measured against the human outcomes (its labels shown to the lead only)
+    render_judge_section(conn, sid, n_boot=n_boot, seed=seed)

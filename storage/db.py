@@ -295,6 +295,71 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         """,
     ),
+    (
+        7,
+        "judge labels: a model's answers, apart from the human labels, with their provenance",
+        """
+        CREATE TABLE judge_prompts (
+            id INTEGER PRIMARY KEY,
+            question TEXT NOT NULL,
+            version TEXT NOT NULL,
+            system TEXT NOT NULL,
+            user_template TEXT NOT NULL,
+            source TEXT NOT NULL DEFAULT '',
+            hash TEXT NOT NULL,
+            author TEXT NOT NULL,
+            note TEXT NOT NULL DEFAULT '',
+            created_at TEXT NOT NULL,
+            UNIQUE (question, version)
+        );
+        CREATE TABLE judge_runs (
+            id INTEGER PRIMARY KEY,
+            project_id INTEGER NOT NULL REFERENCES projects (id),
+            question TEXT NOT NULL,
+            judge TEXT NOT NULL,
+            model TEXT NOT NULL,
+            base_url TEXT NOT NULL DEFAULT '',
+            prompt_version TEXT NOT NULL DEFAULT '',
+            prompt_hash TEXT NOT NULL DEFAULT '',
+            prompt TEXT NOT NULL DEFAULT '{}',
+            parameters TEXT NOT NULL,
+            config_key TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX judge_runs_project ON judge_runs (project_id, question, id);
+        CREATE INDEX judge_runs_config ON judge_runs (config_key);
+        CREATE TABLE judge_items (
+            run_id INTEGER NOT NULL REFERENCES judge_runs (id),
+            instance_id TEXT NOT NULL,
+            question TEXT NOT NULL,
+            doc_id TEXT NOT NULL DEFAULT '',
+            payload TEXT NOT NULL DEFAULT '{}',
+            position INTEGER NOT NULL,
+            PRIMARY KEY (run_id, instance_id, question, doc_id)
+        );
+        CREATE TABLE judge_labels (
+            id INTEGER PRIMARY KEY,
+            run_id INTEGER NOT NULL REFERENCES judge_runs (id),
+            instance_id TEXT NOT NULL,
+            question TEXT NOT NULL,
+            doc_id TEXT NOT NULL DEFAULT '',
+            value TEXT,
+            score REAL,
+            raw TEXT NOT NULL DEFAULT '',
+            payload TEXT NOT NULL DEFAULT '{}',
+            error TEXT NOT NULL DEFAULT '',
+            prompt_hash TEXT NOT NULL DEFAULT '',
+            prompt_tokens INTEGER,
+            completion_tokens INTEGER,
+            counted_tokens INTEGER,
+            retries INTEGER NOT NULL DEFAULT 0,
+            latency_ms INTEGER,
+            created_at REAL NOT NULL,
+            UNIQUE (run_id, instance_id, question, doc_id)
+        );
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
