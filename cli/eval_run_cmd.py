@@ -10,11 +10,12 @@ import sys
 
 from storage.errors import IFJudgeError
 from cli.options import add_db, add_json, add_project
-from cli.output import fmt_value, infosearch_lines
+from cli.output import eval_run_lines, fmt_value, infosearch_lines
 
 
 def register_eval(eval_sub) -> None:
     """Add the ``run`` and ``compare`` sub-parsers to the ``eval`` group."""
+    from evaluation.protocols import PROTOCOLS, WISE_VERSIONS
     from evaluation.templates import TEMPLATES
 
     p = eval_sub.add_parser(
@@ -27,15 +28,23 @@ def register_eval(eval_sub) -> None:
     p.add_argument("--model", required=True,
                    help="bm25 | minilm (bundled all-MiniLM-L6-v2) | a local sentence-transformers directory | "
                         "a TREC run file | external:NAME (a run stored by an import) | a hub name (needs a hub)")
+    p.add_argument("--protocol", default="mteb", choices=list(PROTOCOLS),
+                   help="whose rules the figures follow: mteb (default: MTEB 2.26's task classes) or paper (the "
+                        "benchmark's own evaluation code: InstructIR 'instruction [SEP] query' and Robustness by "
+                        "query text, FollowIR's and InfoSearch's score-only stable tie order); see docs/evaluation.md")
     p.add_argument("--template", default=None, choices=list(TEMPLATES),
-                   help="how instruction and query are combined (default: query_instruction, MTEB's: the query, "
-                        "a space, the instruction; instructor only when asked)")
+                   help="how instruction and query are combined (default: the protocol's; MTEB's query_instruction: "
+                        "the query, a space, the instruction; instructor only when asked)")
     p.add_argument("--qrels-version", default="original",
                    help="published: original | changed | reversed; validated: validated | changed-validated | "
                         "reversed-validated")
-    p.add_argument("--ties", default="docid", choices=["docid", "run-order"],
-                   help="tie rule of p-MRR / WISE / SICR: doc id descending (default; trec_eval's and MTEB 2.26's "
-                        "rule) or the run's own order (FollowIR's original code), as in `ifjudge eval pmrr`")
+    p.add_argument("--ties", default=None, choices=["docid", "run-order"],
+                   help="tie rule of p-MRR / WISE / SICR (default: the protocol's): doc id descending (trec_eval's "
+                        "and MTEB 2.26's rule) or the run's own order, a score-only stable sort (FollowIR's and "
+                        "InfoSearch's code; over candidate lists equal scores keep the list's order)")
+    p.add_argument("--wise-version", default="paper", choices=list(WISE_VERSIONS),
+                   help="WISE's reward: paper (default, InfoSearch eq. 7: (1 - (R_ori - R_ins)/K)/sqrt(R_ins)) or "
+                        "evaluator (the official evaluator's (1 - sqrt(R_ori - R_ins)/K)/sqrt(R_ins))")
     p.add_argument("--k", type=int, default=1000,
                    help="run depth of full-corpus retrieval (default 1000, as MTEB); with top_ranked candidate "
                         "lists every candidate is ranked")
@@ -103,7 +112,7 @@ class _Bar:
 def run_cmd(args) -> int:
     from evaluation.runner import run_eval
     from storage.db import connect
-    from evaluation.results import load_run, metrics_of, run_results, undefined_of
+    from evaluation.results import load_run, run_summary
 
     from evaluation.measure_registry import parse_all
 
@@ -121,42 +130,15 @@ def run_cmd(args) -> int:
             db, args.project, model=_model(args), template=args.template, qrels_version=args.qrels_version,
             k=args.k, measures=measures, variant=args.variant, rerank=_rerank(args), candidates=args.candidates,
             missing=args.missing, score=args.score, progress=bar, cache_dir=args.cache_dir, reuse=not args.no_reuse,
-            ties=args.ties,
+            ties=args.ties, protocol=args.protocol, wise_version=args.wise_version,
         )
     finally:
         bar.close()
-    stored = load_run(db, run_id)
-    s, records = stored["settings"], run_results(stored)
-    summary = {
-        "eval_run_id": run_id, "model": stored["model"], "template": stored["template"],
-        "qrels_version": stored["qrels_version"], "variant": s.get("variant"), "k": s.get("k"),
-        "reused_run": s.get("reused_run"), "metrics": metrics_of(records),
-        "n_queries": s["evaluation"]["n_queries"], "missing_queries": s["evaluation"]["missing_queries"],
-        "undefined": undefined_of(records),
-    }
-    pm = s["evaluation"].get("p-MRR")
-    if pm:
-        summary["p_mrr"] = {"qrels": pm["qrels"], "ties": pm.get("ties"), "by_qrels": pm.get("by_qrels", {})}
-    info = s["evaluation"].get("infosearch")
-    if info:
-        summary["infosearch"] = {v: {"overall": b["overall"], "by_dimension": b["by_dimension"]}
-                                 for v, b in info.get("by_qrels", {}).items()}
+    summary = run_summary(load_run(db, run_id))
     if args.json:
         print(json.dumps(summary, indent=2))
         return 0
-    print(f"eval run {run_id}: {stored['model']} [{stored['template']}] on {stored['qrels_version']} qrels"
-          f" ({summary['n_queries']} queries{', stored run reused' if summary['reused_run'] else ''})")
-    for r in records:
-        shown = str(r.undefined) if r.undefined is not None else f"{r.value:.4f}"
-        print(f"  {r.measure:<14} {shown}")
-    if summary["missing_queries"]:
-        print(f"  {len(summary['missing_queries'])} judged queries absent from the run ({args.missing})")
-    for v, b in (summary.get("p_mrr") or {}).get("by_qrels", {}).items():
-        print(f"  p-MRR on original vs {v}: {_fmt(b['p-MRR'])} over {b['n_queries']} queries, {b['n_documents']} "
-              f"changed documents (ties: {summary['p_mrr']['ties']})")
-    for v, b in (summary.get("infosearch") or {}).items():
-        print(f"  InfoSearch on original vs {v} (WISE / SICR / p-MRR, queries):")
-        print("\n".join(infosearch_lines(b, indent="    ", undefined="—")))
+    print("\n".join(eval_run_lines(summary, missing=args.missing)))
     return 0
 
 
@@ -173,7 +155,7 @@ def _submit(db, args, measures) -> int:
         qrels_version=args.qrels_version, k=args.k, variant=args.variant, rerank=args.rerank,
         **({"measures": measures} if measures is not None else {}),
         candidates=args.candidates, missing=args.missing, score=args.score, cache_dir=args.cache_dir,
-        reuse=not args.no_reuse, ties=args.ties, encoder=encoder,
+        reuse=not args.no_reuse, ties=args.ties, encoder=encoder, protocol=args.protocol, wise_version=args.wise_version,
     )
     if args.json:
         print(json.dumps({"job_id": job["id"], "created": created, "state": job["state"]}))

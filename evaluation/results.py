@@ -58,14 +58,20 @@ class Result:
     eval_run_id: int | None = None
 
 
-def measure_name(base: str, *, qrels: str | None = None, ties: str | None = "docid") -> str:
+def measure_name(base: str, *, qrels: str | None = None, ties: str | None = "docid", version: str | None = None) -> str:
     """The canonical name of a paired measure (p-MRR, WISE, SICR) on the changed-side ``qrels``
-    (None: the evaluated version's own) with tie rule ``ties``.
+    (None: the evaluated version's own) with tie rule ``ties`` (and, for WISE, its ``version``:
+    ``paper`` eq. 7 or ``evaluator``).
 
     >>> measure_name("p-MRR"), measure_name("p-MRR", qrels="changed"), measure_name("WISE", ties="run-order")
     ('p-MRR', "p-MRR(qrels='changed')", "WISE(ties='run-order')")
+    >>> measure_name("WISE", version="evaluator"), measure_name("SICR", version="evaluator")
+    ("WISE(version='evaluator')", 'SICR')
     """
-    values = {**{p: d for p, (_, d, _) in IF_MEASURES[base].params.items()}, "qrels": qrels, "ties": ties or "docid"}
+    spec = IF_MEASURES[base].params
+    values = {**{p: d for p, (_, d, _) in spec.items()}, "qrels": qrels, "ties": ties or "docid"}
+    if version is not None and "version" in spec:
+        values["version"] = version
     return str(IFMeasure(base, tuple(values.items())))
 
 
@@ -172,3 +178,61 @@ def per_query_of(results: list[Result], measure: str) -> dict[str, float]:
     """``{query: value}`` of ``measure`` over the per-query records where it is defined."""
     return {r.query_set: r.value for r in results
             if r.query_set != ALL and r.measure == measure and r.value is not None}
+
+
+def protocol_of(run: dict) -> str:
+    """The protocol a stored eval run followed (:mod:`evaluation.protocols`): ``mteb`` or
+    ``paper``; a run stored before protocols were recorded followed MTEB's defaults.
+
+    >>> protocol_of({"settings": {"protocol": {"name": "paper"}}}), protocol_of({"settings": {}})
+    ('paper', 'mteb')
+    """
+    found = (run.get("settings") or {}).get("protocol")
+    return (found or {}).get("name", "mteb") if isinstance(found, dict) else (found or "mteb")
+
+
+def _without_per_query(block: dict) -> dict:
+    return {k: (_without_per_query(v) if isinstance(v, dict) and k == "on_instructed" else v)
+            for k, v in block.items() if k != "per_query"}
+
+
+def run_summary(run: dict) -> dict:
+    """What ``ifjudge eval run`` reports of one stored eval run (read by :func:`load_run`): its
+    identity and protocol, the headline ``metrics`` (the means over subsets when the project has
+    several: ``averaging``), each subset's figures (``subsets``), IFIR's ``levels``, the bare-query
+    ``baseline``, p-MRR's and InfoSearch's details (with its Table 2).
+
+    >>> run = {"id": 1, "model": "bm25", "template": "query_instruction", "qrels_version": "original",
+    ...        "settings": {"k": 1000, "evaluation": {"n_queries": 2, "missing_queries": [], "undefined": {}}},
+    ...        "metrics": {"nDCG@20": 0.5}}
+    >>> s = run_summary(run); s["protocol"], s["metrics"], s["n_queries"]
+    ('mteb', {'nDCG@20': 0.5}, 2)
+    """
+    run = canonical_run(run)
+    s, records = run.get("settings") or {}, run_results(run)
+    evaluation = s.get("evaluation") or {}
+    summary = {
+        "eval_run_id": run.get("id"), "model": run["model"], "template": run["template"],
+        "qrels_version": run["qrels_version"], "protocol": protocol_of(run), "variant": s.get("variant"),
+        "k": s.get("k"), "ties": s.get("ties", "docid"), "reused_run": s.get("reused_run"),
+        "metrics": metrics_of(records), "n_queries": evaluation.get("n_queries"),
+        "missing_queries": evaluation.get("missing_queries", []), "undefined": undefined_of(records),
+    }
+    if isinstance(s.get("protocol"), dict):
+        summary["protocol_rules"] = s["protocol"]
+    for key in ("averaging", "subsets", "levels", "query_means"):
+        if key in evaluation:
+            summary[key] = evaluation[key]
+    if "baseline" in evaluation:
+        summary["baseline"] = _without_per_query(evaluation["baseline"])
+    pm = evaluation.get("p-MRR")
+    if pm:
+        summary["p_mrr"] = {"qrels": pm["qrels"], "ties": pm.get("ties"), "by_qrels": pm.get("by_qrels", {})}
+    info = evaluation.get("infosearch")
+    if info:
+        summary["infosearch"] = {v: {"overall": b["overall"], "by_dimension": b["by_dimension"]}
+                                 for v, b in info.get("by_qrels", {}).items()}
+        if "table2" in info:
+            summary["infosearch_table2"] = info["table2"]
+        summary["wise_version"] = info.get("wise_version", "paper")
+    return summary

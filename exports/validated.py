@@ -128,8 +128,11 @@ def _export_mteb(job: ExportJob) -> list[Path]:
     job.left_out += omitted
     domains = sorted({q.subset for q in bundle.queries})
     if layouts.is_ifir_shaped(bundle) and len(domains) > 1:
-        job.notes.append(f"{len(domains)} IFIR domains written as config prefixes ({domains[0]}-corpus, ...); "
-                         "MTEB's IFIR tasks load one domain per dataset: export one domain per project")
+        job.notes.append(f"{len(domains)} IFIR domains written one dataset folder per domain ({', '.join(d + '/' for d in domains)}),"
+                         " each with its own corpus: MTEB's IFIR task of a domain loads its folder (IFIRFiQA: fiqa/)")
+    elif len(domains) > 1 and not bundle.subset_documents:
+        job.notes.append(f"{len(domains)} subsets share one corpus: each subset's corpus config holds every document, "
+                         "as IFJudge ranks them")
     return layouts.write_mteb(part, job.out, version="original")
 
 
@@ -468,7 +471,8 @@ def per_instance_part(bundle: Bundle, versions: list[str], *, loader: str) -> tu
         omitted.append({"what": "queries without judgments", "count": len(unjudged), "judgments": 0,
                         "why": f"written, but {loader} drops a query that has no qrels (e.g. "
                                + ", ".join(repr(u) for u in unjudged[:3]) + ")"})
-    return Bundle(documents=bundle.documents, queries=queries, instances=instances, qrels=qrels, top_ranked=top), omitted
+    return Bundle(documents=bundle.documents, queries=queries, instances=instances, qrels=qrels, top_ranked=top,
+                  subset_documents=bundle.subset_documents), omitted
 
 
 def _version_order(v: str) -> tuple:

@@ -164,6 +164,8 @@ def _insert_rows(db: Database, project: str, project_id: int, bundle: Bundle) ->
            ((project_id, q.version, q.qid, q.doc_id, q.relevance) for q in bundle.qrels))
         ex("INSERT INTO top_ranked (project_id, qid, doc_ids) VALUES (?, ?, ?)",
            ((project_id, qid, json.dumps(ids)) for qid, ids in bundle.top_ranked.items()))
+        ex("INSERT INTO subset_documents (project_id, subset, doc_id) VALUES (?, ?, ?)",
+           ((project_id, subset, d) for subset, ids in bundle.subset_documents.items() for d in dict.fromkeys(ids)))
     except Exception as exc:  # sqlite3.IntegrityError: an id already stored in this project
         if "UNIQUE" in str(exc):
             raise ProjectExists(
@@ -216,7 +218,7 @@ class StoredDocuments(Mapping):
 
     ``iter`` yields the doc ids in the order of :func:`documents` (the same query without the
     text: doc_id byte order on both engines), read once and kept (ids only); ``len`` and ``in``
-    use them. ``docs[d]`` reads one document; :meth:`many` reads a batch in one query per
+    use them. With ``subset``, only that subset's corpus (:func:`subset_documents`). ``docs[d]`` reads one document; :meth:`many` reads a batch in one query per
     :data:`READ_CHUNK` ids. The retrievers read a bounded chunk at a time through :meth:`many`
     (``evaluation.retrievers.read_documents``).
 
@@ -234,15 +236,22 @@ class StoredDocuments(Mapping):
     [{'title': '', 'text': 'd2 text'}, {'title': '', 'text': 'd1 text'}]
     """
 
-    def __init__(self, db: Database, project_id: int):
-        self.db, self.project_id = db, project_id
+    def __init__(self, db: Database, project_id: int, *, subset: str | None = None):
+        self.db, self.project_id, self.subset = db, project_id, subset
         self._ids: list[str] | None = None
         self._id_set: frozenset[str] | None = None
 
     def _doc_ids(self) -> list[str]:
         if self._ids is None:
-            self._ids = [r[0] for r in self.db.execute("SELECT doc_id FROM documents WHERE project_id = ? ORDER BY doc_id",
-                                                       [self.project_id])]
+            if self.subset is None:
+                rows = self.db.execute("SELECT doc_id FROM documents WHERE project_id = ? ORDER BY doc_id",
+                                       [self.project_id])
+            else:  # one subset's corpus (subset_documents): the documents of the project it names
+                rows = self.db.execute(
+                    "SELECT d.doc_id FROM documents d JOIN subset_documents s ON s.project_id = d.project_id"
+                    " AND s.doc_id = d.doc_id WHERE d.project_id = ? AND s.subset = ? ORDER BY d.doc_id",
+                    [self.project_id, self.subset])
+            self._ids = [r[0] for r in rows]
             self._id_set = frozenset(self._ids)
         return self._ids
 
@@ -444,6 +453,17 @@ def qrels_builds(db: Database, project_id: int, version: str | None = None, *,
     return out
 
 
+def subset_documents(db: Database, project_id: int) -> dict[str, list[str]]:
+    """subset -> the ids of its own corpus, for a project whose release publishes one corpus per
+    subset (IFIR domains, InfoSearch dimensions, MTEB subset configs); empty when every query
+    ranks the whole corpus."""
+    out: dict[str, list[str]] = defaultdict(list)
+    for subset, doc_id in db.execute("SELECT subset, doc_id FROM subset_documents WHERE project_id = ? ORDER BY rowid",
+                                     [project_id]):
+        out[subset].append(doc_id)
+    return dict(out)
+
+
 def top_ranked(db: Database, project_id: int) -> dict[str, list[str]]:
     return {
         qid: json.loads(ids)
@@ -501,6 +521,7 @@ def project_bundle(db: Database, project_id: int, *, documents: bool = True) -> 
         )
     ]
     b.top_ranked = top_ranked(db, project_id)
+    b.subset_documents = subset_documents(db, project_id)
     for files in db.execute("SELECT source_files FROM imports WHERE project_id = ? ORDER BY id", [project_id]):
         b.source_files.extend(tuple(f) for f in json.loads(files[0]))
     return b
