@@ -217,6 +217,39 @@ def _fmt(x) -> str:
     return fmt_value(x, undefined="—")
 
 
+def delta_lines(table: list[dict], measure: str) -> list[str]:
+    """One line per system and version: its mean over its own queries, and for a version other
+    than original the delta beside the two means it is the difference of and their query set.
+
+    >>> rows = [{"system": "bm25", "qrels_version": "original", "metrics": {"m": 0.5}, "n_queries": 4,
+    ...          "delta_vs_original": {}, "common_with_original": None},
+    ...         {"system": "bm25", "qrels_version": "validated", "metrics": {"m": 0.6}, "n_queries": 3,
+    ...          "delta_vs_original": {"m": 0.1}, "delta_basis": {"m": "common queries"}, "common_with_original":
+    ...          {"n_common": 3, "original_mean": 0.5, "version_mean": 0.6, "left_out_original": ["q4"], "left_out_version": []}}]
+    >>> print("\\n".join(delta_lines(rows, "m")))
+      bm25  original   0.5000 over 4 queries
+      bm25  validated  0.6000 over 3 queries; vs original on the 3 queries both judge: 0.5000 -> 0.6000 (delta +0.1000; left out: q4 judged by original only)
+    """
+    width = max((len(r["system"]) for r in table), default=0)
+    lines = []
+    for row in table:
+        v = row["qrels_version"]
+        line = f"  {row['system']:<{width}}  {v:<10} {_fmt(row['metrics'].get(measure))} over {row['n_queries']} queries"
+        d, common = row["delta_vs_original"].get(measure), row.get("common_with_original")
+        if v != "original" and common:
+            left = [f"{', '.join(common['left_out_original'][:5])} judged by original only"] if common["left_out_original"] else []
+            left += [f"{', '.join(common['left_out_version'][:5])} judged by {v} only"] if common["left_out_version"] else []
+            line += (f"; vs original on the {common['n_common']} queries both judge: {_fmt(common['original_mean'])} -> "
+                     f"{_fmt(common['version_mean'])} (delta {'+' if d >= 0 else ''}{_fmt(d)}"
+                     + (f"; left out: {'; '.join(left)}" if left else "") + ")")
+        elif v != "original":
+            basis = (row.get("delta_basis") or {}).get(measure)
+            line += ("; no original run of this system" if d is None and basis is None else
+                     f"; delta vs original's mean (no per-query values): {'+' if (d or 0) >= 0 else ''}{_fmt(d)}")
+        lines.append(line)
+    return lines
+
+
 def compare_cmd(args) -> int:
     from evaluation.compare import compare_project
     from storage.db import connect
@@ -228,11 +261,9 @@ def compare_cmd(args) -> int:
         print(json.dumps(out, indent=2))
         return 0
     m = out["measure"]
-    print(f"{out['project']}: {m} by system and qrels version (delta vs original)")
-    for row in out["table"]:
-        d = row["delta_vs_original"].get(m)
-        delta = "" if row["qrels_version"] == "original" else f"  ({'+' if (d or 0) >= 0 else ''}{_fmt(d)})"
-        print(f"  {row['system']:<40} {row['qrels_version']:<10} {_fmt(row['metrics'].get(m))}{delta}")
+    print(f"{out['project']}: {m} by system and qrels version: the mean over the queries each version judges, then "
+          "the change against original on the queries both judge (systems follow MTEB's protocol unless marked)")
+    print("\n".join(delta_lines(out["table"], m)))
     for t in out["kendall_tau"]:
         tau = t["reason"] if t["tau"] is None else f"{t['tau']:.3f} over {t['n_systems']} systems"
         print(f"Kendall tau {t['versions'][0]} vs {t['versions'][1]} (on common queries): {tau}")

@@ -132,7 +132,7 @@ def table2_lines(table: dict, *, indent: str = "") -> list[str]:
     >>> t["mean"] = t["dimensions"]["Language"]
     >>> print("\\n".join(table2_lines(t)))
     InfoSearch Table 2 (qrels: original / changed / reversed):
-    dimension              queries  nDCG@10 ori / ins / rev     Robustness@10 ori / ins / rev  p-MRR   WISE     SICR
+    dimension              queries  nDCG@10 ori / ins / rev   Robustness@10 ori / ins / rev  p-MRR   WISE     SICR
     Language               3        1.0000 / 0.5000 / 0.2500  1.0000 / 0.5000 / 0.2500       0.1000  -0.2000  0.0000
     mean over 1 dimension  3        1.0000 / 0.5000 / 0.2500  1.0000 / 0.5000 / 0.2500       0.1000  -0.2000  0.0000
     """
