@@ -103,6 +103,58 @@ def import_bundle(
     return counts
 
 
+def add_to_project(db: Database, project: str, part: Bundle, *, role: str, subset: str | None = None) -> dict[str, int]:
+    """Add one further file of a layout (``part``: the rows of :func:`formats.readers.parts.parse_part`)
+    to the stored ``project``, in ONE transaction that is rolled back unless, afterwards, every
+    document the project's qrels and candidate lists name is in its corpus (when it has one).
+    With ``subset``, added documents are that subset's own corpus (``subset_documents``).
+    Returns the counts added.
+
+    Raises
+    ------
+    IFJudgeError
+        Naming how many judged documents are still missing and the first of them; nothing is added.
+    """
+    proj = get_project(db, project)
+    pid = proj["id"]
+    if subset is not None and not part.documents:
+        raise IFJudgeError("--subset names the subset whose corpus is added; it applies to a corpus only")
+    if subset is not None:
+        part = Bundle(documents=part.documents, source_files=part.source_files,
+                      subset_documents={subset: [d.doc_id for d in part.documents]})
+    _check_storable(db, part)
+    with write(db):
+        _insert_rows(db, project, pid, part)
+        _check_judged_documents(db, pid, proj["name"])
+        counts = {k: v for k, v in part.counts().items() if v}
+        db.execute(
+            "INSERT INTO imports (project_id, format, counts, source_files, created_at) VALUES (?, ?, ?, ?, ?)",
+            [pid, f"add:{role}", json.dumps(counts), json.dumps(part.source_files), now_iso()],
+        )
+    return counts
+
+
+def _check_judged_documents(db: Database, project_id: int, name: str) -> None:
+    """Inside a write: refuse (the caller's transaction rolls back) a project with a corpus whose
+    qrels or candidate lists name a document it lacks."""
+    if not db.execute("SELECT 1 FROM documents WHERE project_id = ? LIMIT 1", [project_id]).fetchone():
+        return
+    missing = [r[0] for r in db.execute(
+        "SELECT DISTINCT q.doc_id FROM qrels q WHERE q.project_id = ? AND NOT EXISTS"
+        " (SELECT 1 FROM documents d WHERE d.project_id = q.project_id AND d.doc_id = q.doc_id) ORDER BY q.doc_id",
+        [project_id])]
+    what = "judged by its qrels"
+    if not missing:
+        listed = {d for ids in top_ranked(db, project_id).values() for d in ids}
+        missing = sorted(listed - existing_doc_ids(db, project_id, listed))
+        what = "named by its candidate lists"
+    if missing:
+        raise IFJudgeError(
+            f"project {name!r} would still lack {len(missing)} document(s) {what} (e.g. "
+            f"{', '.join(repr(d) for d in missing[:5])}): nothing was added. Add the benchmark's whole corpus "
+            "(every judged document) in one go")
+
+
 def _check_importable(bundle: Bundle, kind: str) -> None:
     """Refuse an unknown project kind and qrels versions an import cannot hold (before any write)."""
     if kind not in PROJECT_KINDS:
