@@ -66,8 +66,8 @@ def import_warnings(bundle: Bundle, *, fmt: str | None = None, project: str = "N
     that is missing for the studies and evaluations that usually follow -- for a missing corpus,
     which file it is, where the benchmark publishes it and how to add it to the project.
 
-    >>> import_warnings(Bundle(), fmt="instructir", project="p")[0]  # doctest: +ELLIPSIS
-    'no corpus: ... INSTRUCTIR/corpus.jsonl of github.com/kaistAI/InstructIR ...; add it ... ifjudge import --project p --add corpus corpus.jsonl ...'
+    >>> print(import_warnings(Bundle(), fmt="instructir", project="p")[0])  # doctest: +ELLIPSIS
+    no corpus: ... INSTRUCTIR/corpus.jsonl of github.com/kaistAI/InstructIR ...; add it ... --project p --add corpus corpus.jsonl` ...
     """
     out = list(bundle.notes)
     if not bundle.documents:
