@@ -175,8 +175,7 @@ def infosearch_metrics(qrels_ori: Mapping[str, Mapping[str, int]], qrels_ins: Ma
     pmrr_q = [row["p-MRR"] for row in per_query.values() if row["p-MRR"] is not None]
     return {"WISE": _mean(wise_q), "SICR": _mean(sicr_q), "p-MRR": _mean(pmrr_q), "n_queries": len(wise_q),
             "n_queries_pmrr": len(pmrr_q), "mean_rank": {mode: _mean(v) for mode, v in rank_means.items()},
-            "per_query": per_query, "missing_queries": sorted(missing), "ties": ties, "K": int(k),
-            "wise_version": wise_version}
+            "per_query": per_query, "missing_queries": sorted(missing), "ties": ties, "K": int(k)}
 
 
 def _judged(qrels_ori: Mapping[str, Mapping[str, int]], qrels_ins: Mapping[str, Mapping[str, int]],

@@ -15,6 +15,7 @@ from evaluation.measure_registry import GENERIC_MEASURES
 from evaluation.results import load_run, protocol_of, same_as
 from evaluation import jobs as eval_jobs
 from evaluation.protocols import PROTOCOLS, WISE_VERSIONS
+from evaluation.protocols import resolve as resolve_protocol
 from evaluation.templates import TEMPLATES
 from formats.trec_io import run_lines
 from storage import eval_runs, projects
@@ -79,7 +80,8 @@ if go:
                                                  ties=None if ties == BY_PROTOCOL else ties, protocol=protocol,
                                                  wise_version=wise)
         except IFJudgeError as exc:
-            st.error(f"{m} / {t} / {v}: {exc}")
+            shown = resolve_protocol(proj["kind"], protocol).template if t == BY_PROTOCOL else t
+            st.error(f"{m} / {shown} / {v}: {exc}")
             continue
         if not created:
             st.info(f"{m} / {job['parameters']['template']} / {v}: job {job['id']} already runs this evaluation ({job['state']}).")

@@ -43,6 +43,7 @@ def test_a_corpus_added_to_the_shipped_instructir_release_is_evaluated(run_cli, 
     assert 0 < result["metrics"]["Robustness@10"] < result["metrics"]["nDCG@10"] < 1
 
 
+@pytest.mark.both_engines
 def test_a_corpus_without_every_judged_document_is_refused_whole(run_cli, db_path, tmp_path):
     assert run_cli("import", "--db", db_path, "--project", "ir", RELEASE)[0] == 0
     code, _, err = run_cli("import", "--db", db_path, "--project", "ir", "--add", "corpus",
@@ -67,6 +68,7 @@ def followir_project(run_cli, db_path, tmp_path) -> Path:
     return src
 
 
+@pytest.mark.both_engines
 def test_candidate_lists_and_documents_are_added_and_checked(run_cli, db_path, tmp_path):
     followir_project(run_cli, db_path, tmp_path)
     bad = tmp_path / "top_bad.jsonl"
@@ -84,6 +86,7 @@ def test_candidate_lists_and_documents_are_added_and_checked(run_cli, db_path, t
     assert code != 0 and "document 'd9' is already in the project" in err
 
 
+@pytest.mark.both_engines
 def test_qrels_are_added_as_the_version_given(run_cli, db_path, tmp_path):
     followir_project(run_cli, db_path, tmp_path)
     trec = tmp_path / "reversed.txt"
