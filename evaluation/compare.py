@@ -209,7 +209,7 @@ def system_table(sel: Selection, measure: str) -> list[dict]:
             deltas, basis, common_info = deltas_vs(base, r, measure)
             table.append({
                 "system": sel.labels[key], "model": r["model"], "template": r["template"], "qrels_version": v,
-                "protocol": results.protocol_of(r),
+                "protocol": results.protocol_of(r), "ties": (r.get("settings") or {}).get("ties", "docid"),
                 "eval_run_id": r["id"], "metrics": r["metrics"], "n_queries": len(r["per_query"]),
                 "delta_vs_original": deltas, "delta_basis": basis, "common_with_original": common_info,
             })

@@ -108,6 +108,20 @@ def same_as(name: str) -> str | None:
     return str(IFMeasure(m.name, tuple({**m.params, "qrels": None}.items())))
 
 
+def without_ties(name: str) -> str:
+    """A measure's canonical name with its tie rule left out, for a table whose rows say their
+    tie rule beside the figures.
+
+    >>> without_ties("p-MRR(qrels='changed',ties='run-order')"), without_ties("WISE(ties='run-order')"), without_ties("nDCG@10")
+    ("p-MRR(qrels='changed')", 'WISE', 'nDCG@10')
+    """
+    base = name.split("(", 1)[0]
+    if base not in PAIRED or "(" not in name:
+        return name
+    m = parse(name)
+    return str(IFMeasure(m.name, tuple({**m.params, "ties": "docid"}.items())))
+
+
 def canonical_run(run: dict) -> dict:
     """A stored eval run (as :mod:`storage.eval_runs` returns it) with every measure key canonical:
     ``metrics``, the rows of ``per_query`` and ``settings["evaluation"]["undefined"]``. Values and

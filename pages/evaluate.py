@@ -12,7 +12,7 @@ import streamlit as st
 from annotation.glossary import cell, measure_help
 from evaluation.compare import common_queries, compare_project
 from evaluation.measure_registry import GENERIC_MEASURES
-from evaluation.results import load_run, protocol_of, same_as
+from evaluation.results import load_run, protocol_of, same_as, without_ties
 from evaluation import jobs as eval_jobs
 from evaluation.protocols import PROTOCOLS, WISE_VERSIONS
 from evaluation.protocols import resolve as resolve_protocol
@@ -169,6 +169,9 @@ def id_list(ids: list[str]) -> str:
     return ", ".join(ids) if ids else "none"
 
 
+for r in comp["table"]:  # the row says its tie rule ('Ties'): p-MRR of either rule in one column
+    r["metrics"] = {without_ties(m): v for m, v in r["metrics"].items()}
+    r["delta_vs_original"] = {without_ties(m): v for m, v in r["delta_vs_original"].items()}
 measures = list(dict.fromkeys(m for r in comp["table"] for m in r["metrics"]))
 # p-MRR(qrels='changed') is p-MRR itself when changed is the version compared: one column, not two equal ones
 measures = [m for m in measures if not (same_as(m) in measures and all(
@@ -177,9 +180,9 @@ st.subheader("Scores per system and qrels version")
 st.caption("Each score is the mean over all the queries that qrels version judges (their number in 'Queries'; "
            "in a project published in subsets, the mean over its subsets), under the protocol in 'Protocol'; "
            "hover a measure's header for its definition.")
-st.dataframe(pd.DataFrame([{"System": r["system"], "Protocol": r["protocol"], "Qrels version": r["qrels_version"],
-                            "Queries": r["n_queries"], **{m: num(r["metrics"].get(m)) for m in measures}}
-                           for r in comp["table"]]),
+st.dataframe(pd.DataFrame([{"System": r["system"], "Protocol": r["protocol"], "Ties": r["ties"],
+                            "Qrels version": r["qrels_version"], "Queries": r["n_queries"],
+                            **{m: num(r["metrics"].get(m)) for m in measures}} for r in comp["table"]]),
              hide_index=True, key="ev_table", column_config=measure_columns(measures))
 if any(r["metrics"].get(m) is None for r in comp["table"] for m in measures):
     st.caption("— : not computed for that qrels version (Robustness needs instruction groups, p-MRR the changed "

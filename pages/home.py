@@ -97,8 +97,9 @@ if go:
                 st.caption(NEXT_AFTER_IMPORT)
 
 
-st.caption("Add to an existing project: a further file of its layout, e.g. the corpus a release ships apart "
-           "(InstructIR's corpus.jsonl). Nothing is added unless every judged document is then in the corpus.")
+st.markdown("**Add to an existing project**")
+st.caption("A further file of its layout, e.g. the corpus a release ships apart (InstructIR's corpus.jsonl). "
+           "Nothing is added unless every judged document is then in the corpus.")
 stored = [p["name"] for p in projects.list_projects(conn)]
 with st.form("add_form"):
     add_to = st.selectbox("Existing project", stored, key="add_project", index=None,
