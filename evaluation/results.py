@@ -210,6 +210,15 @@ def _without_per_query(block: dict) -> dict:
             for k, v in block.items() if k != "per_query"}
 
 
+def _mteb_levels(levels: dict, measure: str = "nDCG@20") -> dict:
+    """``{"level_1": value, ...}`` of one measure (MTEB's IFIR tasks' ``level_scores``: nDCG@20).
+
+    >>> _mteb_levels({"level1": {"nDCG@20": 0.5}, "level3": {"nDCG@20": 0.25}})
+    {'level_1': 0.5, 'level_3': 0.25}
+    """
+    return {f"level_{k[-1]}": v[measure] for k, v in levels.items() if measure in v}
+
+
 def run_summary(run: dict) -> dict:
     """What ``ifjudge eval run`` reports of one stored eval run (read by :func:`load_run`): its
     identity and protocol, the headline ``metrics`` (the means over subsets when the project has
@@ -237,6 +246,11 @@ def run_summary(run: dict) -> dict:
     for key in ("averaging", "subsets", "levels", "query_means"):
         if key in evaluation:
             summary[key] = evaluation[key]
+    if "levels" in evaluation:  # IFIR: also under MTEB's names (level_scores: level_1.. of nDCG@20)
+        summary["level_scores"] = _mteb_levels(evaluation["levels"])
+        for entry in summary.get("subsets", {}).values():
+            if "levels" in entry:
+                entry["level_scores"] = _mteb_levels(entry["levels"])
     if "baseline" in evaluation:
         summary["baseline"] = _without_per_query(evaluation["baseline"])
     pm = evaluation.get("p-MRR")

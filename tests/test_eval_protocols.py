@@ -216,3 +216,20 @@ def test_infosearch_wise_both_definitions_and_table_2_by_hand(tmp_path, run_cli)
     assert row["WISE"] == pytest.approx(paper["metrics"]["WISE"]) and row["SICR"] == 1.0
     assert row["p-MRR"] == pytest.approx(1 - 1 / 3, abs=1e-12)
     assert table["mean"]["nDCG@10"] == row["nDCG@10"] and table["averaging"] == "mean over 1 dimension"
+
+
+def test_eval_infosearch_on_files_takes_the_wise_version(tmp_path, run_cli):
+    """``ifjudge eval infosearch`` on run files: the same document (5 / 2 / 9, N = 2) under both forms."""
+    (tmp_path / "ori.qrels").write_text("q 0 g 1\nq 0 n 1\n")
+    (tmp_path / "ins.qrels").write_text("q 0 g 1\nq 0 n 0\n")
+    filler = [f"x{i}" for i in range(12)]
+    runs = [run_file(tmp_path / f"{m}.run", r) for m, r in (
+        ("og", ["n", *filler[:3], "g", *filler[3:]]), ("changed", ["x0", "g", "n", *filler[1:]]),
+        ("rev", [*filler[:8], "g", "n", *filler[8:]]))]
+    args = ("eval", "infosearch", "--qrels-og", tmp_path / "ori.qrels", "--qrels-ins", tmp_path / "ins.qrels",
+            "--run-ori", runs[0], "--run-ins", runs[1], "--run-rev", runs[2], "--json")
+    for version, expected in (("paper", (1 - 3 / 20) / math.sqrt(2)), ("evaluator", (1 - math.sqrt(3) / 20) / math.sqrt(2))):
+        code, out, err = run_cli(*args, "--wise-version", version)
+        assert code == 0, err
+        result = json.loads(out)
+        assert (result["WISE"], result["wise_version"]) == (pytest.approx(expected, abs=1e-12), version)

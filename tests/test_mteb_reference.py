@@ -198,6 +198,7 @@ def test_ifir_defaults_give_mtebs_ndcg_at_20_and_level_scores(tmp_path, run_cli,
     assert ours["metrics"]["nDCG@20"] == pytest.approx(theirs["ndcg_at_20"], abs=1e-4)
     for level in (1, 2, 3):
         assert ours["levels"][f"level{level}"]["nDCG@20"] == pytest.approx(theirs["level_scores"][f"level_{level}"], abs=1e-4)
+    assert ours["level_scores"] == pytest.approx(theirs["level_scores"], abs=1e-4)  # also under MTEB's names
     base = ours["baseline"]
     assert base["n_queries"] == 2 and base["variant"] == "bare" and base["on_instructed"]["n_queries"] == 5
     assert 0 < theirs["ndcg_at_20"] < 1 and ours["metrics"]["nDCG@20"] != base["metrics"]["nDCG@20"]
