@@ -92,15 +92,34 @@ def _export_trec(job: ExportJob) -> list[Path]:
     return [layouts.write_trec_qrels(job.bundle, job.out / f"qrels.{v}.txt", version=v) for v in job.versions]
 
 
+def subsets_left_out(bundle: Bundle, layout: str) -> list[dict]:
+    """The ``left_out`` entry of a layout that holds one dataset without subsets (BEIR, FollowIR's
+    hub layout) for a project of several subsets: their queries are written together, against the
+    union of their corpora, which is not how each subset is evaluated.
+
+    >>> b = Bundle(queries=[Query("a", "x", "fas"), Query("b", "y", "rus")])
+    >>> subsets_left_out(b, "BEIR")[0]["count"], subsets_left_out(Bundle(queries=[Query("a", "x")]), "BEIR")
+    (2, [])
+    """
+    names = sorted({q.subset for q in bundle.queries})
+    if len(names) < 2:
+        return []
+    return [{"what": "query subsets", "count": len(names), "judgments": 0,
+             "why": f"the {layout} layout is one dataset without subsets: the queries of {', '.join(names[:4])}"
+                    f"{', ...' if len(names) > 4 else ''} are written together and their corpora as one; "
+                    "the mteb export keeps each subset with its own corpus"}]
+
+
 def _export_beir(job: ExportJob) -> list[Path]:
     """One query per instance, each judged by its side's qrels (as the generic MTEB layout)."""
     part, omitted = per_instance_part(job.bundle, job.versions, loader="a BEIR evaluation")
-    job.left_out += omitted
+    job.left_out += omitted + subsets_left_out(job.bundle, "BEIR")
     return layouts.write_beir(part, job.out, version="original")
 
 
 def _export_followir(job: ExportJob) -> list[Path]:
     """The FollowIR hub layout (:func:`_write_followir_shaped`)."""
+    job.left_out += subsets_left_out(job.bundle, "FollowIR hub")
     return _write_followir_shaped(lambda b, **kw: layouts.write_followir(b, job.out, **kw), job.db, job.project,
                                   job.bundle, job.versions, job.best, job.builds, job.notes, left_out=job.left_out)
 

@@ -35,7 +35,8 @@ proj = pick_project(conn, key="ev_project")
 versions = projects.qrels_versions(conn, proj["id"])
 counts = projects.project_counts(conn, proj["id"])
 if counts["documents"] == 0:
-    st.error(f"Project {proj['name']} has no documents: a retriever has nothing to rank. Import the benchmark's corpus first.")
+    st.error(f"Project {proj['name']} has no documents: a retriever has nothing to rank. Add the benchmark's corpus to it "
+             "(Projects page, import section: Add to an existing project; or `ifjudge import --add corpus`).")
 if not versions:
     st.error(f"Project {proj['name']} has no qrels: no query is judged, nothing can be evaluated.")
 for build in {b["version"]: b for b in reversed(projects.qrels_builds(conn, proj["id"]))}.values():

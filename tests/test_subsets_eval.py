@@ -76,3 +76,16 @@ def test_each_domain_is_ranked_against_its_own_corpus(db_path, run_cli):
     assert runs["both"]["metrics"]["nDCG@20"] == pytest.approx(
         (runs["fiqa"]["metrics"]["nDCG@20"] + runs["nfcorpus"]["metrics"]["nDCG@20"]) / 2, abs=1e-12)
     assert runs["both"]["query_means"]["nDCG@20"] != pytest.approx(runs["both"]["metrics"]["nDCG@20"], abs=1e-6)
+
+
+def test_a_layout_without_subsets_says_what_it_merged(db_path, run_cli, tmp_path):
+    """The BEIR layout is one dataset: a two-domain project's export counts the subsets it merged in
+    ``left_out`` (and says so on the terminal); the mteb export keeps each domain apart."""
+    assert run_cli("import", "--db", db_path, "--project", "both", IFIR)[0] == 0
+    code, _, err = run_cli("export", "--db", db_path, "--project", "both", "--format", "beir", "--out", tmp_path / "beir")
+    assert code == 0 and "beir export left out 2 query subsets" in err
+    manifest = json.loads((tmp_path / "beir" / "manifest.json").read_text())
+    assert [(e["what"], e["count"]) for e in manifest["left_out"]] == [("query subsets", 2)]
+    code, _, err = run_cli("export", "--db", db_path, "--project", "both", "--format", "mteb", "--out", tmp_path / "mteb")
+    assert code == 0 and "query subsets" not in err
+    assert sorted(p.name for p in (tmp_path / "mteb").iterdir() if p.is_dir()) == ["fiqa", "nfcorpus"]
