@@ -71,16 +71,16 @@ def eval_run_lines(summary: dict, *, missing: str = "zero") -> list[str]:
     ...      "undefined": {}, "missing_queries": []}
     >>> print("\\n".join(eval_run_lines(s)))
     eval run 3: bm25 [query_instruction] on original qrels, mteb protocol (4 queries)
-      nDCG@20        0.5000
+      nDCG@20  0.5000
     """
     lines = [f"eval run {summary['eval_run_id']}: {summary['model']} [{summary['template']}] on "
              f"{summary['qrels_version']} qrels, {summary['protocol']} protocol ({summary['n_queries']} queries"
              f"{', stored run reused' if summary.get('reused_run') else ''})"]
     subsets = summary.get("subsets") or {}
-    for name, value in summary["metrics"].items():
-        shown = f"undefined: {summary['undefined'][name]}" if name in summary["undefined"] else _f(value)
-        lines.append(f"  {name:<14} {shown}" + (f"  ({summary['averaging']})" if name in
-                                                 (summary.get("query_means") or {}) else ""))
+    rows = [(name, f"undefined: {summary['undefined'][name]}" if name in summary["undefined"] else _f(value),
+             f"({summary['averaging']})" if name in (summary.get("query_means") or {}) else "")
+            for name, value in summary["metrics"].items()]
+    lines += ["  " + r for r in format_table(rows)]
     if summary.get("missing_queries"):
         lines.append(f"  {len(summary['missing_queries'])} judged queries absent from the run ({missing})")
     if subsets:
@@ -92,7 +92,7 @@ def eval_run_lines(summary: dict, *, missing: str = "zero") -> list[str]:
             rows.append((subset or "(none)", str(e["n_queries"]), against, *(_f(e["metrics"].get(n)) for n in names)))
         rows.append((summary["averaging"], str(summary["n_queries"]), "", *(_f(summary["metrics"].get(n)) for n in names)))
         lines += ["  per subset:", *("    " + r for r in format_table(rows))]
-    lines += _level_lines(summary.get("levels"), "  level scores (mean over the instructions of each level):")
+    lines += _level_lines(summary.get("levels"), "  level scores (mean over the instructions of each level):", "    ")
     base = summary.get("baseline")
     if base:
         lines.append(f"  baseline: the {base['n_queries']} bare queries (variant bare, not in the figures above), "
@@ -102,7 +102,7 @@ def eval_run_lines(summary: dict, *, missing: str = "zero") -> list[str]:
         if inst.get("n_queries"):
             lines.append(f"  baseline on the {inst['n_queries']} instructed queries' qrels (each scored with its "
                          "bare query's ranking): " + ", ".join(f"{n} {_f(v)}" for n, v in inst["metrics"].items()))
-            lines += _level_lines(inst.get("levels"), "    per level:")
+            lines += _level_lines(inst.get("levels"), "    per level:", "      ")
     for v, b in (summary.get("p_mrr") or {}).get("by_qrels", {}).items():
         lines.append(f"  p-MRR on original vs {v}: {_f(b['p-MRR'])} over {b['n_queries']} queries, {b['n_documents']} "
                      f"changed documents (ties: {summary['p_mrr']['ties']})")
@@ -115,10 +115,10 @@ def eval_run_lines(summary: dict, *, missing: str = "zero") -> list[str]:
     return lines
 
 
-def _level_lines(levels: dict | None, title: str) -> list[str]:
+def _level_lines(levels: dict | None, title: str, indent: str) -> list[str]:
     if not levels:
         return []
-    return [title, *(f"    {level}: " + ", ".join(f"{n} {_f(v)}" for n, v in values.items())
+    return [title, *(f"{indent}{level}: " + ", ".join(f"{n} {_f(v)}" for n, v in values.items())
                      for level, values in levels.items())]
 
 

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from evaluation.templates import default_template
 from storage.errors import IFJudgeError
 
 PROTOCOLS = ("mteb", "paper")
@@ -113,7 +114,7 @@ def resolve(kind: str | None, protocol: str | None = None) -> Protocol:
     if name not in PROTOCOLS:
         raise IFJudgeError(f"unknown protocol {name!r}; expected one of {', '.join(PROTOCOLS)}")
     kind = kind or "generic"
-    both = _BOTH.get(kind, {})
+    both = {"template": default_template(kind), **_BOTH.get(kind, {})}  # MTEB's template (evaluation.templates)
     if name == "mteb":
         return Protocol("mteb", kind, **both)
     return Protocol("paper", kind, **{**both, **_PAPER.get(kind, _PAPER["generic"])})
