@@ -125,6 +125,7 @@ def parse(fmt: str, paths: list[Path], *, subset: str | None = None) -> Bundle:
             raise ImportFailure(", ".join(str(p) for p in paths), None, "subset",
                                 "received a blank subset name; expected e.g. 'Language' or 'fiqa'")
         bundle.queries = [replace(q, subset=subset.strip()) for q in bundle.queries]
+        bundle.subset_documents = {}  # one subset now: its corpus is every document
     return bundle
 
 
