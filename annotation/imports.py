@@ -64,8 +64,29 @@ def import_files(db: Database, project: str, paths: list[Path], *, fmt: str = "a
         counts = projects.import_bundle(db, project, bundle, fmt=fmt, kind=kind)
     except projects.ProjectExists:
         raise projects.ProjectExists(exists_message(db, project)) from None
-    notes = list(readers.import_warnings(bundle))
+    notes = list(readers.import_warnings(bundle, fmt=fmt, project=project))
     return ImportResult(fmt, why, counts, [upload.shown(n) for n in notes] if upload else notes)
+
+
+def add_files(db: Database, project: str, role: str, paths: list[Path], *, subset: str | None = None,
+              version: str = "original", upload: Upload | None = None) -> ImportResult:
+    """Add one further file of a layout to the stored ``project``: its corpus, more qrels
+    (``version``) or candidate lists (``role``: :data:`formats.readers.parts.ROLES`), checked
+    against what the project holds and stored all-or-nothing
+    (:func:`storage.projects.add_to_project`: afterwards every judged document must be in the
+    corpus). ``ifjudge import --add`` and the Projects page's import section both run this."""
+    proj = projects.get_project(db, project)
+    pid = proj["id"]
+    qids = {i["instance_id"] for i in projects.instances(db, pid)} | set(projects.queries(db, pid))
+    try:
+        part = readers.parse_part(role, list(paths), qids=qids, doc_ids=set(projects.StoredDocuments(db, pid)),
+                                  version=version)
+        counts = projects.add_to_project(db, project, part, role=role, subset=subset)
+    except IFJudgeError as exc:
+        if upload is None:
+            raise
+        raise IFJudgeError(upload.shown(str(exc))) from None
+    return ImportResult(f"add:{role}", None, counts, [])
 
 
 def exists_message(db: Database, project: str) -> str:

@@ -308,8 +308,9 @@ def create_condition_study(
     satisfy the instruction's condition?", Yes / No) per (query, mode, document) for the modes
     ``changed`` (instructed) and ``reversed``, over the documents relevant under the ``original``
     qrels of the query, shown with the instance of that mode (its instruction). A seeded
-    ``settings.group_fraction`` of the queries (or ``queries``) is sampled; each item goes to
-    ``settings.overlap`` annotators. The outcomes build ``changed-validated`` and
+    ``settings.group_fraction`` of the queries (or ``queries``) is sampled, or with
+    ``settings.subset_fraction`` that share of each dimension (:func:`_sample_queries`); each item
+    goes to ``settings.overlap`` annotators. The outcomes build ``changed-validated`` and
     ``reversed-validated`` (:func:`annotation.qrels_builds.build_condition`).
 
     Returns ``{"study_id", "queries", "screens", "items", "items_by_mode", "assignments", "notes"}``.
@@ -325,7 +326,7 @@ def create_condition_study(
         raise IFJudgeError("an annotator is listed twice")
     original = projects.qrels(db, proj["id"], "original")
     by_query, pool = _condition_pool(db, proj, settings, modes, queries)
-    chosen = _sample_queries(pool, settings.group_fraction, settings.seed)
+    chosen = _sample_queries(db, proj, pool, settings, settings.seed)
     if not chosen and settings.skip_covered:
         raise IFJudgeError(f"every query of project {project!r} is already judged by another condition study: "
                            "nothing remains to sample")
@@ -444,9 +445,17 @@ def _condition_pool(db: Database, proj: dict, settings: StudySettings, modes, qu
     return by_query, pool
 
 
-def _sample_queries(pool: list[str], fraction: float, seed: int) -> list[str]:
+def _sample_queries(db: Database, proj: dict, pool: list[str], settings: StudySettings, seed: int) -> list[str]:
+    """The queries a condition study asks about: a seeded ``group_fraction`` of ``pool``, or with
+    ``subset_fraction`` that share of each query subset (InfoSearch dimension), at least one per
+    subset, as :func:`sample_instances` samples groups per subset."""
+    if settings.subset_fraction is not None:
+        units = [{"instance_id": q, "group_id": q, "query_id": q} for q in pool]
+        return [u["query_id"] for u in sample_instances(units, group_fraction=1.0, per_group=1, seed=seed,
+                                                         subsets=projects.query_subsets(db, proj["id"]),
+                                                         subset_fraction=settings.subset_fraction)]
     rng = random.Random(seed)
-    n = max(1, round(fraction * len(pool))) if pool else 0
+    n = max(1, round(settings.group_fraction * len(pool))) if pool else 0
     return sorted(rng.sample(pool, n)) if pool else []
 
 
@@ -522,7 +531,7 @@ def sample_overlap(db: Database, *, project: str, questions: list[str], settings
     if questions == ["condition"]:
         by_query, pool = _condition_pool(db, proj, settings, CONDITION_MODES, groups)
         units = {q: {i["instance_id"] for i in by_query[q].values()} for q in pool}
-        draw = lambda seed: _sample_queries(pool, settings.group_fraction, seed)  # noqa: E731
+        draw = lambda seed: _sample_queries(db, proj, pool, settings, seed)  # noqa: E731
         unit = "queries"
     else:
         pool_i = _instance_pool(db, proj, questions, settings, groups)

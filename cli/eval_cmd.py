@@ -97,6 +97,9 @@ def register(subparsers) -> None:
     p.add_argument("--run-rev", required=True)
     p.add_argument("--ties", choices=TIES, default="docid")
     p.add_argument("--K", dest="K", type=_positive_int, default=20, help="WISE's K (default 20)")
+    p.add_argument("--wise-version", choices=["paper", "evaluator"], default="paper",
+                   help="WISE's reward: paper (eq. 7, default) or evaluator (the official evaluator's "
+                        "(1 - sqrt(R_ori - R_ins)/K)/sqrt(R_ins))")
     add_json(p)
     p.set_defaults(func=run, handler=_infosearch)
 
@@ -199,11 +202,13 @@ def _infosearch(args) -> int:
     result = infosearch_metrics(
         trec_io.read_qrels(args.qrels_og), trec_io.read_qrels(args.qrels_ins),
         trec_io.read_run(args.run_ori), trec_io.read_run(args.run_ins), trec_io.read_run(args.run_rev),
-        ties=args.ties, k=args.K,
+        ties=args.ties, k=args.K, wise_version=args.wise_version,
     )
+    result["wise_version"] = args.wise_version
     ranks = result["mean_rank"]
     lines = [
-        f"WISE   {fmt_value(result['WISE'])}  ({result['n_queries']} queries with positives, K={args.K})",
+        f"WISE   {fmt_value(result['WISE'])}  ({result['n_queries']} queries with positives, K={args.K}, "
+        f"{args.wise_version} version)",
         f"SICR   {fmt_value(result['SICR'])}",
         f"p-MRR  {fmt_value(result['p-MRR'])}  ({result['n_queries_pmrr']} queries with negatives)",
         f"mean rank of positives: ori {fmt_value(ranks['ori'])}, ins {fmt_value(ranks['ins'])}, "

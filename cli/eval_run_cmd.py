@@ -10,11 +10,12 @@ import sys
 
 from storage.errors import IFJudgeError
 from cli.options import add_db, add_json, add_project
-from cli.output import fmt_value, infosearch_lines
+from cli.output import eval_run_lines, fmt_value, infosearch_lines
 
 
 def register_eval(eval_sub) -> None:
     """Add the ``run`` and ``compare`` sub-parsers to the ``eval`` group."""
+    from evaluation.protocols import PROTOCOLS, WISE_VERSIONS
     from evaluation.templates import TEMPLATES
 
     p = eval_sub.add_parser(
@@ -27,15 +28,23 @@ def register_eval(eval_sub) -> None:
     p.add_argument("--model", required=True,
                    help="bm25 | minilm (bundled all-MiniLM-L6-v2) | a local sentence-transformers directory | "
                         "a TREC run file | external:NAME (a run stored by an import) | a hub name (needs a hub)")
+    p.add_argument("--protocol", default="mteb", choices=list(PROTOCOLS),
+                   help="whose rules the figures follow: mteb (default: MTEB 2.26's task classes) or paper (the "
+                        "benchmark's own evaluation code: InstructIR 'instruction [SEP] query' and Robustness by "
+                        "query text, FollowIR's and InfoSearch's score-only stable tie order); see docs/evaluation.md")
     p.add_argument("--template", default=None, choices=list(TEMPLATES),
-                   help="how instruction and query are combined (default: query_instruction, MTEB's: the query, "
-                        "a space, the instruction; instructor only when asked)")
+                   help="how instruction and query are combined (default: the protocol's; MTEB's query_instruction: "
+                        "the query, a space, the instruction; instructor only when asked)")
     p.add_argument("--qrels-version", default="original",
                    help="published: original | changed | reversed; validated: validated | changed-validated | "
                         "reversed-validated")
-    p.add_argument("--ties", default="docid", choices=["docid", "run-order"],
-                   help="tie rule of p-MRR / WISE / SICR: doc id descending (default; trec_eval's and MTEB 2.26's "
-                        "rule) or the run's own order (FollowIR's original code), as in `ifjudge eval pmrr`")
+    p.add_argument("--ties", default=None, choices=["docid", "run-order"],
+                   help="tie rule of p-MRR / WISE / SICR (default: the protocol's): doc id descending (trec_eval's "
+                        "and MTEB 2.26's rule) or the run's own order, a score-only stable sort (FollowIR's and "
+                        "InfoSearch's code; over candidate lists equal scores keep the list's order)")
+    p.add_argument("--wise-version", default="paper", choices=list(WISE_VERSIONS),
+                   help="WISE's reward: paper (default, InfoSearch eq. 7: (1 - (R_ori - R_ins)/K)/sqrt(R_ins)) or "
+                        "evaluator (the official evaluator's (1 - sqrt(R_ori - R_ins)/K)/sqrt(R_ins))")
     p.add_argument("--k", type=int, default=1000,
                    help="run depth of full-corpus retrieval (default 1000, as MTEB); with top_ranked candidate "
                         "lists every candidate is ranked")
@@ -103,7 +112,7 @@ class _Bar:
 def run_cmd(args) -> int:
     from evaluation.runner import run_eval
     from storage.db import connect
-    from evaluation.results import load_run, metrics_of, run_results, undefined_of
+    from evaluation.results import load_run, run_summary
 
     from evaluation.measure_registry import parse_all
 
@@ -121,42 +130,15 @@ def run_cmd(args) -> int:
             db, args.project, model=_model(args), template=args.template, qrels_version=args.qrels_version,
             k=args.k, measures=measures, variant=args.variant, rerank=_rerank(args), candidates=args.candidates,
             missing=args.missing, score=args.score, progress=bar, cache_dir=args.cache_dir, reuse=not args.no_reuse,
-            ties=args.ties,
+            ties=args.ties, protocol=args.protocol, wise_version=args.wise_version,
         )
     finally:
         bar.close()
-    stored = load_run(db, run_id)
-    s, records = stored["settings"], run_results(stored)
-    summary = {
-        "eval_run_id": run_id, "model": stored["model"], "template": stored["template"],
-        "qrels_version": stored["qrels_version"], "variant": s.get("variant"), "k": s.get("k"),
-        "reused_run": s.get("reused_run"), "metrics": metrics_of(records),
-        "n_queries": s["evaluation"]["n_queries"], "missing_queries": s["evaluation"]["missing_queries"],
-        "undefined": undefined_of(records),
-    }
-    pm = s["evaluation"].get("p-MRR")
-    if pm:
-        summary["p_mrr"] = {"qrels": pm["qrels"], "ties": pm.get("ties"), "by_qrels": pm.get("by_qrels", {})}
-    info = s["evaluation"].get("infosearch")
-    if info:
-        summary["infosearch"] = {v: {"overall": b["overall"], "by_dimension": b["by_dimension"]}
-                                 for v, b in info.get("by_qrels", {}).items()}
+    summary = run_summary(load_run(db, run_id))
     if args.json:
         print(json.dumps(summary, indent=2))
         return 0
-    print(f"eval run {run_id}: {stored['model']} [{stored['template']}] on {stored['qrels_version']} qrels"
-          f" ({summary['n_queries']} queries{', stored run reused' if summary['reused_run'] else ''})")
-    for r in records:
-        shown = str(r.undefined) if r.undefined is not None else f"{r.value:.4f}"
-        print(f"  {r.measure:<14} {shown}")
-    if summary["missing_queries"]:
-        print(f"  {len(summary['missing_queries'])} judged queries absent from the run ({args.missing})")
-    for v, b in (summary.get("p_mrr") or {}).get("by_qrels", {}).items():
-        print(f"  p-MRR on original vs {v}: {_fmt(b['p-MRR'])} over {b['n_queries']} queries, {b['n_documents']} "
-              f"changed documents (ties: {summary['p_mrr']['ties']})")
-    for v, b in (summary.get("infosearch") or {}).items():
-        print(f"  InfoSearch on original vs {v} (WISE / SICR / p-MRR, queries):")
-        print("\n".join(infosearch_lines(b, indent="    ", undefined="—")))
+    print("\n".join(eval_run_lines(summary, missing=args.missing)))
     return 0
 
 
@@ -173,7 +155,7 @@ def _submit(db, args, measures) -> int:
         qrels_version=args.qrels_version, k=args.k, variant=args.variant, rerank=args.rerank,
         **({"measures": measures} if measures is not None else {}),
         candidates=args.candidates, missing=args.missing, score=args.score, cache_dir=args.cache_dir,
-        reuse=not args.no_reuse, ties=args.ties, encoder=encoder,
+        reuse=not args.no_reuse, ties=args.ties, encoder=encoder, protocol=args.protocol, wise_version=args.wise_version,
     )
     if args.json:
         print(json.dumps({"job_id": job["id"], "created": created, "state": job["state"]}))
@@ -235,6 +217,39 @@ def _fmt(x) -> str:
     return fmt_value(x, undefined="—")
 
 
+def delta_lines(table: list[dict], measure: str) -> list[str]:
+    """One line per system and version: its mean over its own queries, and for a version other
+    than original the delta beside the two means it is the difference of and their query set.
+
+    >>> rows = [{"system": "bm25", "qrels_version": "original", "metrics": {"m": 0.5}, "n_queries": 4,
+    ...          "delta_vs_original": {}, "common_with_original": None},
+    ...         {"system": "bm25", "qrels_version": "validated", "metrics": {"m": 0.6}, "n_queries": 3,
+    ...          "delta_vs_original": {"m": 0.1}, "delta_basis": {"m": "common queries"}, "common_with_original":
+    ...          {"n_common": 3, "original_mean": 0.5, "version_mean": 0.6, "left_out_original": ["q4"], "left_out_version": []}}]
+    >>> print("\\n".join(delta_lines(rows, "m")))
+      bm25  original   0.5000 over 4 queries
+      bm25  validated  0.6000 over 3 queries; vs original on the 3 queries both judge: 0.5000 -> 0.6000 (delta +0.1000; left out: q4 judged by original only)
+    """
+    width = max((len(r["system"]) for r in table), default=0)
+    lines = []
+    for row in table:
+        v = row["qrels_version"]
+        line = f"  {row['system']:<{width}}  {v:<10} {_fmt(row['metrics'].get(measure))} over {row['n_queries']} queries"
+        d, common = row["delta_vs_original"].get(measure), row.get("common_with_original")
+        if v != "original" and common:
+            left = [f"{', '.join(common['left_out_original'][:5])} judged by original only"] if common["left_out_original"] else []
+            left += [f"{', '.join(common['left_out_version'][:5])} judged by {v} only"] if common["left_out_version"] else []
+            line += (f"; vs original on the {common['n_common']} queries both judge: {_fmt(common['original_mean'])} -> "
+                     f"{_fmt(common['version_mean'])} (delta {'+' if d >= 0 else ''}{_fmt(d)}"
+                     + (f"; left out: {'; '.join(left)}" if left else "") + ")")
+        elif v != "original":
+            basis = (row.get("delta_basis") or {}).get(measure)
+            line += ("; no original run of this system" if d is None and basis is None else
+                     f"; delta vs original's mean (no per-query values): {'+' if (d or 0) >= 0 else ''}{_fmt(d)}")
+        lines.append(line)
+    return lines
+
+
 def compare_cmd(args) -> int:
     from evaluation.compare import compare_project
     from storage.db import connect
@@ -246,11 +261,9 @@ def compare_cmd(args) -> int:
         print(json.dumps(out, indent=2))
         return 0
     m = out["measure"]
-    print(f"{out['project']}: {m} by system and qrels version (delta vs original)")
-    for row in out["table"]:
-        d = row["delta_vs_original"].get(m)
-        delta = "" if row["qrels_version"] == "original" else f"  ({'+' if (d or 0) >= 0 else ''}{_fmt(d)})"
-        print(f"  {row['system']:<40} {row['qrels_version']:<10} {_fmt(row['metrics'].get(m))}{delta}")
+    print(f"{out['project']}: {m} by system and qrels version: the mean over the queries each version judges, then "
+          "the change against original on the queries both judge (systems follow MTEB's protocol unless marked)")
+    print("\n".join(delta_lines(out["table"], m)))
     for t in out["kendall_tau"]:
         tau = t["reason"] if t["tau"] is None else f"{t['tau']:.3f} over {t['n_systems']} systems"
         print(f"Kendall tau {t['versions'][0]} vs {t['versions'][1]} (on common queries): {tau}")

@@ -55,3 +55,96 @@ def infosearch_lines(block: dict, *, indent: str = "", undefined: str = "undefin
 
     return [f"{indent}{dim:<16} {f(r['WISE'])} / {f(r['SICR'])} / {f(r['p-MRR'])}  ({r['n_queries']})"
             for dim, r in [*block["by_dimension"].items(), ("overall", block["overall"])]]
+
+
+def _f(value) -> str:
+    return fmt_value(value, undefined="—")
+
+
+def eval_run_lines(summary: dict, *, missing: str = "zero") -> list[str]:
+    """What ``ifjudge eval run`` prints of one evaluation (:func:`evaluation.results.run_summary`):
+    the run and its protocol, each headline figure, each subset's figures and the mean over them,
+    IFIR's level scores, the bare-query baseline, p-MRR's versions and InfoSearch's Table 2.
+
+    >>> s = {"eval_run_id": 3, "model": "bm25", "template": "query_instruction", "qrels_version": "original",
+    ...      "protocol": "mteb", "n_queries": 4, "reused_run": False, "metrics": {"nDCG@20": 0.5},
+    ...      "undefined": {}, "missing_queries": []}
+    >>> print("\\n".join(eval_run_lines(s)))
+    eval run 3: bm25 [query_instruction] on original qrels, mteb protocol (4 queries)
+      nDCG@20  0.5000
+    """
+    lines = [f"eval run {summary['eval_run_id']}: {summary['model']} [{summary['template']}] on "
+             f"{summary['qrels_version']} qrels, {summary['protocol']} protocol ({summary['n_queries']} queries"
+             f"{', stored run reused' if summary.get('reused_run') else ''})"]
+    subsets = summary.get("subsets") or {}
+    rows = [(name, f"undefined: {summary['undefined'][name]}" if name in summary["undefined"] else _f(value),
+             f"({summary['averaging']})" if name in (summary.get("query_means") or {}) else "")
+            for name, value in summary["metrics"].items()]
+    lines += ["  " + r for r in format_table(rows)]
+    if summary.get("missing_queries"):
+        lines.append(f"  {len(summary['missing_queries'])} judged queries absent from the run ({missing})")
+    if subsets:
+        names = list(dict.fromkeys(n for e in subsets.values() for n in e["metrics"]))
+        rows = [("subset", "queries", "ranked against", *names)]
+        for subset, e in subsets.items():
+            against = "candidate lists" if e.get("candidates") == "top_ranked" else (
+                f"its corpus ({e['corpus']} docs)" if isinstance(e.get("corpus"), int) else "the whole corpus")
+            rows.append((subset or "(none)", str(e["n_queries"]), against, *(_f(e["metrics"].get(n)) for n in names)))
+        rows.append((summary["averaging"], str(summary["n_queries"]), "", *(_f(summary["metrics"].get(n)) for n in names)))
+        lines += ["  per subset:", *("    " + r for r in format_table(rows))]
+    lines += _level_lines(summary.get("levels"), "  level scores (mean over the instructions of each level):", "    ")
+    base = summary.get("baseline")
+    if base:
+        lines.append(f"  baseline: the {base['n_queries']} bare queries (variant bare, not in the figures above), "
+                     f"on their own {base['qrels']} qrels: "
+                     + ", ".join(f"{n} {_f(v)}" for n, v in base["metrics"].items()))
+        inst = base.get("on_instructed") or {}
+        if inst.get("n_queries"):
+            lines.append(f"  baseline on the {inst['n_queries']} instructed queries' qrels (each scored with its "
+                         "bare query's ranking): " + ", ".join(f"{n} {_f(v)}" for n, v in inst["metrics"].items()))
+            lines += _level_lines(inst.get("levels"), "    per level:", "      ")
+    for v, b in (summary.get("p_mrr") or {}).get("by_qrels", {}).items():
+        lines.append(f"  p-MRR on original vs {v}: {_f(b['p-MRR'])} over {b['n_queries']} queries, {b['n_documents']} "
+                     f"changed documents (ties: {summary['p_mrr']['ties']})")
+    for v, b in (summary.get("infosearch") or {}).items():
+        lines.append(f"  InfoSearch on original vs {v} (WISE / SICR / p-MRR, queries; WISE "
+                     f"{summary.get('wise_version', 'paper')} version):")
+        lines += infosearch_lines(b, indent="    ", undefined="—")
+    if summary.get("infosearch_table2"):
+        lines += table2_lines(summary["infosearch_table2"], indent="  ")
+    return lines
+
+
+def _level_lines(levels: dict | None, title: str, indent: str) -> list[str]:
+    if not levels:
+        return []
+    return [title, *(f"{indent}{level}: " + ", ".join(f"{n} {_f(v)}" for n, v in values.items())
+                     for level, values in levels.items())]
+
+
+def table2_lines(table: dict, *, indent: str = "") -> list[str]:
+    """InfoSearch's Table 2 as printed: per dimension and the mean over dimensions, nDCG@10 and
+    Robustness@10 in the original / instructed / reversed modes, p-MRR, WISE, SICR.
+
+    >>> t = {"qrels": {"original": "original", "instructed": "changed", "reversed": "reversed"}, "averaging": "mean over 1 dimension",
+    ...      "dimensions": {"Language": {"n_queries": 3, "nDCG@10": {"original": 1.0, "instructed": 0.5, "reversed": 0.25},
+    ...      "Robustness@10": {"original": 1.0, "instructed": 0.5, "reversed": 0.25}, "p-MRR": 0.1, "WISE": -0.2, "SICR": 0.0}}}
+    >>> t["mean"] = t["dimensions"]["Language"]
+    >>> print("\\n".join(table2_lines(t)))
+    InfoSearch Table 2 (qrels: original / changed / reversed):
+    dimension              queries  nDCG@10 ori / ins / rev   Robustness@10 ori / ins / rev  p-MRR   WISE     SICR
+    Language               3        1.0000 / 0.5000 / 0.2500  1.0000 / 0.5000 / 0.2500       0.1000  -0.2000  0.0000
+    mean over 1 dimension  3        1.0000 / 0.5000 / 0.2500  1.0000 / 0.5000 / 0.2500       0.1000  -0.2000  0.0000
+    """
+    modes = ("original", "instructed", "reversed")
+    q = table["qrels"]
+
+    def three(values: dict) -> str:
+        return " / ".join(_f(values.get(m)) for m in modes)
+
+    rows = [("dimension", "queries", "nDCG@10 ori / ins / rev", "Robustness@10 ori / ins / rev", "p-MRR", "WISE", "SICR")]
+    for dim, e in [*table["dimensions"].items(), (table["averaging"], table["mean"])]:
+        rows.append((dim, str(e["n_queries"]), three(e["nDCG@10"]), three(e["Robustness@10"]), _f(e["p-MRR"]),
+                     _f(e["WISE"]), _f(e["SICR"])))
+    return [f"{indent}InfoSearch Table 2 (qrels: {' / '.join(q.get(m, '—') for m in modes)}):",
+            *(indent + r for r in format_table(rows))]

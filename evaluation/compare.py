@@ -14,6 +14,7 @@ original and changed instructions). For each system and version the newest eval 
 from __future__ import annotations
 
 import itertools
+import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,14 +81,23 @@ def _short(model: str) -> str:
 
 
 def system_of(run: dict) -> tuple[str, tuple]:
-    """(label, key) of the system an eval run belongs to."""
+    """(label, key) of the system an eval run belongs to; the protocol its figures follow
+    (:func:`evaluation.results.protocol_of`) is part of the system, and named in the label when it
+    is not MTEB's (the default every figure follows unless its system says otherwise).
+
+    >>> system_of({"model": "bm25", "template": "sep", "settings": {"protocol": {"name": "paper"}}})[0]
+    'bm25 [sep] (paper protocol)'
+    """
     s = run["settings"]
-    key = (run["model"], run["template"], s.get("k"), s.get("rerank"), s.get("candidates"))
+    protocol = results.protocol_of(run)
+    key = (run["model"], run["template"], s.get("k"), s.get("rerank"), json.dumps(s.get("candidates")), protocol)
     label = f"{_short(run['model'])} [{run['template']}]"
     if s.get("rerank"):
         label += f" >> {_short(s['rerank'])}"
     if s.get("k") not in (None, 1000):  # the default depth (evaluation.runner.DEFAULT_K) is not named
         label += f" k={s['k']}"
+    if protocol != "mteb":
+        label += f" ({protocol} protocol)"
     return label, key
 
 
@@ -159,21 +169,27 @@ def deltas_vs(base: dict | None, run: dict, measure: str) -> tuple[dict, dict, d
     ``base`` run: the difference of means over the queries both judge ("common queries"), or of
     the stored aggregates for a measure without per-query values ("aggregate").
 
+    ``common_info`` also gives the two means the delta of ``measure`` is the difference of
+    (``original_mean``, ``version_mean``, on the common queries).
+
     >>> base = {"metrics": {"m": 0.5}, "per_query": {"a": {"m": 1.0}, "b": {"m": 0.0}}}
     >>> run = {"metrics": {"m": 0.0}, "per_query": {"b": {"m": 0.0}}}
-    >>> deltas_vs(base, run, "m")
-    ({'m': 0.0}, {'m': 'common queries'}, {'n_common': 1, 'left_out_original': ['a'], 'left_out_version': []})
+    >>> deltas_vs(base, run, "m")  # doctest: +NORMALIZE_WHITESPACE
+    ({'m': 0.0}, {'m': 'common queries'}, {'n_common': 1, 'left_out_original': ['a'], 'left_out_version': [],
+     'original_mean': 0.0, 'version_mean': 0.0})
     """
     deltas, basis, common_info = {}, {}, None
     for m, val in run["metrics"].items():
         b = None if base is None else base["metrics"].get(m)
         common, only_base, only_v = ([], [], []) if base is None else common_queries(base["per_query"], run["per_query"], m)
         if common:  # a per-query measure: the delta on the queries both versions judge
-            deltas[m] = float(np.mean([run["per_query"][q][m] for q in common])
-                              - np.mean([base["per_query"][q][m] for q in common]))
+            mean_v = float(np.mean([run["per_query"][q][m] for q in common]))
+            mean_o = float(np.mean([base["per_query"][q][m] for q in common]))
+            deltas[m] = mean_v - mean_o
             basis[m] = "common queries"
             if m == measure:
-                common_info = {"n_common": len(common), "left_out_original": only_base, "left_out_version": only_v}
+                common_info = {"n_common": len(common), "left_out_original": only_base, "left_out_version": only_v,
+                               "original_mean": mean_o, "version_mean": mean_v}
         else:
             deltas[m] = None if (val is None or b is None) else val - b
             basis[m] = "aggregate"
@@ -193,6 +209,7 @@ def system_table(sel: Selection, measure: str) -> list[dict]:
             deltas, basis, common_info = deltas_vs(base, r, measure)
             table.append({
                 "system": sel.labels[key], "model": r["model"], "template": r["template"], "qrels_version": v,
+                "protocol": results.protocol_of(r), "ties": (r.get("settings") or {}).get("ties", "docid"),
                 "eval_run_id": r["id"], "metrics": r["metrics"], "n_queries": len(r["per_query"]),
                 "delta_vs_original": deltas, "delta_basis": basis, "common_with_original": common_info,
             })

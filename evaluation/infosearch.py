@@ -24,9 +24,11 @@ Differences from InfoSearch's published code, where SPEC.md decides (documented,
   its counter inside the loop over positives, so it keeps only the last positive's indicator
   (divided by the number of positives). Identical when a query has one positive, which is the
   InfoSearch design ("only one unique gold document").
-- the WISE penalty is -1 when R_rev < R_ori < R_ins (paper eq. 8, SPEC); the published code
-  tests R_ins < R_ori < R_rev there (unreachable, that case is rewarded), so for
-  R_rev < R_ori < R_ins it returns (R_ori - R_ins) / R_ins instead.
+- WISE's reward within the top K: the paper's eq. 7 is ``(1 - (R_ori - R_ins) / K) / sqrt(R_ins)``;
+  the newest official evaluator (``WISE_score`` in ``mteb_infosearch/.../evaluators/utils.py``)
+  computes ``(1 - sqrt(R_ori - R_ins) / K) / sqrt(R_ins)``. Eq. 7 is the default (both protocols
+  of :mod:`evaluation.protocols`); ``wise_version="evaluator"`` gives the evaluator's, stored as
+  ``WISE(version='evaluator')``. The penalty (eq. 8) is the same in both.
 """
 from __future__ import annotations
 
@@ -58,13 +60,15 @@ def sicr_indicator(r_ori: int, r_ins: int, r_rev: int, s_ori: float, s_ins: floa
     return int(r_ins < r_ori and r_rev > r_ori and s_ins > s_ori and s_ori > s_rev)
 
 
-def wise_score(r_ori: int, r_ins: int, r_rev: int, *, n: int, k: int = 20) -> float:
+def wise_score(r_ori: int, r_ins: int, r_rev: int, *, n: int, k: int = 20, version: str = "paper") -> float:
     """WISE of one gold document (InfoSearch eqs. 6-8).
 
     Reward, when R_ins <= R_ori < R_rev::
 
         1                                    if R_ori < N and R_ins = 1
-        (1 - (R_ori - R_ins) / K) / sqrt(R_ins)   if R_ori <= K
+        (1 - (R_ori - R_ins) / K) / sqrt(R_ins)   if R_ori <= K   (version "paper": eq. 7)
+        (1 - sqrt(R_ori - R_ins) / K) / sqrt(R_ins)  if R_ori <= K (version "evaluator": the official
+                                                     evaluator's WISE_score, mteb_infosearch utils.py)
         0.01                                 otherwise
 
     Penalty, otherwise::
@@ -79,12 +83,15 @@ def wise_score(r_ori: int, r_ins: int, r_rev: int, *, n: int, k: int = 20) -> fl
     (1.0, 0.42426406871192845, 0.01)
     >>> wise_score(4, 8, 6, n=5), wise_score(6, 8, 4, n=5), wise_score(6, 2, 3, n=5)
     (-0.5, -1.0, -0.5)
+    >>> wise_score(10, 2, 30, n=5, version="evaluator")  # (1 - sqrt(8) / 20) / sqrt(2)
+    0.6071067811865475
     """
     if r_ins <= r_ori < r_rev:
         if r_ori < n and r_ins == 1:
             return 1.0
         if r_ori <= k:
-            return (1.0 - (r_ori - r_ins) / k) * (1.0 / math.sqrt(r_ins))
+            gain = math.sqrt(r_ori - r_ins) if version == "evaluator" else (r_ori - r_ins)
+            return (1.0 - gain / k) * (1.0 / math.sqrt(r_ins))
         return 0.01
     if r_rev < r_ori < r_ins:
         return -1.0
@@ -97,7 +104,7 @@ def infosearch_metrics(qrels_ori: Mapping[str, Mapping[str, int]], qrels_ins: Ma
                        run_ori: Mapping[str, Mapping[str, float]] | RankedRun,
                        run_ins: Mapping[str, Mapping[str, float]] | RankedRun,
                        run_rev: Mapping[str, Mapping[str, float]] | RankedRun, *, ties: str = "docid",
-                       k: int = 20) -> dict:
+                       k: int = 20, wise_version: str = "paper") -> dict:
     """WISE, SICR and p-MRR of three runs (original, instructed, reversed instruction).
 
     Per query (:func:`query_scores`) with >= 1 positive: WISE(q) and SICR(q), the means over its
@@ -118,6 +125,9 @@ def infosearch_metrics(qrels_ori: Mapping[str, Mapping[str, int]], qrels_ins: Ma
         Ranking of equal scores (see :func:`evaluation.pmrr.doc_ranks`).
     k : int
         WISE's K (20 in the paper).
+    wise_version : {"paper", "evaluator"}
+        WISE's reward as the paper's eq. 7 or as the official evaluator computes it
+        (:func:`wise_score`).
 
     Returns
     -------
@@ -153,7 +163,7 @@ def infosearch_metrics(qrels_ori: Mapping[str, Mapping[str, int]], qrels_ins: Ma
     ins_r, ins_s = run_ins.ranks(judged, ties=ties)
     rev_r, rev_s = run_rev.ranks([(qid, positives) for qid, positives, _ in scored], ties=ties)
     rows = _rows([(len(positives), len(negatives)) for _, positives, negatives in scored],
-                 (ori_r, ori_s), (ins_r, ins_s), (rev_r, rev_s), k=k)
+                 (ori_r, ori_s), (ins_r, ins_s), (rev_r, rev_s), k=k, version=wise_version)
     per_query: dict[str, dict] = {}
     rank_means: dict[str, list[float]] = {"ori": [], "ins": [], "rev": []}
     for (qid, _, _), (row, ranks) in zip(scored, rows):
@@ -192,7 +202,8 @@ def _mean(values: list[float]) -> float | None:
 
 
 def query_scores(ori: Mapping[str, float], ins: Mapping[str, float], rev: Mapping[str, float], positives: list[str],
-                 negatives: list[str], *, ties: str = "docid", k: int = 20) -> tuple[dict, dict[str, float]]:
+                 negatives: list[str], *, ties: str = "docid", k: int = 20,
+                 wise_version: str = "paper") -> tuple[dict, dict[str, float]]:
     """One query's row of :func:`infosearch_metrics` from its three rankings: ``{"WISE", "SICR",
     "p-MRR", "n_positives", "n_negatives"}`` (WISE and SICR None without positives, p-MRR without
     negatives), and the mean rank of its positives in each mode (``{}`` without positives).
@@ -207,10 +218,11 @@ def query_scores(ori: Mapping[str, float], ins: Mapping[str, float], rev: Mappin
     ori_r, ins_r = ([r[d] for d in judged] for r in (r_ori, r_ins))
     rev_r = [r_rev[d] for d in positives]
     ori_l, ins_l, rev_l = (tuple(map(list, zip(*r))) or ([], []) for r in (ori_r, ins_r, rev_r))
-    return _rows([(len(positives), len(negatives))], ori_l, ins_l, rev_l, k=k)[0]
+    return _rows([(len(positives), len(negatives))], ori_l, ins_l, rev_l, k=k, version=wise_version)[0]
 
 
-def wise_scores(r_ori: np.ndarray, r_ins: np.ndarray, r_rev: np.ndarray, *, n: np.ndarray, k: int = 20) -> np.ndarray:
+def wise_scores(r_ori: np.ndarray, r_ins: np.ndarray, r_rev: np.ndarray, *, n: np.ndarray, k: int = 20,
+                version: str = "paper") -> np.ndarray:
     """:func:`wise_score` of many documents at once (``n`` per document; the same operations,
     value for value).
 
@@ -219,8 +231,9 @@ def wise_scores(r_ori: np.ndarray, r_ins: np.ndarray, r_rev: np.ndarray, *, n: n
     """
     ro, ri, rr = (np.asarray(r, dtype=np.int64) for r in (r_ori, r_ins, r_rev))
     with np.errstate(divide="ignore", invalid="ignore"):  # ranks are >= 1; the branches not taken may divide by 0
+        gain = np.sqrt(np.maximum(ro - ri, 0)) if version == "evaluator" else (ro - ri)
         reward = np.where((ro < n) & (ri == 1), 1.0,
-                          np.where(ro <= k, (1.0 - (ro - ri) / k) * (1.0 / np.sqrt(ri)), 0.01))
+                          np.where(ro <= k, (1.0 - gain / k) * (1.0 / np.sqrt(ri)), 0.01))
         penalty = np.where((rr < ro) & (ro < ri), -1.0, np.where(ro <= ri, (ro - ri) / ri, (rr - ro) / ro))
     return np.where((ri <= ro) & (ro < rr), reward, penalty)
 
@@ -240,7 +253,7 @@ def sicr_indicators(r_ori: np.ndarray, r_ins: np.ndarray, r_rev: np.ndarray, s_o
 
 
 def _rows(counts: list[tuple[int, int]], ori: tuple[list, list], ins: tuple[list, list], rev: tuple[list, list], *,
-          k: int) -> list[tuple[dict, dict[str, float]]]:
+          k: int, version: str = "paper") -> list[tuple[dict, dict[str, float]]]:
     """The row of :func:`query_scores` of each query with ``(positives, negatives)`` counts, from
     the ranks and scores (``(ranks, scores)``, flat over the queries) of each query's positives
     then negatives in the ori and ins runs, and of its positives in the rev run. The formulas run
@@ -254,7 +267,7 @@ def _rows(counts: list[tuple[int, int]], ori: tuple[list, list], ins: tuple[list
     positive = within < np.repeat(n_pos, n_all)  # positives come first in each query
     ro, ri = np.asarray(ori[0], dtype=np.int64), np.asarray(ins[0], dtype=np.int64)
     p_idx, n_idx = np.flatnonzero(positive), np.flatnonzero(~positive)
-    wise = wise_scores(ro[p_idx], ri[p_idx], rev[0], n=np.repeat(n_all, n_pos), k=k).tolist()
+    wise = wise_scores(ro[p_idx], ri[p_idx], rev[0], n=np.repeat(n_all, n_pos), k=k, version=version).tolist()
     sicr = sicr_indicators(ro[p_idx], ri[p_idx], rev[0], np.asarray(ori[1], dtype=np.float64)[p_idx],
                            np.asarray(ins[1], dtype=np.float64)[p_idx], rev[1]).tolist()
     pmrr = pair_scores(ro[n_idx], ri[n_idx]).tolist()

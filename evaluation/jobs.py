@@ -31,7 +31,9 @@ from pathlib import Path
 from evaluation.measure_registry import parse_all
 from evaluation.runner import CANDIDATE_MODES, DEFAULT_K, check_evaluable, run_eval
 from evaluation.pmrr import TIES
-from evaluation.templates import default_template, get_template
+from evaluation.protocols import PROTOCOLS, check_wise_version
+from evaluation.protocols import resolve as resolve_protocol
+from evaluation.templates import get_template
 from storage import jobs as store
 from storage import projects
 from storage.db import Database, connect, target_of
@@ -75,8 +77,10 @@ def eval_parameters(
     score: str = "cosine",
     cache_dir: str | None = None,
     reuse: bool = True,
-    ties: str = "docid",
+    ties: str | None = None,  # the protocol's (doc id descending under MTEB's)
     encoder: dict | None = None,
+    protocol: str = "mteb",
+    wise_version: str = "paper",
 ) -> dict:
     """The keyword arguments of :func:`evaluation.runner.run_eval` as a job stores them: checked,
     with canonical measure and template names and absolute paths (a worker may run elsewhere).
@@ -91,8 +95,11 @@ def eval_parameters(
         raise IFJudgeError(f"k must be an integer >= 1, got {k!r}")
     if candidates not in CANDIDATE_MODES:
         raise IFJudgeError(f"unknown candidates mode {candidates!r}; expected one of {', '.join(CANDIDATE_MODES)}")
-    if ties not in TIES:
+    if ties is not None and ties not in TIES:
         raise IFJudgeError(f"unknown tie rule {ties!r}; expected one of {', '.join(TIES)}")
+    if protocol not in PROTOCOLS:
+        raise IFJudgeError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}")
+    check_wise_version(wise_version)
     if missing not in ("zero", "omit"):
         raise IFJudgeError(f"unknown missing rule {missing!r}; expected zero or omit")
     if score not in ("cosine", "dot"):
@@ -111,6 +118,7 @@ def eval_parameters(
         "k": k, "measures": [str(m) for m in parse_all(measures)] if measures is not None else None, "variant": variant,
         "rerank": absolute(rerank), "candidates": candidates, "missing": missing, "score": score,
         "cache_dir": str(Path(cache_dir).resolve()) if cache_dir else None, "reuse": bool(reuse), "ties": ties,
+        "protocol": protocol, "wise_version": wise_version,
         # dense encoder options (device, backend, batch size, fp16); absent when all are defaults
         **({"encoder": encoder} if encoder else {}),
     }
@@ -158,8 +166,11 @@ def submit_eval(db: Database, project: str | dict, *, created_by: str, **params)
     """
     proj = projects.get_project(db, project) if isinstance(project, str) else project
     parameters = eval_parameters(**params)
-    if parameters["template"] is None:  # the kind's default, named in the job
-        parameters["template"] = default_template(proj["kind"])
+    rules = resolve_protocol(proj["kind"], parameters["protocol"])
+    if parameters["template"] is None:  # the protocol's default for the kind, named in the job
+        parameters["template"] = rules.template
+    if parameters["ties"] is None:
+        parameters["ties"] = rules.ties
     versions = projects.qrels_versions(db, proj["id"])
     if parameters["qrels_version"] not in versions:
         raise IFJudgeError(f"project {proj['name']!r} has no qrels version {parameters['qrels_version']!r}; "
@@ -204,12 +215,13 @@ def _now(now):
 
 
 def describe(job: dict) -> str:
-    """One line naming the evaluation of a job: model / template / qrels version (k); a judge
-    job: its judge run, question and model."""
+    """One line naming the evaluation of a job: model / template / qrels version (k, protocol); a
+    judge job: its judge run, question and model."""
     p = job["parameters"]
     if job.get("kind") == JUDGE_KIND:
         return f"judge run {p.get('judge_run_id')}: {p.get('question')} by {p.get('judge')} {p.get('model')}"
-    return f"{p.get('model')} / {p.get('template')} / {p.get('qrels_version')} (k={p.get('k')})"
+    return (f"{p.get('model')} / {p.get('template')} / {p.get('qrels_version')} "
+            f"(k={p.get('k')}, {p.get('protocol') or 'mteb'} protocol)")
 
 
 def new_worker_id() -> str:

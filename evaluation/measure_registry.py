@@ -174,7 +174,8 @@ IF_MEASURES: dict[str, IFMeasureSpec] = {
             aliases=("pmrr",), summary="rank change of the documents whose label changed",
         ),
         IFMeasureSpec(
-            "WISE", None, {"K": (int, 20, None), "qrels": (str, None, None), "ties": (str, "docid", ("docid", "run-order"))},
+            "WISE", None, {"K": (int, 20, None), "qrels": (str, None, None), "ties": (str, "docid", ("docid", "run-order")),
+                           "version": (str, "paper", ("paper", "evaluator"))},
             "Zhou et al. (2025), InfoSearch, §2.3", "evaluation.infosearch.infosearch_metrics",
             "ifjudge eval infosearch", summary="rank-weighted reward of instructed and reversed runs",
         ),
@@ -248,12 +249,13 @@ GENERIC_MEASURES: tuple[str, ...] = (
 # Each benchmark's headline measures (its paper's tables), nDCG@10 in every list so that runs of
 # different kinds share a measure: FollowIR (Weller et al., 2024, Table 2) MAP@1000 for Robust04 /
 # Core17, nDCG@5 for News21, p-MRR; IFIR nDCG@20 (INSTFOL needs judge scores: `ifjudge eval
-# instfol`); InfoSearch (Zhou et al., 2025) nDCG@10, MRR@1, p-MRR, WISE, SICR; InstructIR (Oh et
-# al., 2024) nDCG@10, Robustness@10. A generic project gets GENERIC_MEASURES.
+# instfol`); InfoSearch (Zhou et al., 2025) Table 2's nDCG@10, Robustness@10, p-MRR, WISE, SICR
+# (nDCG@10 and Robustness@10 in each mode: the runner's Table 2) and the appendix's MRR@1;
+# InstructIR (Oh et al., 2024) nDCG@10, Robustness@10. A generic project gets GENERIC_MEASURES.
 DEFAULT_MEASURES_BY_KIND: dict[str, tuple[str, ...]] = {
     "followir": ("nDCG@10", "AP@1000", "nDCG@5", "p-MRR"),
     "ifir": ("nDCG@10", "nDCG@20"),
-    "infosearch": ("nDCG@10", "RR@1", "p-MRR", "WISE", "SICR"),
+    "infosearch": ("nDCG@10", "Robustness@10", "RR@1", "p-MRR", "WISE", "SICR"),
     "instructir": ("nDCG@10", "Robustness@10"),
     "generic": GENERIC_MEASURES,
 }
@@ -267,7 +269,7 @@ def default_measures(kind: str | None = None) -> tuple[str, ...]:
     >>> default_measures("followir")
     ('nDCG@10', 'AP@1000', 'nDCG@5', 'p-MRR')
     >>> [str(parse(m)) for m in default_measures("infosearch")][:2]
-    ['nDCG@10', 'RR@1']
+    ['nDCG@10', 'Robustness@10']
     """
     return DEFAULT_MEASURES_BY_KIND.get(kind or "generic", GENERIC_MEASURES)
 

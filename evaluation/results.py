@@ -58,14 +58,20 @@ class Result:
     eval_run_id: int | None = None
 
 
-def measure_name(base: str, *, qrels: str | None = None, ties: str | None = "docid") -> str:
+def measure_name(base: str, *, qrels: str | None = None, ties: str | None = "docid", version: str | None = None) -> str:
     """The canonical name of a paired measure (p-MRR, WISE, SICR) on the changed-side ``qrels``
-    (None: the evaluated version's own) with tie rule ``ties``.
+    (None: the evaluated version's own) with tie rule ``ties`` (and, for WISE, its ``version``:
+    ``paper`` eq. 7 or ``evaluator``).
 
     >>> measure_name("p-MRR"), measure_name("p-MRR", qrels="changed"), measure_name("WISE", ties="run-order")
     ('p-MRR', "p-MRR(qrels='changed')", "WISE(ties='run-order')")
+    >>> measure_name("WISE", version="evaluator"), measure_name("SICR", version="evaluator")
+    ("WISE(version='evaluator')", 'SICR')
     """
-    values = {**{p: d for p, (_, d, _) in IF_MEASURES[base].params.items()}, "qrels": qrels, "ties": ties or "docid"}
+    spec = IF_MEASURES[base].params
+    values = {**{p: d for p, (_, d, _) in spec.items()}, "qrels": qrels, "ties": ties or "docid"}
+    if version is not None and "version" in spec:
+        values["version"] = version
     return str(IFMeasure(base, tuple(values.items())))
 
 
@@ -100,6 +106,20 @@ def same_as(name: str) -> str | None:
     if m.params.get("qrels") is None:
         return None
     return str(IFMeasure(m.name, tuple({**m.params, "qrels": None}.items())))
+
+
+def without_ties(name: str) -> str:
+    """A measure's canonical name with its tie rule left out, for a table whose rows say their
+    tie rule beside the figures.
+
+    >>> without_ties("p-MRR(qrels='changed',ties='run-order')"), without_ties("WISE(ties='run-order')"), without_ties("nDCG@10")
+    ("p-MRR(qrels='changed')", 'WISE', 'nDCG@10')
+    """
+    base = name.split("(", 1)[0]
+    if base not in PAIRED or "(" not in name:
+        return name
+    m = parse(name)
+    return str(IFMeasure(m.name, tuple({**m.params, "ties": "docid"}.items())))
 
 
 def canonical_run(run: dict) -> dict:
@@ -172,3 +192,75 @@ def per_query_of(results: list[Result], measure: str) -> dict[str, float]:
     """``{query: value}`` of ``measure`` over the per-query records where it is defined."""
     return {r.query_set: r.value for r in results
             if r.query_set != ALL and r.measure == measure and r.value is not None}
+
+
+def protocol_of(run: dict) -> str:
+    """The protocol a stored eval run followed (:mod:`evaluation.protocols`): ``mteb`` or
+    ``paper``; a run stored before protocols were recorded followed MTEB's defaults.
+
+    >>> protocol_of({"settings": {"protocol": {"name": "paper"}}}), protocol_of({"settings": {}})
+    ('paper', 'mteb')
+    """
+    found = (run.get("settings") or {}).get("protocol")
+    return (found or {}).get("name", "mteb") if isinstance(found, dict) else (found or "mteb")
+
+
+def _without_per_query(block: dict) -> dict:
+    return {k: (_without_per_query(v) if isinstance(v, dict) and k == "on_instructed" else v)
+            for k, v in block.items() if k != "per_query"}
+
+
+def _mteb_levels(levels: dict, measure: str = "nDCG@20") -> dict:
+    """``{"level_1": value, ...}`` of one measure (MTEB's IFIR tasks' ``level_scores``: nDCG@20).
+
+    >>> _mteb_levels({"level1": {"nDCG@20": 0.5}, "level3": {"nDCG@20": 0.25}})
+    {'level_1': 0.5, 'level_3': 0.25}
+    """
+    return {f"level_{k[-1]}": v[measure] for k, v in levels.items() if measure in v}
+
+
+def run_summary(run: dict) -> dict:
+    """What ``ifjudge eval run`` reports of one stored eval run (read by :func:`load_run`): its
+    identity and protocol, the headline ``metrics`` (the means over subsets when the project has
+    several: ``averaging``), each subset's figures (``subsets``), IFIR's ``levels``, the bare-query
+    ``baseline``, p-MRR's and InfoSearch's details (with its Table 2).
+
+    >>> run = {"id": 1, "model": "bm25", "template": "query_instruction", "qrels_version": "original",
+    ...        "settings": {"k": 1000, "evaluation": {"n_queries": 2, "missing_queries": [], "undefined": {}}},
+    ...        "metrics": {"nDCG@20": 0.5}}
+    >>> s = run_summary(run); s["protocol"], s["metrics"], s["n_queries"]
+    ('mteb', {'nDCG@20': 0.5}, 2)
+    """
+    run = canonical_run(run)
+    s, records = run.get("settings") or {}, run_results(run)
+    evaluation = s.get("evaluation") or {}
+    summary = {
+        "eval_run_id": run.get("id"), "model": run["model"], "template": run["template"],
+        "qrels_version": run["qrels_version"], "protocol": protocol_of(run), "variant": s.get("variant"),
+        "k": s.get("k"), "ties": s.get("ties", "docid"), "reused_run": s.get("reused_run"),
+        "metrics": metrics_of(records), "n_queries": evaluation.get("n_queries"),
+        "missing_queries": evaluation.get("missing_queries", []), "undefined": undefined_of(records),
+    }
+    if isinstance(s.get("protocol"), dict):
+        summary["protocol_rules"] = s["protocol"]
+    for key in ("averaging", "subsets", "levels", "query_means"):
+        if key in evaluation:
+            summary[key] = evaluation[key]
+    if "levels" in evaluation:  # IFIR: also under MTEB's names (level_scores: level_1.. of nDCG@20)
+        summary["level_scores"] = _mteb_levels(evaluation["levels"])
+        for entry in summary.get("subsets", {}).values():
+            if "levels" in entry:
+                entry["level_scores"] = _mteb_levels(entry["levels"])
+    if "baseline" in evaluation:
+        summary["baseline"] = _without_per_query(evaluation["baseline"])
+    pm = evaluation.get("p-MRR")
+    if pm:
+        summary["p_mrr"] = {"qrels": pm["qrels"], "ties": pm.get("ties"), "by_qrels": pm.get("by_qrels", {})}
+    info = evaluation.get("infosearch")
+    if info:
+        summary["infosearch"] = {v: {"overall": b["overall"], "by_dimension": b["by_dimension"]}
+                                 for v, b in info.get("by_qrels", {}).items()}
+        if "table2" in info:
+            summary["infosearch_table2"] = info["table2"]
+        summary["wise_version"] = info.get("wise_version", "paper")
+    return summary

@@ -24,8 +24,11 @@ IFJudge squashes the trailing space, which no tokenizer sees). MTEB has no InfoS
 default follows the same rule. INSTRUCTOR prompts are used only when ``instructor`` is asked for.
 
 ``sep`` is InstructIR's main query format (Oh et al., 2024; the benchmark's
-``analysis_prompt_sensitivity/og_queries.jsonl`` holds ``"<instruction> [SEP] <query>"``), and
-``query_instruction`` its order-swapped variant (``analysis_order_sensitivity``).
+``analysis_prompt_sensitivity/og_queries.jsonl`` holds ``"<instruction> [SEP] <query>"``, the text
+its evaluation code encodes as it is), and ``query_instruction`` its order-swapped variant
+(``analysis_order_sensitivity``). ``sep`` joins the two texts exactly as those files hold them
+(the instruction, `` [SEP] ``, the query; inner spacing kept), and is the InstructIR default of
+the ``paper`` protocol (:mod:`evaluation.protocols`).
 
 ``instructor`` follows INSTRUCTOR (Su et al., 2023, "One Embedder, Any Task"), whose instructions
 have the unified form "REPRESENT THE (DOMAIN) TEXT TYPE FOR TASK OBJECTIVE:" (§2.2) and, for
@@ -58,6 +61,7 @@ class Template:
     name: str
     query_format: str
     document_format: str = "{title} {text}"
+    squash: bool = True  # False: the texts joined as they are (only edge spaces of an empty side squashed)
 
     def query(self, query: str, instruction: str = "") -> str:
         """The text encoded for a query under this template.
@@ -66,8 +70,11 @@ class Template:
         --------
         >>> get_template("sep").query("best pizza", "I am a chef.")
         'I am a chef. [SEP] best pizza'
+        >>> get_template("sep").query("best  pizza", "I am  a chef."), get_template("sep").query("pizza")
+        ('I am  a chef. [SEP] best  pizza', '[SEP] pizza')
         """
-        return _squash(self.query_format.format(query=query, instruction=instruction))
+        text = self.query_format.format(query=query, instruction=instruction)
+        return text if not self.squash and instruction.strip() and query.strip() else _squash(text)
 
     def document(self, text: str, title: str = "") -> str:
         """The text encoded for a document under this template.
@@ -108,7 +115,7 @@ TEMPLATES: dict[str, Template] = {
         Template("query", "{query}"),
         Template("instruction_query", "{instruction} {query}"),
         Template("query_instruction", "{query} {instruction}"),
-        Template("sep", "{instruction} [SEP] {query}"),
+        Template("sep", "{instruction} [SEP] {query}", squash=False),
         Template(
             "instructor",
             INSTRUCTOR_QUERY_PROMPT + "{instruction} {query}",

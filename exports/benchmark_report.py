@@ -16,7 +16,9 @@ from storage import projects, studies
 from storage.db import Database
 
 LEADERBOARD_METHOD = (f"percentile bootstrap over queries (the same draw for every system and both qrels versions); "
-                      f"undefined below {MIN_QUERIES} queries, Kendall tau also below {MIN_SYSTEMS} systems")
+                      f"undefined below {MIN_QUERIES} queries, Kendall tau also below {MIN_SYSTEMS} systems; "
+                      "every figure follows MTEB 2.26's evaluation protocol unless its system is marked "
+                      "'(paper protocol)' (the benchmark paper's own code: docs/evaluation.md, Protocols)")
 PPI_METHOD = ("prediction-powered inference, power-tuned (PPI++, ppi_py.ppi_mean_ci); items treated as independent; "
               "when its interval is wider than the human-only one on this sample, the human-only one is reported; "
               "beside it the " + PPI_DESIGN_METHOD)

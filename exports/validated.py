@@ -92,15 +92,34 @@ def _export_trec(job: ExportJob) -> list[Path]:
     return [layouts.write_trec_qrels(job.bundle, job.out / f"qrels.{v}.txt", version=v) for v in job.versions]
 
 
+def subsets_left_out(bundle: Bundle, layout: str) -> list[dict]:
+    """The ``left_out`` entry of a layout that holds one dataset without subsets (BEIR, FollowIR's
+    hub layout) for a project of several subsets: their queries are written together, against the
+    union of their corpora, which is not how each subset is evaluated.
+
+    >>> b = Bundle(queries=[Query("a", "x", "fas"), Query("b", "y", "rus")])
+    >>> subsets_left_out(b, "BEIR")[0]["count"], subsets_left_out(Bundle(queries=[Query("a", "x")]), "BEIR")
+    (2, [])
+    """
+    names = sorted({q.subset for q in bundle.queries})
+    if len(names) < 2:
+        return []
+    return [{"what": "query subsets", "count": len(names), "judgments": 0,
+             "why": f"the {layout} layout is one dataset without subsets: the queries of {', '.join(names[:4])}"
+                    f"{', ...' if len(names) > 4 else ''} are written together and their corpora as one; "
+                    "the mteb export keeps each subset with its own corpus"}]
+
+
 def _export_beir(job: ExportJob) -> list[Path]:
     """One query per instance, each judged by its side's qrels (as the generic MTEB layout)."""
     part, omitted = per_instance_part(job.bundle, job.versions, loader="a BEIR evaluation")
-    job.left_out += omitted
+    job.left_out += omitted + subsets_left_out(job.bundle, "BEIR")
     return layouts.write_beir(part, job.out, version="original")
 
 
 def _export_followir(job: ExportJob) -> list[Path]:
     """The FollowIR hub layout (:func:`_write_followir_shaped`)."""
+    job.left_out += subsets_left_out(job.bundle, "FollowIR hub")
     return _write_followir_shaped(lambda b, **kw: layouts.write_followir(b, job.out, **kw), job.db, job.project,
                                   job.bundle, job.versions, job.best, job.builds, job.notes, left_out=job.left_out)
 
@@ -128,8 +147,11 @@ def _export_mteb(job: ExportJob) -> list[Path]:
     job.left_out += omitted
     domains = sorted({q.subset for q in bundle.queries})
     if layouts.is_ifir_shaped(bundle) and len(domains) > 1:
-        job.notes.append(f"{len(domains)} IFIR domains written as config prefixes ({domains[0]}-corpus, ...); "
-                         "MTEB's IFIR tasks load one domain per dataset: export one domain per project")
+        job.notes.append(f"{len(domains)} IFIR domains written one dataset folder per domain ({', '.join(d + '/' for d in domains)}),"
+                         " each with its own corpus: MTEB's IFIR task of a domain loads its folder (IFIRFiQA: fiqa/)")
+    elif len(domains) > 1 and not bundle.subset_documents:
+        job.notes.append(f"{len(domains)} subsets share one corpus: each subset's corpus config holds every document, "
+                         "as IFJudge ranks them")
     return layouts.write_mteb(part, job.out, version="original")
 
 
@@ -468,7 +490,8 @@ def per_instance_part(bundle: Bundle, versions: list[str], *, loader: str) -> tu
         omitted.append({"what": "queries without judgments", "count": len(unjudged), "judgments": 0,
                         "why": f"written, but {loader} drops a query that has no qrels (e.g. "
                                + ", ".join(repr(u) for u in unjudged[:3]) + ")"})
-    return Bundle(documents=bundle.documents, queries=queries, instances=instances, qrels=qrels, top_ranked=top), omitted
+    return Bundle(documents=bundle.documents, queries=queries, instances=instances, qrels=qrels, top_ranked=top,
+                  subset_documents=bundle.subset_documents), omitted
 
 
 def _version_order(v: str) -> tuple:

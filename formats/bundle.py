@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-VARIANTS = ("og", "changed", "reversed", "level1", "level2", "level3")
+VARIANTS = ("og", "changed", "reversed", "level1", "level2", "level3", "bare")
+#: the variant of a bare query (no instruction) held beside the instructed instances of its group
+#: (IFIR's ``<qid>_0``): the baseline of INSTFOL and the level analysis, never part of a headline figure
+BARE = "bare"
 # qrels versions as the benchmarks publish them: an import accepts only these, and nothing
 # overwrites them afterwards
 PUBLISHED_QRELS_VERSIONS = ("original", "changed", "reversed")
@@ -43,7 +46,8 @@ class Instance:
     """One evaluated unit of an instruction-following benchmark.
 
     ``group_id`` is the set of instances sharing a query (InstructIR: the id prefix before ``_``).
-    ``variant`` is one of :data:`VARIANTS`.
+    ``variant`` is one of :data:`VARIANTS`; :data:`BARE` marks the bare query of a group whose other
+    instances carry instructions (IFIR ``<qid>_0``).
     """
 
     instance_id: str
@@ -92,6 +96,10 @@ class Bundle:
     narratives: list[Narrative] = field(default_factory=list)
     # candidate lists to rerank (FollowIR top_ranked.jsonl): qid -> doc ids in order
     top_ranked: dict[str, list[str]] = field(default_factory=dict)
+    # the corpus of each subset when a release publishes one per subset (IFIR domains, InfoSearch
+    # dimensions, MTEB subset configs): subset -> its document ids. Empty: one corpus for every query.
+    # An evaluation ranks each subset's queries against its own corpus (evaluation.subsets).
+    subset_documents: dict[str, list[str]] = field(default_factory=dict)
     # external runs: run name -> rows
     runs: dict[str, list[RunRow]] = field(default_factory=dict)
     # (path, sha256) of every file read, for the export manifest

@@ -12,15 +12,19 @@ import streamlit as st
 from annotation.glossary import cell, measure_help
 from evaluation.compare import common_queries, compare_project
 from evaluation.measure_registry import GENERIC_MEASURES
-from evaluation.results import load_run, same_as
+from evaluation.results import load_run, protocol_of, same_as, without_ties
 from evaluation import jobs as eval_jobs
-from evaluation.templates import TEMPLATES, default_template
+from evaluation.protocols import PROTOCOLS, WISE_VERSIONS
+from evaluation.protocols import resolve as resolve_protocol
+from evaluation.templates import TEMPLATES
 from formats.trec_io import run_lines
 from storage import eval_runs, projects
 from storage import jobs as job_store
 from storage.errors import IFJudgeError
 from ui.session import db, pick_project, require_role
 
+BY_PROTOCOL = "the protocol's"  # a template or tie rule left to the protocol chosen
+PROTOCOL_LABELS = {"mteb": "mteb (MTEB 2.26, default)", "paper": "paper (the benchmark's own code)"}
 JOBS_REFRESH_SECONDS = 1.0
 NO_WORKER_SECONDS = 30
 RECENT_FAILURES_SECONDS = 24 * 3600  # failed and cancelled jobs shown for a day
@@ -31,7 +35,8 @@ proj = pick_project(conn, key="ev_project")
 versions = projects.qrels_versions(conn, proj["id"])
 counts = projects.project_counts(conn, proj["id"])
 if counts["documents"] == 0:
-    st.error(f"Project {proj['name']} has no documents: a retriever has nothing to rank. Import the benchmark's corpus first.")
+    st.error(f"Project {proj['name']} has no documents: a retriever has nothing to rank. Add the benchmark's corpus to it "
+             "(Projects page, import section: Add to an existing project; or `ifjudge import --add corpus`).")
 if not versions:
     st.error(f"Project {proj['name']} has no qrels: no query is judged, nothing can be evaluated.")
 for build in {b["version"]: b for b in reversed(projects.qrels_builds(conn, proj["id"]))}.values():
@@ -52,11 +57,18 @@ with st.form("ev_form"):
     models = st.multiselect("Models", ["bm25", "minilm"], default=["bm25"], key="ev_models",
                             help="bm25 (bm25s) or the bundled all-MiniLM-L6-v2 bi-encoder")
     local = st.text_input("Or a local sentence-transformers model directory", key="ev_local_model")
-    templates = st.multiselect("Instruction templates", list(TEMPLATES), default=[default_template(proj["kind"])], key="ev_templates")
+    protocol = st.selectbox("Protocol", PROTOCOLS, key="ev_protocol", format_func=PROTOCOL_LABELS.get,
+                            help="mteb: MTEB 2.26's task classes (the default); paper: the benchmark's own evaluation "
+                                 "code (InstructIR 'instruction [SEP] query', FollowIR's and InfoSearch's tie order). "
+                                 "Every result says which one produced it.")
+    templates = st.multiselect("Instruction templates", [BY_PROTOCOL, *TEMPLATES], default=[BY_PROTOCOL], key="ev_templates")
     chosen_versions = st.multiselect("Qrels versions", versions, key="ev_versions")
     k = st.number_input("Depth k", 10, 1000, 1000, key="ev_k")
-    ties = st.selectbox("Ties (p-MRR, WISE, SICR)", ["docid", "run-order"], key="ev_ties",
-                        help="docid: doc id descending, trec_eval's and MTEB's rule; run-order: the run's own order (FollowIR's code)")
+    ties = st.selectbox("Ties (p-MRR, WISE, SICR)", [BY_PROTOCOL, "docid", "run-order"], key="ev_ties",
+                        help="docid: doc id descending, trec_eval's and MTEB's rule; run-order: a score-only stable sort "
+                             "(FollowIR's and InfoSearch's code; over candidate lists, the lists' order)")
+    wise = st.selectbox("WISE version", WISE_VERSIONS, key="ev_wise", help="paper: InfoSearch's eq. 7; evaluator: its "
+                        "official evaluator's (1 - sqrt(R_ori - R_ins)/20)/sqrt(R_ins)") if proj["kind"] == "infosearch" else "paper"
     go = st.form_submit_button("Run", help="queues one evaluation job per model, template and qrels version")
 if go:
     combos = [(m, t, v) for m in models + ([local.strip()] if local.strip() else []) for t in templates for v in chosen_versions]
@@ -64,13 +76,16 @@ if go:
         st.error("Models, templates and qrels versions: choose at least one of each.")
     for m, t, v in combos:
         try:
-            job, created = eval_jobs.submit_eval(conn, proj, created_by=user["name"], model=m, template=t,
-                                                 qrels_version=v, k=int(k), ties=ties)
+            job, created = eval_jobs.submit_eval(conn, proj, created_by=user["name"], model=m,
+                                                 template=None if t == BY_PROTOCOL else t, qrels_version=v, k=int(k),
+                                                 ties=None if ties == BY_PROTOCOL else ties, protocol=protocol,
+                                                 wise_version=wise)
         except IFJudgeError as exc:
-            st.error(f"{m} / {t} / {v}: {exc}")
+            shown = resolve_protocol(proj["kind"], protocol).template if t == BY_PROTOCOL else t
+            st.error(f"{m} / {shown} / {v}: {exc}")
             continue
         if not created:
-            st.info(f"{m} / {t} / {v}: job {job['id']} already runs this evaluation ({job['state']}).")
+            st.info(f"{m} / {job['parameters']['template']} / {v}: job {job['id']} already runs this evaluation ({job['state']}).")
 
 
 def _md(text: str) -> str:
@@ -155,14 +170,19 @@ def id_list(ids: list[str]) -> str:
     return ", ".join(ids) if ids else "none"
 
 
+for r in comp["table"]:  # the row says its tie rule ('Ties'): p-MRR of either rule in one column
+    r["metrics"] = {without_ties(m): v for m, v in r["metrics"].items()}
+    r["delta_vs_original"] = {without_ties(m): v for m, v in r["delta_vs_original"].items()}
 measures = list(dict.fromkeys(m for r in comp["table"] for m in r["metrics"]))
 # p-MRR(qrels='changed') is p-MRR itself when changed is the version compared: one column, not two equal ones
 measures = [m for m in measures if not (same_as(m) in measures and all(
     r["metrics"].get(m) == r["metrics"].get(same_as(m)) for r in comp["table"]))]
 st.subheader("Scores per system and qrels version")
-st.caption("Each score is the mean over all the queries that qrels version judges (their number in 'Queries'); "
+st.caption("Each score is the mean over all the queries that qrels version judges (their number in 'Queries'; "
+           "in a project published in subsets, the mean over its subsets), under the protocol in 'Protocol'; "
            "hover a measure's header for its definition.")
-st.dataframe(pd.DataFrame([{"System": r["system"], "Qrels version": r["qrels_version"], "Queries": r["n_queries"],
+st.dataframe(pd.DataFrame([{"System": r["system"], "Protocol": r["protocol"], "Ties": r["ties"],
+                            "Qrels version": r["qrels_version"], "Queries": r["n_queries"],
                             **{m: num(r["metrics"].get(m)) for m in measures}} for r in comp["table"]]),
              hide_index=True, key="ev_table", column_config=measure_columns(measures))
 if any(r["metrics"].get(m) is None for r in comp["table"] for m in measures):
@@ -251,14 +271,20 @@ if comp["p_mrr_published_vs_validated"]:
     st.caption(measure_help("p-MRR"))
 info_rows = []
 for r in runs:
-    info = r["settings"].get("evaluation", {}).get("infosearch") or {}
-    for v, b in info.get("by_qrels", {}).items():
-        for dim, row in [*b["by_dimension"].items(), ("overall", b["overall"])]:
-            info_rows.append({"Eval run": r["id"], "Model": r["model"], "Qrels": f"original vs {v}", "Dimension": dim,
-                              "WISE": num(row["WISE"]), "SICR": num(row["SICR"]), "p-MRR": num(row["p-MRR"]),
-                              "Queries": row["n_queries"]})
+    table2 = (r["settings"].get("evaluation", {}).get("infosearch") or {}).get("table2")
+    if not table2:
+        continue
+    for dim, row in [*table2["dimensions"].items(), (table2["averaging"], table2["mean"])]:
+        info_rows.append({"Eval run": r["id"], "Model": r["model"], "Protocol": protocol_of(r), "Dimension": dim,
+                          "Queries": row["n_queries"],
+                          **{f"nDCG@10 {m[:3]}": num(row["nDCG@10"].get(m)) for m in ("original", "instructed", "reversed")},
+                          **{f"Robustness@10 {m[:3]}": num(row["Robustness@10"].get(m))
+                             for m in ("original", "instructed", "reversed")},
+                          "p-MRR": num(row["p-MRR"]), "WISE": num(row["WISE"]), "SICR": num(row["SICR"])})
 if info_rows:
-    st.subheader("InfoSearch per dimension (WISE, SICR, p-MRR)")
+    st.subheader("InfoSearch Table 2 per dimension")
+    st.caption("nDCG@10 and Robustness@10 in the original, instructed and reversed modes (each on its own qrels), "
+               "p-MRR, WISE, SICR; the last row of each run is the mean over dimensions, as the paper's Table 2.")
     st.dataframe(pd.DataFrame(info_rows), hide_index=True, key="ev_infosearch",
                  column_config=measure_columns(["WISE", "SICR", "p-MRR"]))
 long = pd.DataFrame([
@@ -327,7 +353,8 @@ with st.expander("Biggest per-query changes"):
     else:
         st.caption("No query changed its score between the qrels versions.")
 run_id = st.selectbox("Download a run", [r["id"] for r in runs], key="ev_run_dl",
-                      format_func=lambda i: next(f"{r['id']}: {r['model']} / {r['template']} / {r['qrels_version']}" for r in runs if r["id"] == i))
+                      format_func=lambda i: next(f"{r['id']}: {r['model']} / {r['template']} / {r['qrels_version']} / "
+                                                 f"{protocol_of(r)} protocol" for r in runs if r["id"] == i))
 
 
 def trec_run_text(run_id: int) -> str:
@@ -339,5 +366,10 @@ def trec_run_text(run_id: int) -> str:
 full = load_run(conn, run_id)
 st.download_button("Download TREC run", lambda: trec_run_text(run_id), file_name=f"run-{run_id}.trec",
                    key="ev_dl_run", mime="text/plain")
-st.download_button("Download results (JSON)", json.dumps({"metrics": full["metrics"], "per_query": full["per_query"]}),
+if "baseline_run" in full["settings"]:  # the bare queries' run: INSTFOL's --bare-run
+    st.download_button("Download the bare queries' run (baseline, for INSTFOL)", lambda: "".join(run_lines(
+        eval_runs.load_eval_run(db(), run_id, run=False)["settings"]["baseline_run"]["run"], tag=f"ifjudge-{run_id}-bare")),
+        file_name=f"run-{run_id}-bare.trec", key="ev_dl_bare", mime="text/plain")
+st.download_button("Download results (JSON)", json.dumps({"protocol": protocol_of(full), "metrics": full["metrics"],
+                                                          "per_query": full["per_query"]}),
                    file_name=f"results-{run_id}.json", key="ev_dl_results")

@@ -11,7 +11,7 @@ import streamlit as st
 from annotation.overview import study_progress
 from formats import readers as importers
 from formats.readers.upload import materialize
-from annotation.imports import Upload, import_files
+from annotation.imports import Upload, add_files, import_files
 from storage import projects, studies
 from storage.errors import IFJudgeError
 from annotation.glossary import label
@@ -95,6 +95,39 @@ if go:
                 for note in result.notes:
                     st.warning(md_escape(note))
                 st.caption(NEXT_AFTER_IMPORT)
+
+
+st.markdown("**Add to an existing project**")
+st.caption("A further file of its layout, e.g. the corpus a release ships apart (InstructIR's corpus.jsonl). "
+           "Nothing is added unless every judged document is then in the corpus.")
+stored = [p["name"] for p in projects.list_projects(conn)]
+with st.form("add_form"):
+    add_to = st.selectbox("Existing project", stored, key="add_project", index=None,
+                          placeholder="choose a project" if stored else "no project yet")
+    role = st.selectbox("What to add", importers.PART_ROLES, key="add_role",
+                        help="corpus: corpus.jsonl ({_id, title, text}); qrels: a qrels .tsv, .jsonl or TREC file; "
+                             "top_ranked: top_ranked.jsonl (candidate lists)")
+    add_version = st.selectbox("Qrels version (qrels only)", ["original", "changed", "reversed"], key="add_version")
+    add_subset = st.text_input("Subset whose own corpus this is (corpus only; optional)", key="add_subset")
+    add_files_up = st.file_uploader("Files", accept_multiple_files=True, key="add_files")
+    add_go = st.form_submit_button("Add")
+if add_go:
+    if not add_to:
+        st.error("Existing project: please choose the project to add to.")
+    elif not add_files_up:
+        st.error("Files: please choose the files to add.")
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            upload = Upload(Path(tmp))
+            try:
+                root = materialize([(f.name, f.getvalue()) for f in add_files_up], Path(tmp), qrels_dir="")
+                added = add_files(conn, add_to, role, sorted(p for p in root.iterdir() if p.is_file()),
+                                  subset=add_subset.strip() or None, version=add_version, upload=upload)
+            except IFJudgeError as exc:
+                st.error(md_escape(upload.shown(str(exc))))
+            else:
+                st.success(f"Added to {md_escape(add_to)}: " + ", ".join(
+                    f"{v} {label(k).lower()}" for k, v in added.counts.items() if v))
 
 
 def show_projects() -> None:

@@ -360,6 +360,27 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         """,
     ),
+    (
+        8,
+        "subset corpora (each IFIR domain, InfoSearch dimension, MTEB subset ranked against its own documents)"
+        " and the variant of bare queries (IFIR <qid>_0)",
+        """
+        CREATE TABLE subset_documents (
+            project_id INTEGER NOT NULL REFERENCES projects (id),
+            subset TEXT NOT NULL,
+            doc_id TEXT NOT NULL,
+            PRIMARY KEY (project_id, subset, doc_id)
+        );
+        UPDATE instances SET variant = 'bare'
+            WHERE instruction = '' AND variant = 'og' AND group_id = query_id AND instance_id = query_id || '_0'
+            AND project_id IN (SELECT id FROM projects WHERE kind = 'ifir');
+        INSERT INTO subset_documents (project_id, subset, doc_id)
+            SELECT d.project_id, s.subset, d.doc_id FROM documents d
+            JOIN (SELECT DISTINCT project_id, subset FROM queries WHERE subset <> '') s ON s.project_id = d.project_id
+            WHERE d.project_id IN (SELECT id FROM projects WHERE kind = 'ifir')
+            AND substr(d.doc_id, 1, length(s.subset) + 1) = s.subset || '/';
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

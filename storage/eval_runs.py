@@ -10,6 +10,10 @@ with its settings, aggregate metrics and per-query results (table ``eval_runs``)
 - ``paired_run``: ``{"variant", "retrieval_key", "run"}``, the second run a paired metric needed
   (p-MRR: the run on the changed instructions beside the run on the original ones); found by
   :func:`find_run` too.
+- ``baseline_run``: the same for the run of the bare queries (IFIR ``<qid>_0``), the baseline kept
+  beside the instructed run.
+- ``protocol``: whose rules the figures follow (``{"name": "mteb" | "paper", ...}``:
+  :mod:`evaluation.protocols`); runs stored before protocols existed followed MTEB's.
 """
 from __future__ import annotations
 
@@ -19,8 +23,8 @@ from storage.db import Database, now_iso, write
 from storage.errors import NotFound
 
 _SUMMARY = ("id", "project_id", "model", "template", "settings", "qrels_version", "metrics", "created_at")
-_LISTED = tuple("json_remove(json_remove(settings, '$.paired_run.run'), '$.paired_run.reversed.run')"
-                if c == "settings" else c for c in _SUMMARY)
+_LISTED = tuple("json_remove(json_remove(json_remove(settings, '$.paired_run.run'), '$.paired_run.reversed.run'),"
+                " '$.baseline_run.run')" if c == "settings" else c for c in _SUMMARY)
 
 
 def store_eval_run(
@@ -105,8 +109,8 @@ def load_eval_run(db: Database, run_id: int, *, run: bool = True, paired_runs: b
 
 
 def find_run(db: Database, project_id: int, retrieval_key: str) -> dict | None:
-    """The newest stored run whose retrieval key is ``retrieval_key`` (as the main run or as the
-    paired run of an eval run), or None."""
+    """The newest stored run whose retrieval key is ``retrieval_key`` (as the main run, the paired
+    run or the baseline run of an eval run), or None."""
     row = db.execute(
         "SELECT run FROM eval_runs WHERE project_id = ? AND json_extract(settings, '$.retrieval_key') = ?"
         " ORDER BY id DESC LIMIT 1",
@@ -115,14 +119,15 @@ def find_run(db: Database, project_id: int, retrieval_key: str) -> dict | None:
     if row is not None:
         return json.loads(row[0])
     # the whole settings text is parsed here (json_extract would re-order the run's keys on PostgreSQL)
-    row = db.execute(
-        "SELECT settings FROM eval_runs WHERE project_id = ?"
-        " AND json_extract(settings, '$.paired_run.retrieval_key') = ? ORDER BY id DESC LIMIT 1",
-        [project_id, retrieval_key],
-    ).fetchone()
-    if row is None:
-        return None
-    return (json.loads(row[0]).get("paired_run") or {}).get("run")
+    for kept in ("paired_run", "baseline_run"):
+        row = db.execute(
+            "SELECT settings FROM eval_runs WHERE project_id = ?"
+            f" AND json_extract(settings, '$.{kept}.retrieval_key') = ? ORDER BY id DESC LIMIT 1",
+            [project_id, retrieval_key],
+        ).fetchone()
+        if row is not None:
+            return (json.loads(row[0]).get(kept) or {}).get("run")
+    return None
 
 
 def external_run(db: Database, project_id: int, model: str) -> dict:

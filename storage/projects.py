@@ -103,6 +103,58 @@ def import_bundle(
     return counts
 
 
+def add_to_project(db: Database, project: str, part: Bundle, *, role: str, subset: str | None = None) -> dict[str, int]:
+    """Add one further file of a layout (``part``: the rows of :func:`formats.readers.parts.parse_part`)
+    to the stored ``project``, in ONE transaction that is rolled back unless, afterwards, every
+    document the project's qrels and candidate lists name is in its corpus (when it has one).
+    With ``subset``, added documents are that subset's own corpus (``subset_documents``).
+    Returns the counts added.
+
+    Raises
+    ------
+    IFJudgeError
+        Naming how many judged documents are still missing and the first of them; nothing is added.
+    """
+    proj = get_project(db, project)
+    pid = proj["id"]
+    if subset is not None and not part.documents:
+        raise IFJudgeError("--subset names the subset whose corpus is added; it applies to a corpus only")
+    if subset is not None:
+        part = Bundle(documents=part.documents, source_files=part.source_files,
+                      subset_documents={subset: [d.doc_id for d in part.documents]})
+    _check_storable(db, part)
+    with write(db):
+        _insert_rows(db, project, pid, part)
+        _check_judged_documents(db, pid, proj["name"])
+        counts = {k: v for k, v in part.counts().items() if v}
+        db.execute(
+            "INSERT INTO imports (project_id, format, counts, source_files, created_at) VALUES (?, ?, ?, ?, ?)",
+            [pid, f"add:{role}", json.dumps(counts), json.dumps(part.source_files), now_iso()],
+        )
+    return counts
+
+
+def _check_judged_documents(db: Database, project_id: int, name: str) -> None:
+    """Inside a write: refuse (the caller's transaction rolls back) a project with a corpus whose
+    qrels or candidate lists name a document it lacks."""
+    if not db.execute("SELECT 1 FROM documents WHERE project_id = ? LIMIT 1", [project_id]).fetchone():
+        return
+    missing = [r[0] for r in db.execute(
+        "SELECT DISTINCT q.doc_id FROM qrels q WHERE q.project_id = ? AND NOT EXISTS"
+        " (SELECT 1 FROM documents d WHERE d.project_id = q.project_id AND d.doc_id = q.doc_id) ORDER BY q.doc_id",
+        [project_id])]
+    what = "judged by its qrels"
+    if not missing:
+        listed = {d for ids in top_ranked(db, project_id).values() for d in ids}
+        missing = sorted(listed - existing_doc_ids(db, project_id, listed))
+        what = "named by its candidate lists"
+    if missing:
+        raise IFJudgeError(
+            f"project {name!r} would still lack {len(missing)} document(s) {what} (e.g. "
+            f"{', '.join(repr(d) for d in missing[:5])}): nothing was added. Add the benchmark's whole corpus "
+            "(every judged document) in one go")
+
+
 def _check_importable(bundle: Bundle, kind: str) -> None:
     """Refuse an unknown project kind and qrels versions an import cannot hold (before any write)."""
     if kind not in PROJECT_KINDS:
@@ -164,6 +216,8 @@ def _insert_rows(db: Database, project: str, project_id: int, bundle: Bundle) ->
            ((project_id, q.version, q.qid, q.doc_id, q.relevance) for q in bundle.qrels))
         ex("INSERT INTO top_ranked (project_id, qid, doc_ids) VALUES (?, ?, ?)",
            ((project_id, qid, json.dumps(ids)) for qid, ids in bundle.top_ranked.items()))
+        ex("INSERT INTO subset_documents (project_id, subset, doc_id) VALUES (?, ?, ?)",
+           ((project_id, subset, d) for subset, ids in bundle.subset_documents.items() for d in dict.fromkeys(ids)))
     except Exception as exc:  # sqlite3.IntegrityError: an id already stored in this project
         if "UNIQUE" in str(exc):
             raise ProjectExists(
@@ -216,7 +270,7 @@ class StoredDocuments(Mapping):
 
     ``iter`` yields the doc ids in the order of :func:`documents` (the same query without the
     text: doc_id byte order on both engines), read once and kept (ids only); ``len`` and ``in``
-    use them. ``docs[d]`` reads one document; :meth:`many` reads a batch in one query per
+    use them. With ``subset``, only that subset's corpus (:func:`subset_documents`). ``docs[d]`` reads one document; :meth:`many` reads a batch in one query per
     :data:`READ_CHUNK` ids. The retrievers read a bounded chunk at a time through :meth:`many`
     (``evaluation.retrievers.read_documents``).
 
@@ -234,15 +288,22 @@ class StoredDocuments(Mapping):
     [{'title': '', 'text': 'd2 text'}, {'title': '', 'text': 'd1 text'}]
     """
 
-    def __init__(self, db: Database, project_id: int):
-        self.db, self.project_id = db, project_id
+    def __init__(self, db: Database, project_id: int, *, subset: str | None = None):
+        self.db, self.project_id, self.subset = db, project_id, subset
         self._ids: list[str] | None = None
         self._id_set: frozenset[str] | None = None
 
     def _doc_ids(self) -> list[str]:
         if self._ids is None:
-            self._ids = [r[0] for r in self.db.execute("SELECT doc_id FROM documents WHERE project_id = ? ORDER BY doc_id",
-                                                       [self.project_id])]
+            if self.subset is None:
+                rows = self.db.execute("SELECT doc_id FROM documents WHERE project_id = ? ORDER BY doc_id",
+                                       [self.project_id])
+            else:  # one subset's corpus (subset_documents): the documents of the project it names
+                rows = self.db.execute(
+                    "SELECT d.doc_id FROM documents d JOIN subset_documents s ON s.project_id = d.project_id"
+                    " AND s.doc_id = d.doc_id WHERE d.project_id = ? AND s.subset = ? ORDER BY d.doc_id",
+                    [self.project_id, self.subset])
+            self._ids = [r[0] for r in rows]
             self._id_set = frozenset(self._ids)
         return self._ids
 
@@ -444,6 +505,17 @@ def qrels_builds(db: Database, project_id: int, version: str | None = None, *,
     return out
 
 
+def subset_documents(db: Database, project_id: int) -> dict[str, list[str]]:
+    """subset -> the ids of its own corpus, for a project whose release publishes one corpus per
+    subset (IFIR domains, InfoSearch dimensions, MTEB subset configs); empty when every query
+    ranks the whole corpus."""
+    out: dict[str, list[str]] = defaultdict(list)
+    for subset, doc_id in db.execute("SELECT subset, doc_id FROM subset_documents WHERE project_id = ? ORDER BY rowid",
+                                     [project_id]):
+        out[subset].append(doc_id)
+    return dict(out)
+
+
 def top_ranked(db: Database, project_id: int) -> dict[str, list[str]]:
     return {
         qid: json.loads(ids)
@@ -501,6 +573,7 @@ def project_bundle(db: Database, project_id: int, *, documents: bool = True) -> 
         )
     ]
     b.top_ranked = top_ranked(db, project_id)
+    b.subset_documents = subset_documents(db, project_id)
     for files in db.execute("SELECT source_files FROM imports WHERE project_id = ? ORDER BY id", [project_id]):
         b.source_files.extend(tuple(f) for f in json.loads(files[0]))
     return b

@@ -224,3 +224,28 @@ def test_judgment_flips_count_relevance_changes_on_the_given_queries_only():
     # q1: a 1 -> 0, c 2 -> missing, d missing -> 1 (b stays not relevant); q2 is not asked for
     assert judgment_flips(pub, val, ["q1"]) == 3
     assert judgment_flips(pub, val, ["q1", "q2"]) == 4
+
+
+def test_compare_prints_each_delta_beside_the_means_it_comes_from(run_cli, db_path):
+    """A validated version that drops a query: its own mean is over its own queries, and the delta
+    is printed with the two means on the queries both versions judge and the query left out --
+    never a full-set mean beside a common-query delta."""
+    from storage import projects
+
+    db = connect(db_path)
+    import_bundle(db, "p", instructir_bundle(), fmt="instructir")
+    original = load_eval_run(db, run_eval(db, "p", model="bm25", template="query", qrels_version="original"))
+    per_query = {q: row["nDCG@10"] for q, row in original["per_query"].items()}
+    dropped = max(per_query, key=lambda q: (per_query[q], q))  # the validation drops the best query
+    kept = [q for q in per_query if q != dropped]
+    replace_qrels(db, 1, "validated", {q: d for q, d in projects.qrels(db, 1, "original").items() if q in kept})
+    run_eval(db, "p", model="bm25", template="query", qrels_version="validated")
+    code, out, err = run_cli("eval", "compare", "--db", db_path, "--project", "p")
+    assert code == 0, err
+    n, mean_all = len(per_query), original["metrics"]["nDCG@10"]
+    mean_common = float(np.mean([per_query[q] for q in kept]))
+    assert f"{mean_all:.4f}" != f"{mean_common:.4f}"  # the full-set mean is not what the delta compares
+    line = next(x for x in out.splitlines() if " validated " in x)
+    assert f"original   {mean_all:.4f} over {n} queries" in out
+    assert f"over {n - 1} queries; vs original on the {n - 1} queries both judge: {mean_common:.4f} -> {mean_common:.4f}" in line
+    assert f"(delta +0.0000; left out: {dropped} judged by original only)" in line

@@ -170,7 +170,7 @@ def test_instruction_following_measures_parse_with_their_parameters():
         "Robustness@10", "Robustness@10", "Robustness@5", "p-MRR", "p-MRR", "WISE",
         "WISE(K=30)", "SICR", "INSTFOL", "INSTFOL(max=5)@10"]
     wise = parse("WISE(K=30,ties='run-order')")
-    assert isinstance(wise, IFMeasure) and wise.params == {"K": 30, "qrels": None, "ties": "run-order"}
+    assert isinstance(wise, IFMeasure) and wise.params == {"K": 30, "qrels": None, "ties": "run-order", "version": "paper"}
     assert parse("wise(K=20)") == parse("WISE")  # defaults are not part of the name
     with pytest.raises(UnknownMeasure, match="custom gains"):
         parse_measure("nDCG(gains={0:0,1:1,2:3})@10")

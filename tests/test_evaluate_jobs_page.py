@@ -31,7 +31,7 @@ def test_submit_then_progress_eta_and_cancel_survive_a_new_session(env_db, db_pa
     [job] = jobs.list_jobs(db)
     assert job["state"] == "queued" and job["created_by"] == "lead"
     assert job["parameters"]["model"] == "bm25" and job["parameters"]["qrels_version"] == "original"
-    assert _bars(at) == [(0, f"job {job['id']}: bm25 / query_instruction / original (k=1000): queued")]
+    assert _bars(at) == [(0, f"job {job['id']}: bm25 / query_instruction / original (k=1000, mteb protocol): queued")]
 
     # a second lead starting the same evaluation gets the same job
     other = _page(db, "lead")
@@ -66,7 +66,7 @@ def test_failed_job_reason_shown_literally_and_finished_job_shows_results(env_db
     at = _page(db)
     assert not at.exception
     texts = [t.value for t in at.text]
-    assert f"job {bad['id']} failed: bm25 / query_instruction / original (k=10)\nmodel <b>x</b> refused: **bold**" in texts
+    assert f"job {bad['id']} failed: bm25 / query_instruction / original (k=10, mteb protocol)\nmodel <b>x</b> refused: **bold**" in texts
     assert [c.value for c in at.caption if c.value == "No evaluation yet."]
 
     # a model name with Markdown in it reads literally in its progress label
@@ -84,3 +84,25 @@ def test_failed_job_reason_shown_literally_and_finished_job_shows_results(env_db
     assert list(table["System"]) == ["bm25 [query]"] and float(table.iloc[0]["nDCG@10"]) > 0
     assert table.iloc[0]["Qrels version"] == "original"
     assert jobs.get_job(db, good["id"])["state"] == "finished"
+
+
+def test_the_protocol_chosen_is_queued_and_named_beside_each_result(env_db, db_path, monkeypatch, tmp_path):
+    """The Protocol control: ``paper`` goes into the job (template and tie rule left to the
+    protocol, resolved in the job), and the scores table names each system's protocol."""
+    monkeypatch.setenv("IFJUDGE_CACHE_DIR", str(tmp_path / "cache"))
+    db, _ = env_db
+    at = _page(db)
+    at.selectbox(key="ev_protocol").set_value("paper")
+    at.multiselect(key="ev_versions").set_value(["original"])
+    at.button[0].click().run()
+    assert not at.exception and not at.error
+    [job] = jobs.list_jobs(db)
+    p = job["parameters"]
+    assert (p["protocol"], p["template"], p["ties"], p["wise_version"]) == ("paper", "query_instruction", "docid", "paper")
+    assert eval_jobs.work(db_path, once=True) == 1
+    eval_jobs.submit_eval(db, "demo", created_by="lead", model="bm25")  # the same under MTEB's protocol
+    assert eval_jobs.work(db_path, once=True) == 1
+    at.run()
+    table = at.dataframe[0].value
+    assert sorted(zip(table["System"], table["Protocol"])) == [
+        ("bm25 [query_instruction]", "mteb"), ("bm25 [query_instruction] (paper protocol)", "paper")]

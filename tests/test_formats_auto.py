@@ -56,7 +56,7 @@ def test_the_shipped_instructir_release_is_recognised_and_imports(run_cli, db_pa
     counts = json.loads(out)
     assert (counts["instances"], counts["groups"], counts["qrels_original"]) == (9906, 1267, 9906)
     # the release has no passage corpus: said out loud, not hidden behind a success
-    assert "no documents were imported" in err
+    assert "no corpus: these files hold no passages" in err and "INSTRUCTIR/corpus.jsonl" in err
 
 
 def test_a_folder_with_nothing_recognisable_is_refused_with_its_path(tmp_path, run_cli, db_path):

@@ -77,9 +77,9 @@ def test_one_domain_keeps_the_published_ids(run_cli, db_path):
     assert b.queries == [Query("12", "best business structure for taxes with a side business", "fiqa"),
                          Query("47", "should I pay off my student loans before investing", "fiqa")]
     assert [(i.instance_id, i.variant) for i in b.instances] == [
-        ("12_0", "og"), ("12_1", "level1"), ("12_2", "level2"), ("12_3", "level3"),
-        ("47_0", "og"), ("47_1", "level1"), ("47_2", "level2")]
-    assert b.instances[4] == Instance("47_0", "47", "47", "", "og")
+        ("12_0", "bare"), ("12_1", "level1"), ("12_2", "level2"), ("12_3", "level3"),
+        ("47_0", "bare"), ("47_1", "level1"), ("47_2", "level2")]
+    assert b.instances[4] == Instance("47_0", "47", "47", "", "bare")
     assert b.instances[6].instruction == "I am a 27-year-old nurse with $40,000 of student loans at 7% and no savings."
     assert {d.doc_id for d in b.documents} == {str(n) for n in range(501, 509)}
     # the qrels file's score is kept (12_1 / 501 is graded 2), the gold of each level is test_data.json's rel
@@ -91,7 +91,7 @@ def test_level_zero_domain_bare_query_and_instruction(run_cli, db_path):
     assert run_cli("import", "--db", db_path, "--project", "nf", "--format", "ifir", NFCORPUS)[0] == 0
     b = stored(db_path, "nf")
     assert [(i.instance_id, i.variant, bool(i.instruction)) for i in b.instances] == [
-        ("PLAIN-1_0", "og", False), ("PLAIN-1_inst", "og", True), ("PLAIN-2_0", "og", False), ("PLAIN-2_inst", "og", True)]
+        ("PLAIN-1_0", "bare", False), ("PLAIN-1_inst", "og", True), ("PLAIN-2_0", "bare", False), ("PLAIN-2_inst", "og", True)]
     assert [q.doc_id for q in b.qrels if q.qid == "PLAIN-1_inst"] == ["MED-10", "MED-11"]
     assert [q.doc_id for q in b.qrels if q.qid == "PLAIN-2_0"] == ["MED-14"]  # MED-13 has no text
 

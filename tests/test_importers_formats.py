@@ -125,7 +125,7 @@ def test_infosearch_directory():
 def test_ifir_subset_folder():
     b = parse("ifir", [FIX / "ifir"])
     assert b.queries == [Query("3", "melanoma BRAF V600E", "pm")]
-    assert [(i.instance_id, i.variant) for i in b.instances] == [("3_0", "og"), ("3_1", "level1"), ("3_2", "level2")]
+    assert [(i.instance_id, i.variant) for i in b.instances] == [("3_0", "bare"), ("3_1", "level1"), ("3_2", "level2")]
     assert b.instances[0].instruction == "" and {i.group_id for i in b.instances} == {"3"}
     assert [q.doc_id for q in b.qrels if q.qid == "3_2"] == ["NCT001"]
     assert [q.doc_id for q in b.qrels if q.qid == "3_0"] == ["NCT001", "NCT002"]

@@ -95,3 +95,27 @@ def test_condition_study_validated_qrels_and_metrics_per_dimension(project, run_
         info["by_qrels"]["changed"]["by_dimension"]["Audience"]["WISE"])
     code, out, err = run_cli("eval", "compare", "--db", db_path, "--project", "is")
     assert code == 0 and "InfoSearch bm25 [instruction_query] on original vs changed-validated" in out
+
+
+def test_a_condition_study_samples_its_subset_fraction_of_each_dimension(demo):
+    """2 dimensions x 10 queries, ``subset_fraction=0.5``: 5 queries of each dimension (the share of
+    each dimension, as other studies sample per subset), not the default group fraction's 2."""
+    from annotation.studies import StudySettings, create_condition_study
+    from formats.bundle import Bundle, Document, Instance, Qrel, Query
+
+    db, _ = demo
+    b = Bundle(documents=[Document("d", "a passage")])
+    for dim in ("Language", "Audience"):
+        for n in range(10):
+            q = f"{dim}-{n}"
+            b.queries.append(Query(q, f"query {n}", dim))
+            b.instances += [Instance(f"{q}-{v}", q, q, "" if v == "og" else f"{v} instruction", v)
+                            for v in ("og", "changed", "reversed")]
+            b.qrels.append(Qrel(q, "d", 1, "original"))
+    import_bundle(db, "dims", b, fmt="infosearch")
+    created = create_condition_study(db, project="dims", annotators=["ann1"],
+                                     settings=StudySettings(subset_fraction=0.5, overlap=1, seed=3))
+    chosen = {it["payload"]["qid"] for it in studies.items_of_study(db, created["study_id"])}
+    assert sorted(q.split("-")[0] for q in chosen) == ["Audience"] * 5 + ["Language"] * 5
+    default = create_condition_study(db, project="dims", annotators=["ann1"], settings=StudySettings(overlap=1))
+    assert len({it["payload"]["qid"] for it in studies.items_of_study(db, default["study_id"])}) == 2  # 0.08 x 20

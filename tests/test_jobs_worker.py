@@ -206,7 +206,7 @@ def test_background_submission_is_checked_before_it_is_queued(run_cli, demo, db_
     code, out, _ = run_cli("jobs", "--db", db_path)
     assert out.strip() == "no job"
     code, out, _ = run_cli("eval", "run", "--db", db_path, "--project", "demo", "--model", "bm25", "--background")
-    assert code == 0 and out.startswith("job 1 queued: bm25 / query_instruction / original (k=1000)")
+    assert code == 0 and out.startswith("job 1 queued: bm25 / query_instruction / original (k=1000, mteb protocol)")
     code, out, _ = run_cli("eval", "run", "--db", db_path, "--project", "demo", "--model", "bm25", "--background")
     assert "job 1 (queued) already runs this evaluation" in out
     code, out, _ = run_cli("eval", "run", "--db", db_path, "--project", "demo", "--model", "bm25", "--k", "10",

@@ -121,11 +121,18 @@ def test_the_mteb_writer_refuses_an_ifir_bare_query(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-def test_several_ifir_domains_in_the_mteb_layout_are_config_prefixes(tmp_path):
+def test_several_ifir_domains_in_the_mteb_layout_are_one_folder_each(tmp_path):
+    """Several IFIR domains: one MTEB dataset folder per domain (MTEB's IFIR task of a domain loads
+    its folder), each holding only its own corpus; each folder reads back as that domain."""
     original = _without_bare_queries(parse("ifir", [Path(__file__).parent / "fixtures" / "published" / "ifir"]))
     layouts.write_mteb(original, tmp_path / "out")
-    assert {p.name for p in (tmp_path / "out").iterdir() if p.is_dir()} >= {"fiqa-corpus", "fiqa-queries", "nfcorpus-qrels"}
-    again = parse("mteb", [tmp_path / "out"])
-    # each domain's corpus holds its judged documents and those no domain judges: the order of the union differs
-    assert sorted(again.documents, key=lambda d: d.doc_id) == sorted(original.documents, key=lambda d: d.doc_id)
-    assert content(again)[1:] == content(original)[1:]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir() if p.is_dir()) == ["fiqa", "nfcorpus"]
+    for domain in ("fiqa", "nfcorpus"):
+        assert sorted(p.name for p in (tmp_path / "out" / domain).iterdir() if p.is_dir()) == \
+            ["corpus", "instruction", "qrels", "queries"]
+        again = parse("mteb", [tmp_path / "out" / domain])
+        assert again.documents == [d for d in original.documents if d.doc_id.startswith(domain + "/")]
+        assert again.queries == [q for q in original.queries if q.subset == domain]
+        ids = {q.query_id for q in again.queries}
+        assert again.instances == [i for i in original.instances if i.query_id in ids]
+        assert again.qrels == [q for q in original.qrels if q.qid in {i.instance_id for i in again.instances}]

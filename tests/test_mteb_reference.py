@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
 import pytest
 
@@ -169,3 +170,111 @@ def test_generic_project_with_queries_without_instruction_gives_mtebs_ndcg(tmp_p
     assert result["n_queries"] == 11 and result["missing_queries"] == []  # 9 instances + the 2 bare queries
     theirs = mteb_scores(mteb, local_task(InstructIR, tmp_path / "export", "LocalGeneric"))
     assert result["metrics"]["nDCG@10"] == pytest.approx(theirs["ndcg_at_10"], abs=1e-4)
+
+
+IFIR = Path(__file__).parent / "fixtures" / "published" / "ifir"
+
+
+def ifir_run(run_cli, db, project, tmp_path, *extra) -> dict:
+    code, out, err = run_cli("eval", "run", "--db", db, "--project", project, "--model", "minilm",
+                             "--cache-dir", tmp_path / "emb", "--json", *extra)
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_ifir_defaults_give_mtebs_ndcg_at_20_and_level_scores(tmp_path, run_cli, offline_mteb):
+    """One IFIR domain (fiqa: 2 queries, 5 instructions of levels 1-3, 2 bare queries): the defaults
+    score the 5 instructed queries MTEB's ``IFIRFiQA`` scores, nDCG@20 and each level score equal to
+    MTEB's; the 2 bare queries are the baseline, reported apart and never averaged in."""
+    mteb = offline_mteb
+    from mteb.tasks.instruction_retrieval.eng.ifir_fi_qa_retrieval import IFIRFiQA
+
+    db = tmp_path / "i.db"
+    assert run_cli("import", "--db", db, "--project", "fiqa", IFIR / "fiqa")[0] == 0
+    assert run_cli("export", "--db", db, "--project", "fiqa", "--format", "mteb", "--out", tmp_path / "export")[0] == 0
+    ours = ifir_run(run_cli, db, "fiqa", tmp_path)
+    theirs = mteb_scores(mteb, local_task(IFIRFiQA, tmp_path / "export", "LocalIFIRFiQA"))
+    assert ours["n_queries"] == 5 and "subsets" not in ours  # the instructed queries only, one domain
+    assert ours["metrics"]["nDCG@20"] == pytest.approx(theirs["ndcg_at_20"], abs=1e-4)
+    for level in (1, 2, 3):
+        assert ours["levels"][f"level{level}"]["nDCG@20"] == pytest.approx(theirs["level_scores"][f"level_{level}"], abs=1e-4)
+    assert ours["level_scores"] == pytest.approx(theirs["level_scores"], abs=1e-4)  # also under MTEB's names
+    base = ours["baseline"]
+    assert base["n_queries"] == 2 and base["variant"] == "bare" and base["on_instructed"]["n_queries"] == 5
+    assert 0 < theirs["ndcg_at_20"] < 1 and ours["metrics"]["nDCG@20"] != base["metrics"]["nDCG@20"]
+
+
+def test_several_ifir_domains_each_equal_mtebs_task_of_the_domain(tmp_path, run_cli, offline_mteb):
+    """fiqa and nfcorpus imported into one project: each domain is ranked against its own corpus and
+    equals MTEB's task of that domain on its folder of the ``mteb`` export (nDCG@20, fiqa's level
+    scores); the headline nDCG@20 is their mean, as IFIR's Table 3 averages domains."""
+    mteb = offline_mteb
+    from mteb.tasks.instruction_retrieval.eng.ifir_fi_qa_retrieval import IFIRFiQA
+    from mteb.tasks.instruction_retrieval.eng.ifirnf_corpus_retrieval import IFIRNFCorpus
+
+    db = tmp_path / "i.db"
+    assert run_cli("import", "--db", db, "--project", "ifir", IFIR)[0] == 0
+    code, _, err = run_cli("export", "--db", db, "--project", "ifir", "--format", "mteb", "--out", tmp_path / "export")
+    assert code == 0 and "one dataset folder per domain" in json.loads((tmp_path / "export" / "manifest.json").read_text())["notes"][0]
+    ours = ifir_run(run_cli, db, "ifir", tmp_path)
+    fiqa = mteb_scores(mteb, local_task(IFIRFiQA, tmp_path / "export" / "fiqa", "LocalIFIRFiQA"))
+    nf = mteb_scores(mteb, local_task(IFIRNFCorpus, tmp_path / "export" / "nfcorpus", "LocalIFIRNFCorpus"))
+    sub = ours["subsets"]
+    assert (sub["fiqa"]["n_queries"], sub["nfcorpus"]["n_queries"]) == (5, 2)
+    assert (sub["fiqa"]["corpus"], sub["nfcorpus"]["corpus"]) == (8, 4)  # each domain's own documents
+    assert sub["fiqa"]["metrics"]["nDCG@20"] == pytest.approx(fiqa["ndcg_at_20"], abs=1e-4)
+    assert sub["nfcorpus"]["metrics"]["nDCG@20"] == pytest.approx(nf["ndcg_at_20"], abs=1e-4)
+    for level in (1, 2, 3):
+        assert sub["fiqa"]["levels"][f"level{level}"]["nDCG@20"] == pytest.approx(fiqa["level_scores"][f"level_{level}"], abs=1e-4)
+    assert ours["metrics"]["nDCG@20"] == pytest.approx((fiqa["ndcg_at_20"] + nf["ndcg_at_20"]) / 2, abs=1e-4)
+    assert ours["averaging"] == "mean over 2 subsets" and ours["n_queries"] == 7
+
+
+def mixed_subsets_bundle() -> Bundle:
+    """Two subsets of a generic project, each with its own corpus of random-word passages: ``cand``
+    with candidate lists (some relevant passages left out of them), ``full`` without."""
+    rng = random.Random(3)
+    b = Bundle()
+    for subset in ("cand", "full"):
+        docs = [Document(f"{subset}-d{i:02d}", " ".join(rng.choice(WORDS) for _ in range(8))) for i in range(30)]
+        b.documents += docs
+        b.subset_documents[subset] = [d.doc_id for d in docs]
+        for j in range(4):
+            qid = f"{subset}-q{j}"
+            picked = rng.sample(docs, 3)
+            b.queries.append(Query(qid, " ".join(picked[0].text.split()[:3]), subset))
+            b.instances.append(Instance(qid, qid, qid, " ".join(picked[1].text.split()[:2])))
+            b.qrels += [Qrel(qid, picked[0].doc_id, 1), Qrel(qid, picked[1].doc_id, 1), Qrel(qid, picked[2].doc_id, 1)]
+            if subset == "cand":
+                b.top_ranked[qid] = [picked[0].doc_id, picked[2].doc_id] + [d.doc_id for d in rng.sample(docs, 10)
+                                                                          if d not in picked]
+    return b
+
+
+def test_a_mixed_subset_generic_project_equals_mteb_per_subset(tmp_path, run_cli, offline_mteb):
+    """A generic project whose subset ``cand`` has candidate lists and ``full`` has none: ``cand``
+    reranks its lists, ``full`` ranks its own corpus; each equals MTEB's task with both subsets
+    (``hf_subsets``) on the export, and the headline is their mean."""
+    mteb = offline_mteb
+    from mteb.abstasks.retrieval import AbsTaskRetrieval
+    from mteb.tasks.instruction_retrieval.eng.instruct_ir import InstructIR
+
+    writers.write_mteb(mixed_subsets_bundle(), tmp_path / "src")
+    db = tmp_path / "g.db"
+    assert run_cli("import", "--db", db, "--project", "g", "--format", "mteb", tmp_path / "src")[0] == 0
+    assert run_cli("export", "--db", db, "--project", "g", "--format", "mteb", "--out", tmp_path / "export")[0] == 0
+    ours = ifir_run(run_cli, db, "g", tmp_path, "--measures", "nDCG@10,AP@100")
+    meta = InstructIR.metadata.model_copy(update={
+        "name": "LocalSubsets", "dataset": {"path": str(tmp_path / "export"), "revision": "main"},
+        "eval_langs": {"cand": ["eng-Latn"], "full": ["eng-Latn"]}, "main_score": "ndcg_at_10"})
+    task = type("LocalSubsets", (AbsTaskRetrieval,), {"metadata": meta})()
+    res = mteb.evaluate(minilm_wrapper(mteb), [task], cache=None, encode_kwargs={"batch_size": 32, "show_progress_bar": False})
+    theirs = {s["hf_subset"]: s for s in res.task_results[0].scores["test"]}
+    sub = ours["subsets"]
+    assert (sub["cand"]["candidates"], sub["full"]["candidates"]) == ("top_ranked", "corpus")
+    assert ours["missing_queries"] == []
+    for subset in ("cand", "full"):
+        assert sub[subset]["metrics"]["nDCG@10"] == pytest.approx(theirs[subset]["ndcg_at_10"], abs=1e-4)
+        assert sub[subset]["metrics"]["AP@100"] == pytest.approx(theirs[subset]["map_at_100"], abs=1e-4)
+    assert ours["metrics"]["nDCG@10"] == pytest.approx((theirs["cand"]["ndcg_at_10"] + theirs["full"]["ndcg_at_10"]) / 2, abs=1e-4)
+    assert sub["cand"]["metrics"]["nDCG@10"] < 1  # a relevant passage outside the lists: the mode matters

@@ -18,6 +18,8 @@ from formats.bundle import Bundle
 from formats.errors import ImportFailure
 
 from . import auto, beir, followir, ifir, infosearch, instructir, mteb, trec
+from .parts import ROLES as PART_ROLES
+from .parts import parse_part
 
 _PARSERS: dict[str, Callable[[list[Path]], Bundle]] = {
     "beir": beir.parse,
@@ -47,14 +49,33 @@ def resolve_format(fmt: str, paths: list[Path]) -> tuple[str, str | None]:
     return found, why
 
 
-def import_warnings(bundle: Bundle) -> list[str]:
+# where each benchmark publishes the corpus its release may come without
+CORPUS_PUBLISHED_AT = {
+    "instructir": "InstructIR's 16,072 revised passages are INSTRUCTIR/corpus.jsonl of github.com/kaistAI/InstructIR "
+                  "(the same release is the Hugging Face hub dataset kaist-ai/InstructIR)",
+    "followir": "FollowIR publishes corpus.jsonl beside queries.jsonl in each dataset on the Hugging Face hub "
+                "(jhu-clsp/robust04-instructions, core17-instructions, news21-instructions)",
+    "infosearch": "InfoSearch publishes corpus.jsonl in each dimension's dataset on the Hugging Face hub "
+                  "(jianqunZ/Language-v1, ...)",
+    "ifir": "IFIR publishes <domain>-corpus.jsonl in each domain folder of the hub dataset songtingyu/IFIR",
+}
+
+
+def import_warnings(bundle: Bundle, *, fmt: str | None = None, project: str = "NAME") -> list[str]:
     """What a user should hear after an import besides the counts: the reader's notes, and data
-    that is missing for the studies and evaluations that usually follow."""
+    that is missing for the studies and evaluations that usually follow -- for a missing corpus,
+    which file it is, where the benchmark publishes it and how to add it to the project.
+
+    >>> print(import_warnings(Bundle(), fmt="instructir", project="p")[0])  # doctest: +ELLIPSIS
+    no corpus: ... INSTRUCTIR/corpus.jsonl of github.com/kaistAI/InstructIR ...; add it ... --project p --add corpus corpus.jsonl` ...
+    """
     out = list(bundle.notes)
     if not bundle.documents:
-        out.append("no documents were imported (no passage corpus in these files): best-passage and "
-                   "passage-match questions and retriever evaluations need one; import a corpus.jsonl "
-                   "into the same project")
+        where = CORPUS_PUBLISHED_AT.get(fmt or "", "")
+        out.append("no corpus: these files hold no passages, and best-passage and passage-match questions and "
+                   "retriever evaluations need them. " + (f"{where}; " if where else "")
+                   + f"add it to this project with `ifjudge import --project {project} --add corpus corpus.jsonl` "
+                   "(or the Projects page's import section, 'Add to an existing project')")
     if not bundle.qrels:
         out.append("no qrels were imported: validated qrels and evaluations need relevance judgments")
     return out
@@ -104,7 +125,9 @@ def parse(fmt: str, paths: list[Path], *, subset: str | None = None) -> Bundle:
             raise ImportFailure(", ".join(str(p) for p in paths), None, "subset",
                                 "received a blank subset name; expected e.g. 'Language' or 'fiqa'")
         bundle.queries = [replace(q, subset=subset.strip()) for q in bundle.queries]
+        bundle.subset_documents = {}  # one subset now: its corpus is every document
     return bundle
 
 
-__all__ = ["CHOICES", "FORMATS", "import_warnings", "parse", "resolve_format"]
+__all__ = ["CHOICES", "CORPUS_PUBLISHED_AT", "FORMATS", "PART_ROLES", "import_warnings", "parse", "parse_part",
+           "resolve_format"]

@@ -63,6 +63,7 @@ def _qrels_version(path: Path) -> str | None:
 @dataclass
 class _Found:
     corpus: list[Path] = field(default_factory=list)
+    corpus_subset: dict[Path, str] = field(default_factory=dict)  # a dataset folder's corpus -> its subset
     queries: list[tuple[Path, str]] = field(default_factory=list)  # (file, subset)
     top_ranked: list[Path] = field(default_factory=list)
     # (version, folder, split) -> {".jsonl": file, ".tsv": file}
@@ -87,6 +88,8 @@ def _collect_dir(path: Path, found: _Found, *, infosearch: bool, fmt: str, subse
                 found.queries.append((path / name, subset))
             else:
                 getattr(found, key).append(path / name)
+                if key == "corpus" and subset:
+                    found.corpus_subset[path / name] = subset
     for dirname, version in QRELS_DIRS.items():
         qdir = path / dirname
         if not qdir.is_dir():
@@ -295,7 +298,12 @@ def parse(paths: list[Path], *, infosearch: bool = False,
     sources = bundle.source_files
     doc_ids = IdTable("document id")
     for path in found.corpus:
-        bundle.documents.extend(read_corpus(path, sources, doc_ids))
+        docs = read_corpus(path, sources, doc_ids)
+        bundle.documents.extend(docs)
+        if path in found.corpus_subset:
+            bundle.subset_documents.setdefault(found.corpus_subset[path], []).extend(d.doc_id for d in docs)
+    if len(bundle.subset_documents) < 2 or len(found.corpus_subset) < len(found.corpus):
+        bundle.subset_documents = {}  # one corpus (or one not tied to a subset): every query ranks all of it
 
     query_ids = IdTable("query id")
     variants = [("og", "instruction_og"), ("changed", "instruction_changed")]

@@ -22,9 +22,10 @@ Mapping to a :class:`~formats.bundle.Bundle` (``test_data.json`` is the authorit
 qrels files, when given, must agree with it or the import is refused):
 
 - every item is a query ``<qid>`` (the bare query text) whose ``subset`` is the domain;
-- the bare query is the instance ``<qid>_0`` (empty instruction, variant ``og``): the run without
-  instruction that INSTFOL compares with. Its qrels (version ``original``) are every passage of the
-  item's candidate corpus;
+- the bare query is the instance ``<qid>_0`` (empty instruction, variant ``bare``): the run without
+  instruction that INSTFOL compares with, the baseline of the level analysis, never averaged into
+  a headline figure (IFIR and MTEB score the instructed queries only). Its qrels (version
+  ``original``) are every passage of the item's candidate corpus;
 - an instruction of level k in 1-3 is the instance ``<qid>_<k>`` (variant ``level<k>``); an
   instruction of level 0 (domains without levels) is the instance ``<qid>_inst`` (variant ``og``),
   because the release's ``<qid>_0`` is the bare query. Its qrels are its gold passages (``rel``);
@@ -36,7 +37,9 @@ qrels files, when given, must agree with it or the import is refused):
 Documents with an empty text are skipped, as IFIR's loader does, and counted in ``Bundle.notes``
 (with the judgments that pointed at them). When several domains are imported together, every id
 is prefixed with its domain (``fiqa/12_1``, ``fiqa/501``): the domains' ids overlap, and documents
-carry no domain otherwise. A single domain keeps the published ids.
+carry no domain otherwise. A single domain keeps the published ids. Each domain's documents are
+its own corpus (``Bundle.subset_documents``): an evaluation ranks a domain's queries against it,
+as IFIR and MTEB do.
 """
 from __future__ import annotations
 
@@ -44,7 +47,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from formats.bundle import Bundle, Document, Instance, Qrel, Query
+from formats.bundle import BARE, Bundle, Document, Instance, Qrel, Query
 from formats.errors import ImportFailure
 
 from formats.text import (
@@ -529,7 +532,7 @@ def _parse_subset(subset: _Subset, bundle: Bundle, prefix: str) -> None:
     for item in items_list:
         query_id = prefix + item.item_id
         bundle.queries.append(Query(query_id=query_id, text=item.text, subset=subset.name))
-        judged = [(bare_instance_id(query_id), "", "og", item.corpus, f"{item.item_id}_0")]
+        judged = [(bare_instance_id(query_id), "", BARE, item.corpus, f"{item.item_id}_0")]
         for instruction in item.instructions:
             if instruction.level == 0:  # its scores, where the release lists them, are under <qid>_1
                 judged.append((query_id + LEVEL0_SUFFIX, instruction.text, "og", instruction.gold,
@@ -564,7 +567,10 @@ def parse(paths: list[Path]) -> Bundle:
     bundle = Bundle()
     several = len(subsets) > 1
     for subset in subsets:
+        first = len(bundle.documents)
         _parse_subset(subset, bundle, f"{subset.name}/" if several else "")
+        if several:
+            bundle.subset_documents[subset.name] = [d.doc_id for d in bundle.documents[first:]]
     if several:
         bundle.notes.append(f"{len(subsets)} domains imported together: every id is prefixed with its domain "
                             f"(e.g. '{subsets[0].name}/<id>'); import one domain folder to keep the published ids")

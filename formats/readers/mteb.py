@@ -35,7 +35,9 @@ Two shapes, told apart by the query ids of each subset:
   same id (group = query id, variant ``og``); qrels version ``original``.
 
 Scores are cast as MTEB casts them (to float, then to int); a non-integral score is refused. Each
-subset needs a corpus, a queries and a qrels config (MTEB refuses a task without them). Errors
+subset needs a corpus, a queries and a qrels config (MTEB refuses a task without them); with
+several subsets each one's corpus config is its own corpus (``Bundle.subset_documents``), which an
+evaluation ranks that subset's queries against, as MTEB does. Errors
 name the parquet file, the row (1-based, reported as the line) and the column.
 """
 from __future__ import annotations
@@ -318,7 +320,9 @@ class _Reader:
         self.doc_of: dict[str, Document] = {}
         self.query_ids = IdTable("query id")
 
-    def corpus(self, cfg: _Config) -> None:
+    def corpus(self, cfg: _Config) -> list[str]:
+        """Read one corpus config; returns its document ids (identical copies read before included)."""
+        ids: list[str] = []
         for path in cfg.files:
             (id_col, text_col, *rest), rows = _read_rows(path, self.sources, [ID_COLUMNS, ("text",)], ("title",), cfg.name)
             for line, row in rows:
@@ -329,6 +333,7 @@ class _Reader:
                     raise ImportFailure(str(path), line, text_col,
                                         f"document {doc_id!r} has a blank text and no title; expected a non-blank text or title")
                 doc = Document(doc_id=doc_id, text=text, title=title)
+                ids.append(doc_id)
                 if doc_id in self.doc_of:
                     if self.doc_of[doc_id] != doc:  # the same corpus repeated per subset is fine
                         first, first_line = self.doc_where[doc_id]
@@ -341,6 +346,7 @@ class _Reader:
                 self.doc_of[doc_id] = doc
                 self.doc_where[doc_id] = (path, line)
                 self.bundle.documents.append(doc)
+        return ids
 
     def subset(self, name: str, configs: dict[str, _Config]) -> _Subset:
         s = _Subset()
@@ -639,7 +645,11 @@ def parse(paths: list[Path]) -> Bundle:
     reader.bundle.notes += found.notes
     for subset in sorted(by_subset):
         if "corpus" in by_subset[subset]:
-            reader.corpus(by_subset[subset]["corpus"])
+            ids = reader.corpus(by_subset[subset]["corpus"])
+            if subset:
+                reader.bundle.subset_documents[subset] = ids
+    if len(reader.bundle.subset_documents) < 2 or "" in by_subset:
+        reader.bundle.subset_documents = {}  # one corpus: every query ranks all of it
     for subset in sorted(by_subset):
         configs = by_subset[subset]
         s = reader.subset(subset, configs)

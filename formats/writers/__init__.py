@@ -35,7 +35,7 @@ Every writer is importable from this package (``from formats.writers import writ
 """
 from formats.writers.beir import write_beir
 from formats.writers.followir import write_followir
-from formats.writers.ifir import ifir_domains, ifir_level, is_ifir_shaped, write_ifir
+from formats.writers.ifir import ifir_domains, ifir_level, is_bare, is_ifir_shaped, write_ifir
 from formats.writers.hub import hub_queries
 from formats.writers.infosearch import write_infosearch
 from formats.writers.instructir import write_instructir
@@ -44,5 +44,5 @@ from formats.writers.mteb import is_followir_shaped, write_mteb
 from formats.writers.trec import write_trec_qrels, write_trec_run, write_trec_topics
 
 __all__ = ["write_beir", "write_followir", "write_ifir", "write_infosearch", "write_instructir", "write_jsonl", "write_mteb",
-           "write_trec_qrels", "write_trec_run", "write_trec_topics", "ifir_level", "is_ifir_shaped",
+           "write_trec_qrels", "write_trec_run", "write_trec_topics", "ifir_level", "is_bare", "is_ifir_shaped",
            "is_followir_shaped", "ifir_domains", "hub_queries"]

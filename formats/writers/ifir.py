@@ -5,7 +5,8 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from formats.bundle import Bundle, Instance, Qrel, Query
+from formats.bundle import BARE, Bundle, Instance, Qrel, Query
+from formats.corpus import corpus_ids
 from formats.writers._common import BEIR_QRELS_HEADER, _write_jsonl, _write_qrels_tsv, _qrels_of
 
 
@@ -19,13 +20,14 @@ def write_ifir(bundle: Bundle, out_dir: Path, *, version: str = "original") -> l
                                  "level", "rel"}]}]
 
     The shape :mod:`formats.readers.ifir` reads: per query ``<qid>`` (group = query), the bare
-    instance ``<qid>_0`` (empty instruction) whose judgments in ``version`` (falling back to
+    instance ``<qid>_0`` (empty instruction, variant ``bare``) whose judgments in ``version`` (falling back to
     ``original``) are the item's candidate corpus, instances ``<qid>_<k>`` of variant ``level<k>``
     and ``<qid>_inst`` (a level-0 instruction, variant ``og``) whose relevant documents in
     ``version`` are the gold passages (``rel``). A level-0 instruction appears only in
     ``test_data.json``. Ids prefixed with their domain (``fiqa/12``, as a several-domain import
-    stores them) are written without the prefix; with several domains every document id must carry
-    one, to tell which corpus it belongs to.
+    stores them) are written without the prefix; with several domains each domain's folder holds its
+    own corpus (``Bundle.subset_documents``, else the documents whose id carries its prefix); a
+    document of no domain is refused.
 
     Examples
     --------
@@ -88,16 +90,28 @@ def ifir_domains(bundle: Bundle) -> dict[str, list[Query]]:
     return domains
 
 
-def _documents_by_domain(bundle: Bundle, domains: dict[str, list]) -> dict[str, list]:
-    """domain -> its documents (by id prefix; with one domain every document is its)."""
+def domain_documents(bundle: Bundle, domains: dict[str, list]) -> dict[str, str]:
+    """doc id -> its domain (``Bundle.subset_documents``, else by id prefix; with one domain every
+    document is its); reads no text. With several domains, a document of none is refused
+    (``ValueError``)."""
     several = len(domains) > 1
+    owner_of = {doc_id: d for d, ids in bundle.subset_documents.items() if d in domains for doc_id in ids}
+    out = {}
+    for doc_id in corpus_ids(bundle.documents):
+        owner = owner_of.get(doc_id) or next((d for d in domains if doc_id.startswith(d + "/")), None)
+        if owner is None and several:
+            raise ValueError(f"document {doc_id!r} has no domain prefix ('<domain>/<id>'); with several "
+                             f"domains ({', '.join(domains)}) each document id must say which corpus it belongs to")
+        out[doc_id] = owner or next(iter(domains))
+    return out
+
+
+def _documents_by_domain(bundle: Bundle, domains: dict[str, list]) -> dict[str, list]:
+    """domain -> its documents (:func:`domain_documents`)."""
+    owner = domain_documents(bundle, domains)
     documents: dict[str, list] = {d: [] for d in domains}
     for doc in bundle.documents:
-        owner = next((d for d in domains if doc.doc_id.startswith(d + "/")), None)
-        if owner is None and several:
-            raise ValueError(f"document {doc.doc_id!r} has no domain prefix ('<domain>/<id>'); with several "
-                             f"domains ({', '.join(domains)}) each document id must say which corpus it belongs to")
-        documents[owner or next(iter(domains))].append(doc)
+        documents[owner[doc.doc_id]].append(doc)
     return documents
 
 
@@ -117,9 +131,9 @@ def _instructions(q: Query, group: list[Instance], judged: dict, corpus: list[st
     instructions = []
     for inst in group:
         if inst.instance_id == bare_id:
-            if inst.instruction or inst.variant != "og":
+            if inst.instruction or inst.variant not in (BARE, "og"):  # og: stored before bare queries had a variant
                 raise ValueError(f"instance {bare_id!r} is the bare query in the IFIR layout; expected "
-                                 "an empty instruction and variant 'og'")
+                                 f"an empty instruction and variant {BARE!r}")
             continue
         if inst.instance_id == q.query_id + "_inst" and inst.variant == "og":
             level = 0
@@ -178,11 +192,17 @@ def ifir_level(inst: Instance) -> int | None:
     return None
 
 
+def is_bare(inst: Instance) -> bool:
+    """True for the bare query of an IFIR group: ``<q>_0``, empty instruction, variant ``bare``
+    (``og`` in a project stored before bare queries had their own variant)."""
+    return (inst.instance_id == f"{inst.query_id}_0" and not inst.instruction and inst.group_id == inst.query_id
+            and inst.variant in (BARE, "og"))
+
+
 def is_ifir_shaped(bundle: Bundle) -> bool:
     """True when the bundle has IFIR instructions (levels 1-3 or a level-0 ``<q>_inst``) and every
     other instance is a bare query ``<q>_0`` (empty instruction)."""
     levels = [ifir_level(i) for i in bundle.instances]
     if not any(level is not None for level in levels):
         return False
-    return all(level is not None or (i.instance_id == f"{i.query_id}_0" and not i.instruction and i.group_id == i.query_id)
-               for i, level in zip(bundle.instances, levels))
+    return all(level is not None or is_bare(i) for i, level in zip(bundle.instances, levels))

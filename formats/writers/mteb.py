@@ -7,8 +7,8 @@ from itertools import accumulate
 from pathlib import Path
 
 from formats.bundle import Bundle, Instance, Qrel, Query
-from formats.corpus import corpus_ids, utf8_rows
-from formats.writers.ifir import ifir_level, is_ifir_shaped
+from formats.corpus import StreamedCorpus, corpus_ids, utf8_rows
+from formats.writers.ifir import domain_documents, ifir_domains, ifir_level, is_ifir_shaped
 
 
 def _mteb_subset_ok(name: str) -> bool:
@@ -54,6 +54,7 @@ def _ifir_as_mteb(bundle: Bundle, version: str) -> Bundle:
         qrels=[Qrel(new_id[q.qid], q.doc_id, q.relevance, q.version) for q in bundle.qrels
                if q.version == version and q.qid in new_id],
         top_ranked={new_id[k]: v for k, v in bundle.top_ranked.items() if k in new_id},
+        subset_documents=bundle.subset_documents,
     )
 
 
@@ -88,14 +89,19 @@ def write_mteb(bundle: Bundle, out_dir: Path, *, og_version: str = "original", c
     in ``<config>/<split>-00000-of-00001.parquet``. A query without instruction gets ``""`` (MTEB
     looks every query up and its collator refuses a null). Its instances must have the id and group
     of their query, variant ``og``. A subset is a config prefix: ``fas-corpus``. With several
-    subsets, each subset's corpus holds the documents its qrels and top_ranked name, plus the
-    documents no subset names.
+    subsets, each subset's corpus holds its own documents (``Bundle.subset_documents``: MTEB ranks
+    a subset's queries against its corpus config, as IFJudge's evaluation does); without a corpus
+    per subset every subset's corpus holds every document (IFJudge ranks them against the whole
+    corpus).
 
     An IFIR bundle (:func:`is_ifir_shaped`) is written for MTEB's IFIR tasks, which tell a query's
     level by ``"v1" in id``: one query per instruction, ``<q>_v<k>`` (``<q>_v0`` for a level-0
     instruction ``<q>_inst``), text = the query, with its instruction and its judgments; one
-    domain gets unprefixed configs and its name as the card's ``pretty_name``. A bare query
-    ``<q>_0`` is refused (MTEB's IFIR tasks score instructed queries only).
+    domain gets unprefixed configs and its name as the card's ``pretty_name``. Several domains are
+    written **one folder per domain** (``<out>/fiqa/``, ``<out>/nfcorpus/``), each a dataset of
+    that domain alone with its own corpus, as IFIR publishes them on the hub (``if-ir/fiqa``) and as
+    MTEB's IFIR task of the domain (``IFIRFiQA``) loads it; the ids keep their ``<domain>/`` prefix.
+    A bare query ``<q>_0`` is refused (MTEB's IFIR tasks score instructed queries only).
 
     Nothing is written when the bundle cannot be expressed (``ValueError`` says why).
 
@@ -113,6 +119,8 @@ def write_mteb(bundle: Bundle, out_dir: Path, *, og_version: str = "original", c
     out_dir = Path(out_dir)
     followir = is_followir_shaped(bundle)
     version = og_version if version is None else version
+    if not followir and is_ifir_shaped(bundle) and len({q.subset for q in bundle.queries}) > 1:
+        return _write_ifir_domains(bundle, out_dir, version=version, split=split)
     bundle, pretty_name = _mteb_input(bundle, followir, version)
     versions = (og_version, changed_version) if followir else (version,)
     _check_mteb(bundle, followir, versions)
@@ -121,13 +129,44 @@ def write_mteb(bundle: Bundle, out_dir: Path, *, og_version: str = "original", c
     subsets = sorted(set(subset_of.values()))
     instruction = {i.query_id if not followir else i.instance_id: i.instruction for i in bundle.instances}
     for subset in subsets:
-        corpus = _subset_corpus(bundle, versions, subset, subsets, followir)
+        corpus = _subset_corpus(bundle, subset, subsets, followir)
         queries = [q for q in bundle.queries if q.subset == subset]
         if followir:
             tables += _followir_tables(bundle, subset, queries, corpus, instruction, og_version, changed_version, split)
         else:
             tables += _generic_tables(bundle, subset, queries, corpus, instruction, version, split)
     return _write_tables(out_dir, tables, followir=followir, pretty_name=pretty_name)
+
+
+def _write_ifir_domains(bundle: Bundle, out_dir: Path, *, version: str, split: str) -> list[Path]:
+    """Several IFIR domains, one MTEB dataset folder each (``<out>/<domain>/``), and a root
+    ``README.md`` naming them and the MTEB task class that loads each."""
+    domains = ifir_domains(bundle)
+    owner = domain_documents(bundle, domains)
+    written: list[Path] = []
+    for domain, queries in domains.items():
+        qids = {q.query_id for q in queries}
+        instances = [i for i in bundle.instances if i.query_id in qids]
+        keys = qids | {i.instance_id for i in instances}
+        keep = {d for d, o in owner.items() if o == domain}
+        part = Bundle(documents=_only(bundle.documents, keep), queries=list(queries), instances=instances,
+                      qrels=[q for q in bundle.qrels if q.qid in keys],
+                      top_ranked={k: v for k, v in bundle.top_ranked.items() if k in keys})
+        written += write_mteb(part, out_dir / domain, version=version, split=split)
+    readme = out_dir / "README.md"
+    readme.write_text("\n".join([
+        "IFIR domains exported by IFJudge in the MTEB v2 retrieval layout, one dataset folder per domain, each with",
+        "its own corpus (as IFIR publishes them: if-ir/<domain>). Load a folder with MTEB's IFIR task of that domain",
+        "(e.g. IFIRFiQA for fiqa/), or import it back with `ifjudge import`:", "",
+        *(f"- {d}/: {len(q)} queries" for d, q in domains.items()), ""]), encoding="utf-8", newline="\n")
+    return [*written, readme]
+
+
+def _only(documents, keep: set[str]) -> StreamedCorpus:
+    """The documents of ``keep`` (a list or a streamed corpus, filtered a chunk at a time)."""
+    ids = [d for d in corpus_ids(documents) if d in keep]
+    wanted = {d.encode() for d in ids}
+    return StreamedCorpus(ids, lambda: ([r for r in rows if r[0] in wanted] for rows in utf8_rows(documents)))
 
 
 def _mteb_input(bundle: Bundle, followir: bool, version: str) -> tuple[Bundle, str]:
@@ -190,26 +229,19 @@ def _check_generic_instances(bundle: Bundle) -> None:
                          "expected the FollowIR instances of the queries instead")
 
 
-def _subset_corpus(bundle: Bundle, versions: tuple[str, ...], subset: str, subsets: list[str], followir: bool):
-    """The corpus table of one subset: with several subsets each gets the documents its qrels and
-    top_ranked name (and those no subset names)."""
+def _subset_corpus(bundle: Bundle, subset: str, subsets: list[str], followir: bool):
+    """The corpus table of one subset: with several subsets its own documents
+    (``Bundle.subset_documents``), else every document."""
     import pyarrow as pa
 
-    subset_of = {q.query_id: q.subset for q in bundle.queries}
-    named: dict[str, set[str]] = {}
-    for q in bundle.qrels:
-        if q.version in versions and q.qid in subset_of:
-            named.setdefault(subset_of[q.qid], set()).add(q.doc_id)
-    for qid, docs in bundle.top_ranked.items():
-        named.setdefault(subset_of[qid], set()).update(docs)
-    anywhere = set().union(*named.values()) if named else set()
-    mine = named.get(subset, set())
+    own = bundle.subset_documents.get(subset) if len(subsets) > 1 and bundle.subset_documents else None
+    mine = None if own is None else {d.encode() for d in own}
     ids: list[bytes] = []
     titles: list[bytes] = []
     texts: list[bytes] = []
     for rows in utf8_rows(bundle.documents):
         for doc_id, title, text in rows:
-            if len(subsets) > 1 and (d := doc_id.decode()) not in mine and d in anywhere:
+            if mine is not None and doc_id not in mine:
                 continue
             ids.append(doc_id)
             titles.append(title)

@@ -111,7 +111,7 @@ def test_lead_imports_a_followir_zip_in_the_browser(page, server, tmp_path):
     expect(page.get_by_role("button", name="Import")).to_be_visible(timeout=20_000)
     page.get_by_label("Project name").fill("fir")
     choose(page, "Format", "followir")
-    page.locator("[data-testid='stFileUploader'] input[type=file]").set_input_files(
+    page.locator("[data-testid='stFileUploader'] input[type=file]").first.set_input_files(
         files=[{"name": "followir.zip", "mimeType": "application/zip", "buffer": zipped(IMPORTER_FIXTURES / "followir")}])
     expect(page.get_by_text("followir.zip")).to_be_visible(timeout=20_000)
     settle(page)
@@ -132,10 +132,21 @@ def test_lead_imports_a_followir_zip_in_the_browser(page, server, tmp_path):
     assert {"original", "changed"} <= set(projects.qrels_versions(db, pid))
     # a second .zip added to the same upload: one clear message, nothing imported
     page.get_by_label("Project name").fill("broken")
-    page.locator("[data-testid='stFileUploader'] input[type=file]").set_input_files(
+    page.locator("[data-testid='stFileUploader'] input[type=file]").first.set_input_files(
         files=[{"name": "broken.zip", "mimeType": "application/zip", "buffer": b"PK not a zip"}])
     expect(page.get_by_text("broken.zip")).to_be_visible(timeout=20_000)
     settle(page)
     page.get_by_role("button", name="Import").click()
     expect(page.get_by_text(re.compile("upload a .zip alone"))).to_be_visible(timeout=20_000)
     assert [p["name"] for p in projects.list_projects(db)] == ["demo", "fir"]
+    # a further file added to the stored project: its corpus grows by the new passage
+    choose(page, "Existing project", "fir")
+    choose(page, "What to add", "corpus")
+    page.locator("[data-testid='stFileUploader'] input[type=file]").nth(1).set_input_files(
+        files=[{"name": "more.jsonl", "mimeType": "application/json",
+                "buffer": b'{"_id": "NEW-1", "title": "", "text": "a passage added later"}\n'}])
+    expect(page.get_by_text("more.jsonl")).to_be_visible(timeout=20_000)
+    settle(page)
+    page.get_by_role("button", name="Add", exact=True).click()
+    expect(page.get_by_text("Added to fir: 1 documents")).to_be_visible(timeout=20_000)
+    assert "NEW-1" in projects.StoredDocuments(db, pid)
