@@ -50,6 +50,27 @@ def start_worker(db: str | os.PathLike, env: dict, *options: str, **popen) -> su
     return subprocess.Popen(worker_command(*options), cwd=ROOT, env=env, **popen)
 
 
+def readable_by_others(target: str) -> list[str]:
+    """What others on this machine may read of a SQLite database (its -wal and -shm too): a copy
+    made with ``cp`` keeps the copier's umask, while IFJudge creates its files owner-only."""
+    import stat
+
+    from storage.db import is_url
+
+    if is_url(target):
+        return []
+    out = []
+    for path in (Path(target), Path(target + "-wal"), Path(target + "-shm")):
+        try:
+            mode = path.stat().st_mode
+        except OSError:
+            continue
+        if mode & (stat.S_IRWXG | stat.S_IRWXO):
+            out.append(f"{path} may be read by other users of this machine ({stat.filemode(mode)}): it holds "
+                       f"password hashes and every answer; make it owner-only: chmod 600 {path}")
+    return out
+
+
 def max_upload_mb(value: int | None = None) -> int:
     """The upload limit in MB: ``value``, else ``IFJUDGE_MAX_UPLOAD_MB``, else 200."""
     if value is None:
@@ -113,6 +134,8 @@ def run(args) -> int:
             print_sign_ins(load_demo(db)["users"])
     shown = location(db)
     db.close()
+    for note in readable_by_others(env["IFJUDGE_DB"]):
+        print(f"note: {note}", file=sys.stderr, flush=True)
     from annotation.session_tokens import load_key
 
     load_key(env["IFJUDGE_DB"], env)  # the cookie key made (owner-only) or checked now, not at the first sign-in
