@@ -41,7 +41,8 @@ def sign_in_page() -> None:
     st.title("IFJudge")
     st.caption("Human validation of instruction-following retrieval benchmarks")
     if st.session_state.get("_session_ended"):
-        st.info("Your session ended (signed out elsewhere, a new password, or its time was up). Sign in again.")
+        st.info("Your session ended (signed out elsewhere, a new password, a change to your account, or its "
+                "time was up). Sign in again.")
     with st.form("sign_in"):
         # autocomplete lets password managers fill the form (not "new-password", which they skip)
         name = st.text_input("Username", key="sign_in_name", autocomplete="username")

@@ -173,3 +173,13 @@ def sign_out_everywhere(db: Database, name: str) -> int:
     if user is None or user["deleted_at"]:
         raise IFJudgeError(f"no user named {name!r}")
     return sessions.end_all(db, user["id"], "signed out by a lead")
+
+
+KEEP_S = 30 * 86400
+
+
+def forget_old(db: Database, *, older_than_s: float = KEEP_S) -> None:
+    """Delete the records of sessions that ended or expired, and of sign-in attempts, older than
+    ``older_than_s`` (30 days: a month of who signed in when; ``ifjudge serve`` does it at start)."""
+    sessions.forget_old(db, older_than_s=older_than_s)
+    users.forget_attempts(db, older_than_s=max(older_than_s, WINDOW_S))

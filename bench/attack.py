@@ -54,9 +54,11 @@ def xsrf_cookie(url: str) -> str:
     return cookie.split(";")[0].split("=", 1)[1] if "=" in cookie else ""
 
 
-def open_session(url: str, *, cookies: dict | None = None, existing: str | None = None, timeout: float = 30):
+def open_session(url: str, *, cookies: dict | None = None, existing: str | None = None, rerun: bool = True,
+                 timeout: float = 30):
     """A Streamlit session opened as a browser's first page load does: ``(websocket, session id,
-    xsrf)``; the caller closes the websocket. ``existing`` reconnects to a session id."""
+    xsrf)``; the caller closes the websocket. ``existing`` reconnects to a session id; without
+    ``rerun`` the page is not run (the connection only)."""
     from streamlit.proto.BackMsg_pb2 import BackMsg
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
     from websockets.sync.client import connect
@@ -65,9 +67,12 @@ def open_session(url: str, *, cookies: dict | None = None, existing: str | None 
     xsrf = xsrf_cookie(url)
     jar = {"_streamlit_xsrf": xsrf, **(cookies or {})}
     protocols = ["streamlit", xsrf] + ([existing] if existing else [])
-    ws = connect(f"ws://{host}:{port}/_stcore/stream", subprotocols=protocols, open_timeout=timeout,
+    ws = connect(f"ws://{host}:{port}/_stcore/stream", subprotocols=protocols, open_timeout=timeout, legacy=True,
+                 proxy=None,  # straight to 127.0.0.1, whatever proxy the environment names
                  additional_headers={"Cookie": "; ".join(f"{k}={v}" for k, v in jar.items()),
                                      "Origin": f"http://{host}:{port}"}, max_size=None)
+    if not rerun:
+        return ws, existing, xsrf
     msg = BackMsg()
     msg.rerun_script.query_string = ""
     msg.rerun_script.page_script_hash = ""

@@ -132,6 +132,9 @@ def run(args) -> int:
             print(f"not loading the demo: {refusal}", file=sys.stderr, flush=True)
         else:
             print_sign_ins(load_demo(db)["users"])
+    from annotation.auth import forget_old
+
+    forget_old(db)  # sessions and sign-in attempts older than 30 days
     shown = location(db)
     db.close()
     for note in readable_by_others(env["IFJUDGE_DB"]):

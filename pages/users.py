@@ -27,7 +27,7 @@ me = require_role("lead")
 conn = db()
 st.title("Users")
 
-rows = users.list_users(conn, with_status=True)
+rows = sorted(users.list_users(conn, with_status=True), key=lambda r: r["status"] == "deleted")  # deleted last
 st.dataframe(pd.DataFrame([{"User": r["name"], "Role": r["role"], "Status": r["status"],
                             "Open sessions": sessions.open_count(conn, r["id"])} for r in rows]),
              hide_index=True, key="users_table")

@@ -191,3 +191,10 @@ def mark_success(db: Database, attempt_id: int) -> None:
     """The attempt's password was right: it is a success (the name's failures are forgotten)."""
     with write(db):
         db.execute("UPDATE sign_in_attempts SET success = 1 WHERE id = ?", [attempt_id])
+
+
+def forget_attempts(db: Database, *, older_than_s: float, now: float | None = None) -> int:
+    """Delete sign-in attempts older than ``older_than_s`` seconds."""
+    with write(db):
+        cur = db.execute("DELETE FROM sign_in_attempts WHERE at < ?", [(time.time() if now is None else now) - older_than_s])
+    return cur.rowcount

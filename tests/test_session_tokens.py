@@ -116,3 +116,13 @@ def test_the_key_an_older_version_kept_in_the_database_is_removed_on_upgrade(db_
     raw.close()
     db = connect(db_path)  # applies the newer migrations
     assert db.execute("SELECT COUNT(*) FROM settings WHERE key = 'session_key'").fetchone()[0] == 0
+
+
+def test_old_sessions_and_attempts_are_forgotten(one):
+    import time
+
+    db, uid = one
+    start_session(db, uid, KEY, ttl_s=60, now=time.time() - 40 * 86400)  # expired 40 days ago
+    live, _ = start_session(db, uid, KEY, ttl_s=600)
+    auth.forget_old(db)
+    assert db.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 1 and read_session(db, live, KEY)

@@ -37,8 +37,9 @@ DEFAULT_HOURS = 12.0
 
 _handoffs: dict[str, tuple[str, int, float]] = {}  # one-time code -> (cookie value, max-age, valid until)
 _handoffs_lock = threading.Lock()
-_uploaders: set[str] = set()  # Streamlit session ids of signed-in leads (ui.server lets them upload)
+_uploaders: dict[str, weakref.ref] = {}  # Streamlit session id of a signed-in lead -> its connection
 _bound: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # websocket client -> session digest
+_lock = threading.Lock()  # _uploaders and _bound are shared by every session's thread and the server
 
 
 def session_hours() -> float:
@@ -81,7 +82,8 @@ def _bind(digest: str) -> None:
     client = _client()
     if client is not None:
         try:
-            _bound[client] = digest
+            with _lock:
+                _bound[client] = digest
         except TypeError:  # a client object that takes no weak reference: the cookie is then needed
             pass
 
@@ -89,24 +91,36 @@ def _bind(digest: str) -> None:
 def _bound_digest() -> str | None:
     client = _client()
     try:
-        return _bound.get(client) if client is not None else None
+        with _lock:
+            return _bound.get(client) if client is not None else None
     except TypeError:
         return None
 
 
 def _allow_upload(role: str | None) -> None:
-    ctx = get_script_run_ctx()
+    ctx, client = get_script_run_ctx(), _client()
     if ctx is None:
         return
-    if role == "lead":
-        _uploaders.add(ctx.session_id)
-    else:
-        _uploaders.discard(ctx.session_id)
+    with _lock:
+        if role == "lead" and client is not None:
+            try:
+                _uploaders[ctx.session_id] = weakref.ref(client)
+            except TypeError:
+                _uploaders.pop(ctx.session_id, None)
+        else:
+            _uploaders.pop(ctx.session_id, None)
 
 
 def may_upload(session_id: str) -> bool:
-    """True when the Streamlit session ``session_id`` belongs to a signed-in lead."""
-    return session_id in _uploaders
+    """True when the Streamlit session ``session_id`` belongs to a signed-in lead, on the very
+    connection whose page run found the lead (a reconnect to the session with its id alone
+    cannot upload)."""
+    with _lock:
+        ref = _uploaders.get(session_id)
+    if ref is None or not runtime.exists():
+        return False
+    client = runtime.get_instance().get_client(session_id)
+    return client is not None and ref() is client
 
 
 def sign_in_as(user: dict) -> None:

@@ -93,6 +93,11 @@ def test_a_streamlit_session_id_alone_does_not_restore_a_signed_in_session(page,
     settle(page)
     session_id = ids[-1]
     page.goto("about:blank")  # the tab goes away; its server-side session waits for a reconnect
+    ws, _, xsrf = open_session(server.url, existing=session_id, rerun=False)  # the lead's id, no cookie, no run
+    try:
+        assert put_upload(server.url, session_id, xsrf, 1 << 20) in (403, 0)  # not the lead's connection
+    finally:
+        ws.close()
     ws, reconnected, _ = open_session(server.url, existing=session_id)  # the id, without the cookie
     try:
         texts = session_texts(ws)
