@@ -89,6 +89,8 @@ def _bind(digest: str) -> None:
 
 
 def _bound_digest() -> str | None:
+    if config.get_option("global.appTest"):  # AppTest has no connection: its session state is the test's own
+        return st.session_state.get("_session")
     client = _client()
     try:
         with _lock:
