@@ -7,7 +7,8 @@ Sign-in is throttled with a backoff, never a hard lock. Each attempt is first re
 in the same transaction that counts the earlier failures (:func:`storage.users.reserve_attempt`),
 and only then is the password checked; a right password turns the record into a success. So
 parallel attempts cannot all slip past the count, and at most :data:`MAX_FAILURES` passwords of a
-name are checked before the backoff starts. Within :data:`WINDOW_S` of the name's last success:
+name are checked before the backoff starts, even when the right one is among them (the failures
+of the last :data:`WINDOW_S` seconds count, and the successes of the last :data:`BURST_S`):
 
 * from one client address, after ``MAX_FAILURES`` (5) failures each further attempt waits
   ``BACKOFF_S * 2**(failures - MAX_FAILURES)`` seconds after the last failure (15 s, 30 s, 60 s ...
@@ -43,6 +44,7 @@ BACKOFF_S = 15.0
 MAX_BACKOFF_S = 900.0
 MAX_BACKOFF_NAME_S = 300.0
 WINDOW_S = 900.0
+BURST_S = 60.0
 MIN_PASSWORD = 8
 
 
@@ -116,7 +118,7 @@ def sign_in(db: Database, name: str, password: str, *, address: str = "") -> dic
     the name)."""
     name = name.strip()
     now = time.time()
-    attempt, wait = users.reserve_attempt(db, name, address or "", now=now, window_s=WINDOW_S,
+    attempt, wait = users.reserve_attempt(db, name, address or "", now=now, window_s=WINDOW_S, burst_s=BURST_S,
                                           wait_for=lambda counts: wait_for(counts, now))
     if attempt is None:
         raise SignInFailed(f"too many failed sign-ins; try again in {math.ceil(wait)} seconds")

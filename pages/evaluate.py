@@ -71,7 +71,7 @@ if go:
             st.error(md_escape(f"{m} / {t} / {v}: {exc}"))
             continue
         if not created:
-            st.info(f"{md_escape(f'{m} / {t} / {v}')}: job {job['id']} already runs this evaluation ({job['state']}).")
+            st.info(f"{m} / {t} / {v}: job {job['id']} already runs this evaluation ({job['state']}).")
 
 
 def _md(text: str) -> str:

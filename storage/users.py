@@ -155,27 +155,28 @@ def count_users(db: Database) -> int:
     return db.execute("SELECT COUNT(*) FROM users").fetchone()[0]
 
 
-def reserve_attempt(db: Database, name: str, address: str, *, now: float, window_s: float,
+def reserve_attempt(db: Database, name: str, address: str, *, now: float, window_s: float, burst_s: float,
                     wait_for) -> tuple[int | None, float]:
     """Record a sign-in attempt of ``name`` from ``address`` as failed, before its password is
     checked, in one transaction with the counts that decide whether it may be checked at all, so
     that parallel attempts cannot all pass the throttle.
 
-    ``wait_for(counts)`` gets ``{"client": (failures, last), "name": (failures, last),
-    "overall": [times]}``: failures of the name from that address and from any address within
-    ``window_s`` since the name's last success (with the time of the last one), and the times of
-    every failure of the last minute, newest first; it returns the seconds still to wait (0: go).
+    ``wait_for(counts)`` gets ``{"client": (attempts, last), "name": (attempts, last),
+    "overall": [times]}``: the attempts of the name from that address and from any address that
+    count (the failures of the last ``window_s`` seconds and the successes of the last ``burst_s``,
+    so that a burst holding the right password is bounded too), with the time of the last one, and
+    the times of every failure of the last minute, newest first; it returns the seconds still to
+    wait (0: go).
     Returns ``(attempt id, 0)`` when the password may be checked, ``(None, wait)`` otherwise
     (a refused attempt is not recorded). :func:`mark_success` turns the row into a success.
     """
     with write(db):
-        last_ok = db.execute("SELECT MAX(at) FROM sign_in_attempts WHERE name = ? AND success = 1",
-                             [name]).fetchone()[0] or 0
-        since = max(now - window_s, last_ok)
-        client = db.execute("SELECT COUNT(*), MAX(at) FROM sign_in_attempts WHERE name = ? AND address = ? "
-                            "AND success = 0 AND at > ?", [name, address, since]).fetchone()
-        by_name = db.execute("SELECT COUNT(*), MAX(at) FROM sign_in_attempts WHERE name = ? AND success = 0 AND at > ?",
-                             [name, since]).fetchone()
+        counted = "((success = 0 AND at > ?) OR (success = 1 AND at > ?))"
+        since = [now - window_s, now - burst_s]
+        client = db.execute(f"SELECT COUNT(*), MAX(at) FROM sign_in_attempts WHERE name = ? AND address = ? AND {counted}",
+                            [name, address, *since]).fetchone()
+        by_name = db.execute(f"SELECT COUNT(*), MAX(at) FROM sign_in_attempts WHERE name = ? AND {counted}",
+                             [name, *since]).fetchone()
         overall = [r[0] for r in db.execute(
             "SELECT at FROM sign_in_attempts WHERE success = 0 AND at > ? ORDER BY at DESC LIMIT 1000", [now - 60.0])]
         wait = float(wait_for({"client": (client[0], client[1] or 0.0), "name": (by_name[0], by_name[1] or 0.0),
@@ -188,7 +189,7 @@ def reserve_attempt(db: Database, name: str, address: str, *, now: float, window
 
 
 def mark_success(db: Database, attempt_id: int) -> None:
-    """The attempt's password was right: it is a success (the name's failures are forgotten)."""
+    """The attempt's password was right: it is a success, not a failure."""
     with write(db):
         db.execute("UPDATE sign_in_attempts SET success = 1 WHERE id = ?", [attempt_id])
 

@@ -51,7 +51,8 @@ def test_after_five_failures_the_name_backs_off_then_opens_again(db_path):
         auth.sign_in(db, "bob", "right")
     _age_attempts(db, 2 * auth.BACKOFF_S)
     assert auth.sign_in(db, "bob", "right")["name"] == "bob"  # a backoff, not a lock
-    with pytest.raises(auth.SignInFailed, match="wrong password"):  # a success forgets the failures
+    _age_attempts(db, auth.WINDOW_S)  # failures older than the window are forgotten
+    with pytest.raises(auth.SignInFailed, match="wrong password"):
         auth.sign_in(db, "bob", "wrong")
 
 
@@ -125,6 +126,20 @@ def test_parallel_sign_ins_check_at_most_the_allowed_number_of_passwords(db_path
         t.join()
     assert len(outcomes) == 24 and len(checked) <= auth.MAX_FAILURES
     assert sum("too many" in o for o in outcomes) == 24 - len(checked)
+
+
+def test_a_right_password_in_a_burst_does_not_open_it_for_more_guesses(db_path, monkeypatch):
+    connect(db_path)
+    auth.add_user(connect(db_path), "ivy", "lead", "right")
+    checked = []
+    real = auth.verify_password
+    monkeypatch.setattr(auth, "verify_password", lambda pw, stored: checked.append(pw) or real(pw, stored))
+    db = connect(db_path)
+    assert auth.sign_in(db, "ivy", "right")["name"] == "ivy"  # the burst's right password comes first
+    for k in range(12):
+        with pytest.raises(auth.SignInFailed):
+            auth.sign_in(db, "ivy", f"guess{k}")
+    assert len(checked) == auth.MAX_FAILURES
 
 
 def test_a_disabled_user_cannot_sign_in_and_a_deleted_one_is_unknown(db_path):
