@@ -88,7 +88,8 @@ def open_session(url: str, *, cookies: dict | None = None, existing: str | None 
 
 
 def session_texts(ws, *, timeout: float = 30) -> list[str]:
-    """The text of every element of the run the session's opening started, until it finishes."""
+    """The text of every element of the session's current run, until it finishes (an exception
+    element as ``exception: <type> <message> <stack trace>``)."""
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
     texts, deadline = [], time.time() + timeout
@@ -99,12 +100,26 @@ def session_texts(ws, *, timeout: float = 30) -> list[str]:
         if kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
             element = fm.delta.new_element
             inner = getattr(element, element.WhichOneof("type") or "", None)
+            if element.WhichOneof("type") == "exception":
+                texts.append(f"exception: {inner.type} {inner.message} {' '.join(inner.stack_trace)}")
             for field in ("body", "label"):
                 if inner is not None and getattr(inner, field, ""):
                     texts.append(getattr(inner, field))
         if kind == "script_finished":
             return texts
     return texts
+
+
+def malformed_rerun(ws) -> None:
+    """Ask for a run with widget states no page has: a widget id Streamlit does not know."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+
+    msg = BackMsg()
+    msg.rerun_script.query_string = ""
+    widget = msg.rerun_script.widget_states.widgets.add()
+    widget.id = "$$WIDGET_ID-0123456789abcdef-None"
+    widget.string_trigger_value.data = "x"
+    ws.send(msg.SerializeToString())
 
 
 def put_upload(url: str, session_id: str, xsrf: str, nbytes: int, *, file_id: str = "f") -> int:

@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import expect
 
 from annotation import auth
-from bench.attack import get, open_session, put_upload, rss_mb, session_texts
+from bench.attack import get, malformed_rerun, open_session, put_upload, rss_mb, session_texts
 from storage.db import connect
 from tests.e2e.conftest import settle, sign_in
 
@@ -120,3 +120,15 @@ def test_a_database_failure_shows_what_to_do_and_no_traceback(page, server):
     shown = page.locator("body").inner_text()
     for leak in ("Traceback", "sqlite3", "OperationalError", "sign_in_attempts", str(server.db_path.parent)):
         assert leak not in shown
+
+
+def test_a_malformed_widget_message_shows_what_to_do_and_no_traceback(server):
+    ws, _, _ = open_session(server.url)
+    try:
+        session_texts(ws)  # the sign-in page's first run
+        malformed_rerun(ws)
+        texts = session_texts(ws)
+    finally:
+        ws.close()
+    assert any("Something went wrong on the server (reference" in t for t in texts), texts
+    assert not any(t.startswith("exception:") or "Traceback" in t or "KeyError" in t for t in texts), texts
