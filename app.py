@@ -9,9 +9,8 @@ import streamlit as st
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from annotation import auth  # noqa: E402
-from storage.postgres import DatabaseUnavailable  # noqa: E402
-from ui.markdown import md_escape  # noqa: E402
-from ui.session import current_user, db, forget_sign_in, remember_sign_in, sync_cookie  # noqa: E402
+from ui.errors import show_failure  # noqa: E402
+from ui.session import client_address, current_user, db, forget_sign_in, sign_in_as, sync_cookie  # noqa: E402
 
 st.set_page_config(page_title="IFJudge", layout="wide")
 PAGE_DIR = Path(__file__).resolve().parent / "pages"  # absolute: the entry script may live elsewhere (ui/entry.py)
@@ -33,6 +32,7 @@ PAGES = {
         st.Page(PAGE_DIR / "evaluate.py", title="Evaluate", url_path="evaluate"),
         st.Page(PAGE_DIR / "annotate.py", title="Annotate", url_path="annotate"),
         st.Page(PAGE_DIR / "narratives.py", title="Narratives", url_path="narratives"),
+        st.Page(PAGE_DIR / "users.py", title="Users", url_path="users"),
     ],
 }
 
@@ -40,6 +40,9 @@ PAGES = {
 def sign_in_page() -> None:
     st.title("IFJudge")
     st.caption("Human validation of instruction-following retrieval benchmarks")
+    if st.session_state.get("_session_ended"):
+        st.info("Your session ended (signed out elsewhere, a new password, a change to your account, or its "
+                "time was up). Sign in again.")
     with st.form("sign_in"):
         # autocomplete lets password managers fill the form (not "new-password", which they skip)
         name = st.text_input("Username", key="sign_in_name", autocomplete="username")
@@ -47,13 +50,11 @@ def sign_in_page() -> None:
         submitted = st.form_submit_button("Sign in")
     if submitted:
         try:
-            st.session_state["user"] = auth.sign_in(db(), name, password)
+            user = auth.sign_in(db(), name, password, address=client_address())
         except auth.SignInFailed as exc:
             st.error(str(exc))
         else:
-            st.session_state.pop("_signed_out", None)
-            st.session_state.pop("_cookie_cleared", None)
-            remember_sign_in(st.session_state["user"])
+            sign_in_as(user)
             st.rerun()
 
 
@@ -74,5 +75,5 @@ def run() -> None:
 
 try:
     run()
-except DatabaseUnavailable as exc:  # PostgreSQL refused a connection (e.g. max_connections reached)
-    st.error(md_escape(str(exc)) + "\n\nTry again in a moment: answers submitted before this are stored.")
+except Exception as exc:  # the page boundary: a message saying what to do; the details in the server log
+    show_failure(exc)

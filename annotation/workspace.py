@@ -4,12 +4,12 @@ No Streamlit here: pages are thin shells over these functions, and so are the te
 """
 from __future__ import annotations
 
-import csv
 import io
 import random
 from dataclasses import dataclass, field
 
 from annotation.word_diff import word_diff
+from formats.spreadsheet import csv_writer
 from annotation.questions import GUIDELINES, PROJECT_GOALS, Question, labeler_instructions, question
 from storage import drafts as draft_store
 from storage import narratives as narrative_store
@@ -345,11 +345,13 @@ def discard_draft(db: Database, screen: Screen, user: dict) -> None:
 LABELS_CSV_COLUMNS = ("item", "instance", "question", "annotator", "value", "reason", "shown_order", "submitted_at")
 
 
-def labels_csv(db: Database, study_id: int) -> str:
-    """The current labels of a study as CSV (``ifjudge labels``)."""
+def labels_csv(db: Database, study_id: int, *, raw: bool = False) -> str:
+    """The current labels of a study as CSV (``ifjudge labels``): a reason or a name that a
+    spreadsheet would run as a formula is prefixed with an apostrophe, unless ``raw``
+    (:mod:`formats.spreadsheet`)."""
     studies.get_study(db, study_id)
     buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
+    w = csv_writer(buf, raw=raw, lineterminator="\n")
     w.writerow(LABELS_CSV_COLUMNS)
     for r in studies.current_labels(db, study_id):
         w.writerow([

@@ -11,7 +11,7 @@ import sys
 
 from annotation.outcomes import ValidationRules
 from annotation.qrels_builds import UNRESOLVED_POLICIES, UnresolvedJudgments, describe_studies, store_versions
-from exports.validated import FORMATS, export_project, left_out_lines
+from exports.validated import FORMATS, export_to_folder, left_out_lines
 from storage.db import connect
 from cli.options import add_db, add_json, add_project
 
@@ -49,7 +49,13 @@ def register(sub) -> None:
     add_db(p)
     add_project(p)
     p.add_argument("--format", required=True, choices=FORMATS)
-    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--out", required=True, help="output folder: new or empty (see --replace)")
+    p.add_argument("--replace", action="store_true",
+                   help="replace --out whole if it is a file or a previous export (a folder with manifest.json): "
+                        "nothing of it is left beside the new export")
+    p.add_argument("--raw-csv", action="store_true",
+                   help="write CSV cells as stored; by default a cell a spreadsheet would run as a formula (starting "
+                        "with = + - @, a tab or a carriage return) gets an apostrophe in front")
     p.add_argument("--study", type=int, action="append", default=[],
                    help="study id the validated qrels are built from (repeat for several; "
                         "without it only the published qrels are exported)")
@@ -74,8 +80,9 @@ def _print_unresolved(exc: UnresolvedJudgments) -> None:
 
 def run_export(args) -> int:
     try:
-        manifest = export_project(connect(args.db), args.project, args.format, args.out, study_ids=args.study,
-                                  rules=_rules(args), unresolved=args.unresolved, allow_incomplete=args.allow_incomplete)
+        manifest = export_to_folder(connect(args.db), args.project, args.format, args.out, study_ids=args.study,
+                                  rules=_rules(args), unresolved=args.unresolved, allow_incomplete=args.allow_incomplete,
+                                  replace_out=args.replace, raw_csv=args.raw_csv)
     except UnresolvedJudgments as exc:
         _print_unresolved(exc)
         raise

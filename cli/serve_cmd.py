@@ -1,4 +1,9 @@
-"""``ifjudge serve``: run the Streamlit app on a database, with one evaluation worker beside it."""
+"""``ifjudge serve``: run the Streamlit app on a database, with one evaluation worker beside it.
+
+The app runs as ``ui/server.py`` (Streamlit's ASGI app with IFJudge's guard around it: uploads
+and metrics for leads only, anti-framing headers, the HttpOnly sign-in cookie) with Streamlit's
+error details off. The database reaches the worker and the app through ``IFJUDGE_DB`` in their
+environment, never on a command line (``ps`` would show a PostgreSQL password there)."""
 from __future__ import annotations
 
 import os
@@ -10,9 +15,11 @@ from pathlib import Path
 
 from cli.options import add_db
 
-APP = Path(__file__).resolve().parents[1] / "ui" / "entry.py"  # runs app.py; see ui/entry.py
+APP = Path(__file__).resolve().parents[1] / "ui" / "server.py"  # runs ui/entry.py, which runs app.py
 ROOT = Path(__file__).resolve().parents[1]
 WORKER_STOP_SECONDS = 10
+UPLOAD_ENV = "IFJUDGE_MAX_UPLOAD_MB"
+DEFAULT_UPLOAD_MB = 200
 
 
 def register(sub) -> None:
@@ -20,21 +27,76 @@ def register(sub) -> None:
     add_db(p)
     p.add_argument("--port", type=int, default=8501)
     p.add_argument("--address", default="localhost")
-    p.add_argument("--demo", action="store_true", help="load the demo project on first start and print its sign-ins")
+    p.add_argument("--demo", action="store_true",
+                   help="load the demo project into a new, empty database and print its sign-ins (a database "
+                        "that already has users is served without it)")
+    p.add_argument("--max-upload-mb", type=int, default=None, metavar="MB",
+                   help=f"largest file a lead may upload on the Projects page (default ${UPLOAD_ENV} or "
+                        f"{DEFAULT_UPLOAD_MB}); larger imports: `ifjudge import` on the server")
     p.add_argument("--no-worker", action="store_true",
                    help="do not start an evaluation worker (run `ifjudge worker` elsewhere on the same database)")
     p.set_defaults(func=run)
 
 
-def worker_command(db: str | os.PathLike, *options: str) -> list[str]:
-    """The command line of a worker process on ``db`` (``ifjudge worker``)."""
-    return [sys.executable, "-m", "cli", "worker", "--db", str(db), *options]
+def worker_command(*options: str) -> list[str]:
+    """The command line of a worker process (``ifjudge worker``; its database comes from
+    ``IFJUDGE_DB`` in its environment, so no password is ever in its arguments)."""
+    return [sys.executable, "-m", "cli", "worker", *options]
 
 
 def start_worker(db: str | os.PathLike, env: dict, *options: str, **popen) -> subprocess.Popen:
-    """Start ``ifjudge worker --db DB [options]`` as a child process (run from the project root)."""
-    env = dict(env, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")])))
-    return subprocess.Popen(worker_command(db, *options), cwd=ROOT, env=env, **popen)
+    """Start ``ifjudge worker [options]`` on ``db`` as a child process (run from the project root)."""
+    env = dict(env, IFJUDGE_DB=str(db), PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")])))
+    return subprocess.Popen(worker_command(*options), cwd=ROOT, env=env, **popen)
+
+
+def readable_by_others(target: str) -> list[str]:
+    """What others on this machine may read of a SQLite database (its -wal and -shm too): a copy
+    made with ``cp`` keeps the copier's umask, while IFJudge creates its files owner-only."""
+    import stat
+
+    from storage.db import is_url
+
+    if is_url(target):
+        return []
+    out = []
+    for path in (Path(target), Path(target + "-wal"), Path(target + "-shm")):
+        try:
+            mode = path.stat().st_mode
+        except OSError:
+            continue
+        if mode & (stat.S_IRWXG | stat.S_IRWXO):
+            out.append(f"{path} may be read by other users of this machine ({stat.filemode(mode)}): it holds "
+                       f"password hashes and every answer; make it owner-only: chmod 600 {path}")
+    return out
+
+
+def max_upload_mb(value: int | None = None) -> int:
+    """The upload limit in MB: ``value``, else ``IFJUDGE_MAX_UPLOAD_MB``, else 200."""
+    if value is None:
+        try:
+            value = int(os.environ.get(UPLOAD_ENV) or DEFAULT_UPLOAD_MB)
+        except ValueError:
+            value = DEFAULT_UPLOAD_MB
+    return max(1, value)
+
+
+def app_command(port: int, address: str, *, upload_mb: int | None = None, extra: tuple[str, ...] = ()) -> list[str]:
+    """``streamlit run ui/server.py`` with the options a deployment facing annotators needs: no
+    error details for visitors (the server's log has them), no developer menu, XSRF protection,
+    the upload limit, no built-in table download (it would write cells raw; IFJUDGE's CSV exports
+    neutralise formulas)."""
+    return [
+        sys.executable, "-m", "streamlit", "run", str(APP),
+        "--server.port", str(port), "--server.address", address,
+        "--server.headless", "true", "--browser.gatherUsageStats", "false",
+        "--client.toolbarMode", "viewer",  # no Deploy button or developer menu for annotators and leads
+        "--client.showErrorDetails", "none",
+        "--client.disableDataExport", "true",
+        "--server.enableXsrfProtection", "true",
+        "--server.maxUploadSize", str(max_upload_mb(upload_mb)),
+        *extra,
+    ]
 
 
 def start_app(cmd: list[str], env: dict) -> subprocess.Popen:
@@ -62,19 +124,25 @@ def run(args) -> int:
 
     db = connect(args.db)  # create and migrate once, before two processes open it
     if args.demo:
-        from annotation.demo import load_demo
+        from annotation.demo import demo_refusal, load_demo
         from cli.demo_cmd import print_sign_ins
 
-        result = load_demo(db)
-        print_sign_ins(result["users"])
+        refusal = demo_refusal(db)
+        if refusal:
+            print(f"not loading the demo: {refusal}", file=sys.stderr, flush=True)
+        else:
+            print_sign_ins(load_demo(db)["users"])
+    from annotation.auth import forget_old
+
+    forget_old(db)  # sessions and sign-in attempts older than 30 days
     shown = location(db)
     db.close()
-    cmd = [
-        sys.executable, "-m", "streamlit", "run", str(APP),
-        "--server.port", str(args.port), "--server.address", args.address,
-        "--server.headless", "true", "--browser.gatherUsageStats", "false",
-        "--client.toolbarMode", "viewer",  # no Deploy button or developer menu for annotators and leads
-    ]
+    for note in readable_by_others(env["IFJUDGE_DB"]):
+        print(f"note: {note}", file=sys.stderr, flush=True)
+    from annotation.session_tokens import load_key
+
+    load_key(env["IFJUDGE_DB"], env)  # the cookie key made (owner-only) or checked now, not at the first sign-in
+    cmd = app_command(args.port, args.address, upload_mb=args.max_upload_mb)
     # SIGTERM (`kill`, `systemctl stop`, `docker stop`) stops the app and the worker as Ctrl+C does;
     # Python's default would end this process at once and leave both running without it
     stopping, children = threading.Event(), []

@@ -62,6 +62,9 @@ def register(sub) -> None:
     lb = sub.add_parser("labels", help="print the current labels of a study as CSV")
     add_db(lb)
     lb.add_argument("--study", required=True, type=int)
+    lb.add_argument("--raw", action="store_true",
+                    help="write every cell as stored; by default a cell a spreadsheet would run as a formula "
+                         "(starting with = + - @, a tab or a carriage return) gets an apostrophe in front")
     lb.set_defaults(func=run_labels)
 
 
@@ -126,5 +129,5 @@ def run_list(args) -> int:
 
 
 def run_labels(args) -> int:
-    sys.stdout.write(labels_csv(connect(args.db), args.study))
+    sys.stdout.write(labels_csv(connect(args.db), args.study, raw=args.raw))
     return 0

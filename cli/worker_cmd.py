@@ -52,7 +52,8 @@ def register(sub) -> None:
     p = sub.add_parser("worker", help="run queued evaluation jobs",
                        description="Claims queued jobs one at a time and runs them; stops on SIGTERM / Ctrl-C "
                                    "(a running job goes back to the queue).")
-    add_db(p)
+    add_db(p, required=False, help="IFJudge database: a SQLite file path or a postgresql:// URL (default: "
+           "$IFJUDGE_DB, which keeps a PostgreSQL password out of the process list)")
     p.add_argument("--once", action="store_true", help="run the queued jobs, then exit instead of waiting for more")
     p.add_argument("--poll", type=_positive_float, default=POLL_SECONDS,
                    help=f"seconds between looks at an empty queue (default {POLL_SECONDS:g})")
@@ -68,6 +69,12 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from storage.errors import IFJudgeError
+    from storage.postgres import redact
+
+    args.db = args.db or os.environ.get("IFJUDGE_DB")
+    if not args.db:
+        raise IFJudgeError("give --db PATH|URL or set IFJUDGE_DB")
     threads = yield_to_app(args.nice)  # before evaluation.jobs imports numpy (and a job torch)
     from evaluation.jobs import new_worker_id, stop_on_signals, work
 
@@ -79,7 +86,7 @@ def run(args) -> int:
     def log(text: str) -> None:
         print(f"worker {worker_id}: {text}", file=sys.stderr, flush=True)
 
-    log(f"started on {args.db} (nice +{args.nice}, {threads} torch/BLAS thread(s))")
+    log(f"started on {redact(args.db)} (nice +{args.nice}, {threads} torch/BLAS thread(s))")
     n = work(args.db, once=args.once, poll=args.poll, heartbeat=args.heartbeat, stale=args.stale,
              worker_id=worker_id, stopping=stopping, log=log)
     log(f"stopped after {n} job(s)")

@@ -52,8 +52,19 @@ def _cell(value) -> str:
         return "—"
     if isinstance(value, float):
         return f"{value:.3f}"
+    return md_text(value)
+
+
+def md_text(value) -> str:
+    """Text (a name, a label, a reason) for Markdown, shown as typed: line breaks become spaces and
+    every character that could start emphasis, code, a link, an image, HTML, a heading, a table cell
+    or maths is backslash-escaped.
+
+    >>> print(md_text("![x](http://evil/) <b>*n*</b> | $1"))
+    \\!\\[x\\](http://evil/) \\<b\\>\\*n\\*\\</b\\> \\| \\$1
+    """
     text = " ".join(str(value).splitlines())
-    for ch in "\\|*_`[]<>#":
+    for ch in "\\|*_`[]<>#!~$":
         text = text.replace(ch, "\\" + ch)
     return text
 

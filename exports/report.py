@@ -4,13 +4,13 @@ comparison) and the leaderboard change on the validated qrels
 (:func:`exports.benchmark_report.benchmark_report`, computed once and written in each format)."""
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 from annotation.monitor import table7
 from annotation.scale_summary import scale_summary
-from exports.benchmark_report import benchmark_report, csv_rows, latex_escape, latex_tables, markdown_sections
+from exports.benchmark_report import benchmark_report, csv_rows, latex_escape, latex_tables, markdown_sections, md_text
 from formats.bundle import VALIDATES
+from formats.spreadsheet import csv_writer
 from storage import studies
 from storage.db import Database
 
@@ -30,14 +30,15 @@ def _is_share(statistic: str) -> bool:
 
 
 def write_report(db: Database, study_id: int, out: Path, *, n_boot: int = BOOTSTRAP,
-                 builds: dict | None = None) -> list[Path]:
+                 builds: dict | None = None, raw_csv: bool = False) -> list[Path]:
     """report.md, report.csv, report.tex of one study: Table 7 rows (with top-1 accuracy excluding
     ties and the number of ties for best_passage; Randolph, Fleiss and percent agreement for
     re-judging), the study's completeness (labelled / planned), the benchmark-wide estimates and
     the leaderboard change (:func:`exports.benchmark_report.benchmark_report`: ``n_boot`` bootstrap
     replicates over queries, the study's seed; the leaderboards read the project's stored eval
     runs), and for each qrels version built (``builds``) the studies it comes from and its
-    provenance counts."""
+    provenance counts. Names (the study's, the systems') are escaped in the Markdown and the LaTeX;
+    CSV cells a spreadsheet would run as formulas get an apostrophe unless ``raw_csv``."""
     from annotation.qrels_builds import describe_studies, study_completeness
 
     study = studies.get_study(db, study_id)
@@ -48,14 +49,14 @@ def write_report(db: Database, study_id: int, out: Path, *, n_boot: int = BOOTST
     out = Path(out)
     csv_path = out / "report.csv"
     with csv_path.open("w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f, lineterminator="\n")
+        w = csv_writer(f, raw=raw_csv, lineterminator="\n")
         w.writerow(["question", "statistic", "value", "ci_low", "ci_high", "band", "undefined_reason"])
         for r in rows:
             w.writerow([r["question"], r["statistic"], "" if r["value"] is None else repr(r["value"]),
                         "" if r["low"] is None else repr(r["low"]), "" if r["high"] is None else repr(r["high"]),
                         r["band"] or "", r["undefined_reason"] or ""])
         w.writerows(csv_rows(bench))
-    md = [f"# Human verification: study {study_id} ({study['name']})", "",
+    md = [f"# Human verification: study {study_id} ({md_text(study['name'])})", "",
           f"Completeness: {done['labelled']} of {done['planned']} planned labels"
           f"{'' if done['complete'] else ' (the study is not finished)'}.", "",
           "| | value | 95% CI | band |", "|---|---|---|---|"]
@@ -76,7 +77,7 @@ def write_report(db: Database, study_id: int, out: Path, *, n_boot: int = BOOTST
     md += ["", *markdown_sections(bench)]
     md += scale_section(db, study_id, n_boot=n_boot, seed=study["settings"].get("seed", 0))
     for version, b in (builds or {}).items():
-        md += build_section(version, b, describe_studies(b.studies))
+        md += build_section(version, b, md_text(describe_studies(b.studies)))
     md_path, tex_path = out / "report.md", out / "report.tex"
     md_path.write_text("\n".join(md) + "\n", encoding="utf-8")
     tex_path.write_text("\n".join(tex) + "\n", encoding="utf-8")
@@ -136,6 +137,6 @@ def scale_section(db: Database, study_id: int, *, n_boot: int, seed: int) -> lis
           "| statistic | by | group | mean | 95% CI | items | labels |", "|---|---|---|---|---|---|---|"]
     for r in t.itertuples():
         ci = "" if r.ci_low is None or r.ci_low != r.ci_low else f"[{r.ci_low:.2f}, {r.ci_high:.2f}]"
-        group = str(r.group).replace("\\", "\\\\").replace("|", "\\|")
+        group = md_text(r.group)
         md.append(f"| {r.statistic} | {r.by} | {group} | {r.mean:.2f} | {ci} | {r.items} | {r.labels} |")
     return md

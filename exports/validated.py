@@ -9,6 +9,7 @@ it in words for the terminal and the Export page).
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from importlib import metadata
@@ -70,6 +71,7 @@ class ExportJob:
     out: Path
     notes: list[str] = field(default_factory=list)
     left_out: list[dict] = field(default_factory=list)
+    raw_csv: bool = False
 
     @property
     def versions(self) -> list[str]:
@@ -177,7 +179,7 @@ def _export_report(job: ExportJob) -> list[Path]:
     for sid in job.study_ids:
         target = job.out if len(job.study_ids) == 1 else job.out / f"study-{sid}"
         target.mkdir(parents=True, exist_ok=True)
-        written += report.write_report(job.db, sid, target, builds=job.builds)
+        written += report.write_report(job.db, sid, target, builds=job.builds, raw_csv=job.raw_csv)
     return written
 
 
@@ -200,8 +202,12 @@ def export_project(
     rules: ValidationRules | None = None,
     unresolved: str | None = None,
     allow_incomplete: bool = False,
+    raw_csv: bool = False,
 ) -> dict:
-    """Write the export ``fmt`` of ``project`` into ``out_dir``; returns the manifest.
+    """Write the export ``fmt`` of ``project`` into ``out_dir``; returns the manifest. (The command
+    line writes through :func:`export_to_folder`, which refuses to mix an export with other files.)
+    CSV cells a spreadsheet would run as formulas get an apostrophe unless ``raw_csv``
+    (:mod:`formats.spreadsheet`).
 
     The validated versions (``validated``, ``changed-validated``, ``reversed-validated``) are built
     from the studies named in ``study_ids`` (or ``study_id``) and only from them
@@ -228,10 +234,10 @@ def export_project(
     with studies.shared_reads(db):  # the builds and the report read each study's items and labels once
         builds = build_versions(db, project, ids, rules=rules, unresolved=unresolved,
                                 allow_incomplete=allow_incomplete) if ids else {}
-        out.mkdir(parents=True, exist_ok=True)
         if _needs_documents(fmt, builds):
             bundle = replace(bundle, documents=projects.streamed_corpus(db, proj["id"]))  # read by the writer in chunks
-        job = ExportJob(db, project, _with_builds(bundle, builds), builds, ids, out)
+        out.mkdir(parents=True, exist_ok=True)
+        job = ExportJob(db, project, _with_builds(bundle, builds), builds, ids, out, raw_csv=raw_csv)
         try:
             written = EXPORTERS[fmt](job)
         except ValueError as exc:  # the layout cannot express this project
@@ -239,6 +245,70 @@ def export_project(
         manifest = _manifest(job, proj, fmt, _study_infos(db, ids, builds), rules, unresolved, written)
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return manifest
+
+
+def export_to_folder(db: Database, project: str, fmt: str, out_dir: str | Path, *, replace_out: bool = False,
+                     **options) -> dict:
+    """:func:`export_project` into ``out_dir`` as a whole (``ifjudge export --out``): a new or empty
+    folder; an existing file or a folder holding files is refused unless ``replace_out``, and then
+    replaced whole (a folder only when it is a previous export, with its ``manifest.json``). The
+    export is written into a new folder beside ``out_dir`` and put in its place at the end, so a
+    failed export leaves ``out_dir`` as it was and nothing old is left beside the new files."""
+    out = Path(out_dir)
+    _check_out(out, replace_out)
+    staging = _staging(out)
+    try:
+        manifest = export_project(db, project, fmt, staging, **options)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    _swap_in(staging, out)
+    return manifest
+
+
+def _check_out(out: Path, replace_out: bool) -> None:
+    """Refuse an ``--out`` that is a file or a folder holding files, unless asked to replace it;
+    never replace a folder that is not an export (no ``manifest.json``)."""
+    if out.is_symlink() or (out.exists() and not out.is_dir()):
+        if not replace_out:
+            raise IFJudgeError(f"{out} is a file; give a new or empty folder as --out, or --replace to replace the file "
+                               "with the export")
+    elif out.is_dir() and any(out.iterdir()):
+        if not replace_out:
+            raise IFJudgeError(f"{out} is not empty; give a new or empty folder as --out, or --replace to replace the "
+                               "folder and everything in it with this export")
+        if not (out / "manifest.json").is_file():
+            raise IFJudgeError(f"{out} holds files but no manifest.json: it is not an IFJudge export, so --replace "
+                               "does not delete it; give a new or empty folder as --out")
+
+
+def _staging(out: Path) -> Path:
+    """A new folder beside ``out`` (same file system) that the export is written into."""
+    import secrets
+
+    out = out.resolve()
+    if not out.name:
+        raise IFJudgeError(f"{out} cannot hold an export; give a folder such as ./export")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = out.parent / f".{out.name}.{secrets.token_hex(4)}.partial"
+    staging.mkdir()
+    return staging
+
+
+def _swap_in(staging: Path, out: Path) -> None:
+    """Put the finished export at ``out``, replacing whatever is there whole."""
+    import os
+
+    out, old = out.resolve() if not out.is_symlink() else out.absolute(), None
+    if out.is_symlink() or out.exists():
+        old = staging.with_suffix(".old")
+        os.rename(out, old)
+    os.rename(staging, out)
+    if old is not None:
+        if old.is_dir() and not old.is_symlink():
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            old.unlink(missing_ok=True)
 
 
 # What a layout checks on the project's queries and instances alone, before any build or document is

@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from formats.errors import ImportFailure
+from formats.limits import TOO_DEEP
 
 _BOM = "\ufeff"
 # fields that hold an id: a JSON integer there is read as its decimal string
@@ -198,7 +199,11 @@ def read_jsonl(path: Path, sources: list[tuple[str, str]]) -> list[tuple[int, di
                 f"malformed JSON ({exc.msg} at column {exc.colno}): received {_shorten(line.strip())!r}; "
                 "expected one JSON object per line",
             )) from None
-        except (ValueError, RecursionError) as exc:  # a >4300-digit number; nesting deeper than the stack
+        except RecursionError:
+            raise lines.refuse(ImportFailure(
+                str(path), number, None, f"{TOO_DEEP}; expected one flat JSON object per line",
+            )) from None
+        except ValueError as exc:  # a number of more than 4,300 digits
             raise lines.refuse(ImportFailure(
                 str(path), number, None,
                 f"unreadable JSON ({type(exc).__name__}: {_shorten(str(exc))}); expected one JSON object per line",

@@ -17,6 +17,7 @@ from annotation.monitor_view import page_slice
 from ui.keys import keep_keys_on_item
 from ui.layout import compact_page
 from ui.session import db, pick_study, require_role
+from ui.markdown import md_escape
 from ui.text import literal
 
 lead = require_role("lead")
@@ -80,8 +81,8 @@ if last is not None and not flash:  # the decision just saved stays readable aft
     except IFJudgeError:
         lv = None
     if lv is not None and lv.decision:
-        st.caption(f"Last decision: item {last} ({label(lv.question_id)}) → {lv.option_label(lv.decision['value'])}"
-                   + (f"; note: {lv.decision['note']}" if lv.decision["note"] else ""))
+        st.caption(f"Last decision: item {last} ({label(lv.question_id)}) → {md_escape(lv.option_label(lv.decision['value']))}"
+                   + (f"; note: {md_escape(lv.decision['note'])}" if lv.decision["note"] else ""))
 
 if current is None:
     st.success({"unresolved": "Nothing to settle: every item with labels has a majority or a decision.",
@@ -122,14 +123,14 @@ with left:
         literal(f"Document {view.document['doc_id']}: {view.document.get('title', '')}", view.document["text"])
 with right:
     st.markdown(f"**{view.prompt}**")
-    st.caption(f"{PROVENANCE.get(view.provenance, view.provenance)} · votes {votes(view.counts)}"
-               + (f" · majority {view.option_label(view.majority)}" if view.majority else ""))
+    st.caption(f"{PROVENANCE.get(view.provenance, view.provenance)} · votes {md_escape(votes(view.counts))}"
+               + (f" · majority {md_escape(view.option_label(view.majority))}" if view.majority else ""))
     st.dataframe(pd.DataFrame([{"Annotator": v["annotator"], "Answer": v["answer"], "Reason": v["reason"]}
                                for v in view.votes]),
                  hide_index=True, key=f"adj_votes:{sid}:{item_id}")
     if view.decision:
-        st.info(f"Decided: {view.option_label(view.decision['value'])} by {view.decision['lead']}"
-                + (f" (note: {view.decision['note']})" if view.decision["note"] else ""))
+        st.info(f"Decided: {md_escape(view.option_label(view.decision['value']))} by {md_escape(view.decision['lead'])}"
+                + (f" (note: {md_escape(view.decision['note'])})" if view.decision["note"] else ""))
     choice_key = f"adj_choice:{sid}:{item_id}"
     chosen = st.session_state.get(choice_key)
 

@@ -21,6 +21,7 @@ from formats.trec_io import run_lines
 from storage import eval_runs, projects
 from storage import jobs as job_store
 from storage.errors import IFJudgeError
+from ui.markdown import md_escape
 from ui.session import db, pick_project, require_role
 
 BY_PROTOCOL = "the protocol's"  # a template or tie rule left to the protocol chosen
@@ -35,13 +36,13 @@ proj = pick_project(conn, key="ev_project")
 versions = projects.qrels_versions(conn, proj["id"])
 counts = projects.project_counts(conn, proj["id"])
 if counts["documents"] == 0:
-    st.error(f"Project {proj['name']} has no documents: a retriever has nothing to rank. Add the benchmark's corpus to it "
+    st.error(f"Project {md_escape(proj['name'])} has no documents: a retriever has nothing to rank. Add the benchmark's corpus to it "
              "(Projects page, import section: Add to an existing project; or `ifjudge import --add corpus`).")
 if not versions:
-    st.error(f"Project {proj['name']} has no qrels: no query is judged, nothing can be evaluated.")
+    st.error(f"Project {md_escape(proj['name'])} has no qrels: no query is judged, nothing can be evaluated.")
 for build in {b["version"]: b for b in reversed(projects.qrels_builds(conn, proj["id"]))}.values():
     st.caption(f"{build['version']} (validates {build['base_version']}) built {build['created_at']} from "
-               + "; ".join(f"study {s['id']} ({s['name']}): {s['labelled']}/{s['planned']} labels" for s in build["studies"])
+               + "; ".join(f"study {s['id']} ({md_escape(s['name'])}): {s['labelled']}/{s['planned']} labels" for s in build["studies"])
                + f"; unresolved: {build['counts'].get('unresolved', 0)} ({build['settings'].get('unresolved') or 'none'})")
 
 # every version is preselected; one built since the page was last drawn (a *-validated build) is
@@ -82,7 +83,7 @@ if go:
                                                  wise_version=wise)
         except IFJudgeError as exc:
             shown = resolve_protocol(proj["kind"], protocol).template if t == BY_PROTOCOL else t
-            st.error(f"{m} / {shown} / {v}: {exc}")
+            st.error(md_escape(f"{m} / {shown} / {v}: {exc}"))
             continue
         if not created:
             st.info(f"{m} / {job['parameters']['template']} / {v}: job {job['id']} already runs this evaluation ({job['state']}).")
@@ -340,7 +341,7 @@ with st.expander("Paired tests between systems (Holm-corrected)"):
                 "Significant at 0.05": cell(t["significant"]), "Why undefined": t["undefined"] or ""} for t in ok]),
                 hide_index=True)
         for t in few:
-            st.caption(f"{version}: {t['a']} vs {t['b']}: not tested, n = {t['n_queries']} compared queries "
+            st.caption(f"{version}: {md_escape(t['a'])} vs {md_escape(t['b'])}: not tested, n = {t['n_queries']} compared queries "
                        f"(a paired test needs at least {MIN_TEST_QUERIES}).")
     if not shown and not any(comp["paired_tests"].values()):
         st.caption("No pair of systems evaluated on the same qrels version yet.")

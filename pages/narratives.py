@@ -205,7 +205,7 @@ st.dataframe(
 )
 docs = [d for d in summary["documents"] if d["query_id"] == query_id]
 if docs:
-    st.caption(f"Documents of {query_id} (newest round, version {docs[0]['version_id']})")
+    st.caption(f"Documents of {md_escape(query_id)} (newest round, version {docs[0]['version_id']})")
     st.dataframe(
         pd.DataFrame([
             {"doc": d["doc_id"], "title": d["title"], "control": d["control"], "original": d["original"],

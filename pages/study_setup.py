@@ -100,7 +100,7 @@ if kq.note:
     st.info(md_escape(kq.note))
 if kq.offered:
     with st.form("study_form"):
-        st.caption(f"{project} is a {KIND_NAMES.get(proj['kind'], proj['kind'])} project: "
+        st.caption(f"{md_escape(project)} is a {KIND_NAMES.get(proj['kind'], proj['kind'])} project: "
                    + ", ".join(label(q) for q in kq.offered) + " can be asked.")
         name = st.text_input("Study name", key="study_name")
         questions = st.multiselect("Questions", kq.offered, key="study_questions", format_func=label,

@@ -9,6 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/axe.sh  # axe-core into .cache/axe for the accessibility browser test
+bash scripts/nginx.sh  # Debian's nginx binary into .cache/nginx for `nginx -t` of the documented proxy config
 if [ ! -x /usr/bin/chromium ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null

@@ -18,7 +18,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from storage.db import SCHEMA_VERSION
+from storage.db import SCHEMA_VERSION, create_private
 from storage.errors import IFJudgeError
 
 
@@ -157,6 +157,7 @@ def backup(src: str | os.PathLike, out: str | os.PathLike, *, overwrite: bool = 
     # other process holds its -shm file
     source = sqlite3.connect(str(src_p), timeout=30)
     try:
+        create_private(tmp)  # owner-only, as the database: a backup holds every password hash and answer
         dest = sqlite3.connect(str(tmp))
         try:
             source.execute("PRAGMA busy_timeout = 30000")
@@ -214,13 +215,15 @@ def backup_postgresql(url: str, out: str | os.PathLike, *, overwrite: bool = Fal
     from storage import transfer
     from storage.db import connect
     from storage.dialect import pg_sql
-    from storage.postgres import configure, redact
+    from storage.postgres import configure, password_env, redact
 
     out_p = Path(out)
     if out_p.exists() and not overwrite:
         raise BackupError(f"{out_p} already exists; choose a new name (e.g. with the date) or pass --force")
     out_p.parent.mkdir(parents=True, exist_ok=True)
     tmp = out_p.with_name(f".{out_p.name}.{os.getpid()}.partial")
+    tmp.unlink(missing_ok=True)
+    bare, env = password_env(url)
     start = time.perf_counter()
     db = connect(url)  # the schema is current before it is copied
     with psycopg.connect(url) as conn:
@@ -230,10 +233,11 @@ def backup_postgresql(url: str, out: str | os.PathLike, *, overwrite: bool = Fal
         snapshot = conn.execute("SELECT pg_export_snapshot()").fetchone()[0]
         checksums = transfer.table_checksums(db, lambda sql: conn.execute(pg_sql(sql)).fetchall())
         version = conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()[0]
+        create_private(tmp)  # owner-only: pg_dump writes into it without changing its mode
         done = subprocess.run(
             [_pg_tool("pg_dump"), "--format=custom", "--no-owner", "--no-privileges", f"--snapshot={snapshot}",
-             f"--file={tmp}", f"--dbname={url}"],
-            capture_output=True, text=True,
+             f"--file={tmp}", f"--dbname={bare}"],
+            capture_output=True, text=True, env=env,
         )
         conn.rollback()
     if done.returncode != 0:
@@ -241,7 +245,10 @@ def backup_postgresql(url: str, out: str | os.PathLike, *, overwrite: bool = Fal
         raise BackupError(f"pg_dump of {redact(url)} failed: {done.stderr.strip()[:500]}")
     manifest = {"engine": "postgresql", "source": redact(url), "schema_version": version, "tables": checksums,
                 "dump": out_p.name}
-    _manifest_path(out_p).write_text(json.dumps(manifest, indent=1))
+    manifest_p = _manifest_path(out_p)
+    manifest_p.unlink(missing_ok=True)
+    create_private(manifest_p)
+    manifest_p.write_text(json.dumps(manifest, indent=1))
     os.replace(tmp, out_p)
     counts = {t: v["rows"] for t, v in checksums.items()}
     return {"path": str(out_p), "integrity": "ok", "schema_version": version, "counts": counts,
@@ -261,7 +268,7 @@ def check_postgresql(path: str | os.PathLike, server: str) -> dict:
 
     from storage import transfer
     from storage.db import connect
-    from storage.postgres import close_pool, redact, with_database
+    from storage.postgres import close_pool, password_env, redact, with_database
 
     p = Path(path)
     manifest_p = _manifest_path(p)
@@ -274,9 +281,10 @@ def check_postgresql(path: str | os.PathLike, server: str) -> dict:
     with psycopg.connect(server, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{scratch}"')
     try:
+        bare, env = password_env(scratch_url)
         done = subprocess.run(
-            [_pg_tool("pg_restore"), "--no-owner", "--no-privileges", "--exit-on-error", f"--dbname={scratch_url}", str(p)],
-            capture_output=True, text=True,
+            [_pg_tool("pg_restore"), "--no-owner", "--no-privileges", "--exit-on-error", f"--dbname={bare}", str(p)],
+            capture_output=True, text=True, env=env,
         )
         if done.returncode != 0:
             raise BackupError(f"{p}: pg_restore failed: {done.stderr.strip()[:500]}")

@@ -381,6 +381,27 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             AND substr(d.doc_id, 1, length(s.subset) + 1) = s.subset || '/';
         """,
     ),
+    (
+        9,
+        "sign-in sessions kept on the server, disabled and deleted users, sign-in attempts by address",
+        """
+        CREATE TABLE sessions (
+            id INTEGER PRIMARY KEY,
+            token_digest TEXT NOT NULL UNIQUE,
+            user_id INTEGER NOT NULL REFERENCES users (id),
+            created_at REAL NOT NULL,
+            expires_at REAL NOT NULL,
+            ended_at REAL,
+            ended_why TEXT NOT NULL DEFAULT ''
+        );
+        CREATE INDEX sessions_user ON sessions (user_id, ended_at);
+        ALTER TABLE users ADD COLUMN disabled_at TEXT;
+        ALTER TABLE users ADD COLUMN deleted_at TEXT;
+        ALTER TABLE sign_in_attempts ADD COLUMN address TEXT NOT NULL DEFAULT '';
+        CREATE INDEX sign_in_attempts_at ON sign_in_attempts (at);
+        DELETE FROM settings WHERE key = 'session_key';
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
@@ -454,8 +475,8 @@ def connect(target: str | os.PathLike | None = None) -> Database:
         migrate(db)
         return db
     path = Path(target)
-    if path.parent and not path.parent.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
+    if str(target) not in ("", ":memory:"):
+        create_private(path)
     conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA journal_mode = WAL")
@@ -464,6 +485,20 @@ def connect(target: str | os.PathLike | None = None) -> Database:
     db = SqliteDatabase(conn)
     migrate(db)
     return db
+
+
+def create_private(path: Path) -> None:
+    """Create the file ``path`` (and its folder) readable by its owner only, unless it exists.
+
+    SQLite gives the ``-wal`` and ``-shm`` files the mode of the database file, so a database
+    made here stays owner-only (0600) with its companions.
+    """
+    if path.parent and not path.parent.exists():
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass
 
 
 def location(db: Database) -> str:

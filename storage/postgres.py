@@ -44,6 +44,28 @@ def redact(url: str) -> str:
     return re.sub(r"(//[^:/@]+):[^@/]*@", r"\1:***@", url)
 
 
+def password_env(url: str, env: dict | None = None) -> tuple[str, dict]:
+    """The URL without its password, and an environment holding it as ``PGPASSWORD``: what a
+    PostgreSQL program (``pg_dump``, ``pg_restore``) is started with, so that no password shows in
+    its command line (``ps``).
+
+    >>> bare, env = password_env("postgresql://lead:s%40cret@db:5432/ifjudge", {})
+    >>> bare, env["PGPASSWORD"]
+    ('postgresql://lead@db:5432/ifjudge', 's@cret')
+    """
+    import os
+    from urllib.parse import unquote, urlsplit, urlunsplit
+
+    env = dict(os.environ if env is None else env)
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url, env
+    env["PGPASSWORD"] = unquote(parts.password)
+    host = parts.netloc.rsplit("@", 1)[1]
+    user = parts.netloc.rsplit("@", 1)[0].split(":", 1)[0]
+    return urlunsplit(parts._replace(netloc=f"{user}@{host}")), env
+
+
 class DatabaseUnavailable(IFJudgeError):
     """The PostgreSQL server cannot be reached, or refuses the user, the database or one more connection."""
 

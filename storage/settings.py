@@ -1,27 +1,20 @@
 """Small server-wide values kept in the database (table ``settings``).
 
-The one in use: the key that signs sign-in cookies when IFJudge runs on PostgreSQL, so that every
-app server behind a load balancer accepts the cookies of the others (on SQLite the key lives in a
-file beside the database, outside its backups).
+The one in use: ``demo_database``, the mark of a database the demo was loaded into while it was
+empty (:func:`annotation.demo.demo_refusal`). Secrets never go here: the key that signs sign-in
+cookies lives outside the database and its backups (:func:`annotation.session_tokens.load_key`).
 """
 from __future__ import annotations
 
-import secrets
-
 from storage.db import Database, write
 
-SESSION_KEY = "session_key"
+
+def get_setting(db: Database, key: str) -> str | None:
+    row = db.execute("SELECT value FROM settings WHERE key = ?", [key]).fetchone()
+    return row[0] if row else None
 
 
-def shared_secret(db: Database, name: str = SESSION_KEY, *, nbytes: int = 32) -> bytes:
-    """The secret ``name``: created once (random), then the same for every process.
-
-    Deleting its row signs everybody out.
-    """
-    row = db.execute("SELECT value FROM settings WHERE key = ?", [name]).fetchone()
-    if row is None:
-        with write(db):
-            db.execute("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
-                       [name, secrets.token_hex(nbytes)])
-        row = db.execute("SELECT value FROM settings WHERE key = ?", [name]).fetchone()
-    return bytes.fromhex(row[0])
+def set_setting(db: Database, key: str, value: str) -> None:
+    with write(db):
+        db.execute("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                   [key, value])

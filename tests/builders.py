@@ -7,6 +7,7 @@ from each other (tests/test_house_rules.py checks it), as datasette's tests shar
 from __future__ import annotations
 
 import io
+import os
 import time
 import zipfile
 from pathlib import Path
@@ -251,3 +252,45 @@ def answer_all(db, sid, names, dissent=None):
             key = (p["mode"], p["qid"], screen.document["doc_id"])
             value = (dissent or {}).get(key, CONDITION_ANSWERS[key]) if name == "ann3" else CONDITION_ANSWERS[key]
             workspace.submit_screen(db, screen, user, {"condition": {"value": value}}, started_at=None)
+
+
+# ---- the reverse proxy of docs/deployment.md ---------------------------------------------------
+def proxy_config() -> str:
+    """The nginx configuration under "### The reverse proxy" of docs/deployment.md."""
+    doc = (ROOT / "docs" / "deployment.md").read_text(encoding="utf-8")
+    section = doc[doc.index("### The reverse proxy"):]
+    return section[section.index("```nginx\n") + len("```nginx\n"):section.index("\n```", section.index("```nginx"))]
+
+
+def nginx_binary() -> str | None:
+    """nginx on the PATH, or Debian's unpacked by scripts/nginx.sh into .cache/nginx."""
+    import shutil
+
+    unpacked = ROOT / ".cache" / "nginx" / "usr" / "sbin" / "nginx"
+    return shutil.which("nginx") or (str(unpacked) if unpacked.is_file() else None)
+
+
+def nginx_files(folder: Path, *, app_port: int = 8501, http_port: int = 80, https_port: int = 443) -> Path:
+    """The documented configuration made runnable in ``folder``: a self-signed certificate for its
+    certificate paths, the given ports, temporary paths inside ``folder``; returns the main file."""
+    import getpass
+    import subprocess
+
+    folder.mkdir(parents=True, exist_ok=True)
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+                    "-days", "1", "-subj", "/CN=ifjudge.example.org"], check=True, capture_output=True)
+    site = (proxy_config().replace("/etc/ssl/certs/ifjudge.example.org.pem", str(cert))
+            .replace("/etc/ssl/private/ifjudge.example.org.key", str(key))
+            .replace("server 127.0.0.1:8501;", f"server 127.0.0.1:{app_port};")
+            .replace("listen 80;", f"listen 127.0.0.1:{http_port};").replace("listen 443 ssl;", f"listen 127.0.0.1:{https_port} ssl;"))
+    (folder / "site.conf").write_text(site)
+    temp = folder / "temp"
+    temp.mkdir(exist_ok=True)
+    main = folder / "nginx.conf"
+    main.write_text(
+        (f"user {getpass.getuser()};\n" if os.geteuid() == 0 else "")  # workers as root too: they read temp/
+        + f"pid {folder / 'nginx.pid'};\nerror_log stderr;\nevents {{}}\nhttp {{\n"
+        + "".join(f"    {kind}_temp_path {temp / kind};\n" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+        + f"    access_log off;\n    include {folder / 'site.conf'};\n}}\n")
+    return main

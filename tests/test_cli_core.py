@@ -32,9 +32,12 @@ def test_users_add_reads_password_from_stdin(run_cli, db_path, monkeypatch):
     from storage.db import connect
 
     assert auth.sign_in(connect(db_path), "carol", "pa55word")["role"] == "annotator"
-    monkeypatch.setattr("sys.stdin", io.StringIO("x\n"))
+    monkeypatch.setattr("sys.stdin", io.StringIO("another-pa55word\n"))
     code, _, err = run_cli("users", "add", "--db", db_path, "carol", "--role", "annotator", "--password-stdin")
     assert code == 2 and "already exists" in err
+    monkeypatch.setattr("sys.stdin", io.StringIO("x\n"))
+    code, _, err = run_cli("users", "add", "--db", db_path, "dave", "--role", "annotator", "--password-stdin")
+    assert code == 2 and "at least 8 characters" in err
 
 
 def test_import_real_instructir_counts(run_cli, db_path):

@@ -8,6 +8,7 @@ import pytest
 from annotation.qrels_builds import store_validated_qrels
 from evaluation.runner import run_eval
 from tests.builders import app, label_demo, user_row
+from ui.markdown import md_escape
 
 pytestmark = pytest.mark.both_engines
 
@@ -77,8 +78,8 @@ def test_tau_and_paired_tests_only_where_the_sample_sizes_make_sense(env_db, cac
     # original judges 13 queries: tested; changed judges 1: not tested, n said
     tests = _frame(at, "System A").value
     assert list(tests["Compared queries"]) == [13]
-    assert any(c.value.startswith("changed: bm25 [query] vs bm25 [instruction_query]: not tested, n = 1 ")
-               for c in at.caption)
+    assert any(c.value.startswith(f"changed: {md_escape('bm25 [query]')} vs {md_escape('bm25 [instruction_query]')}: "
+                                  "not tested, n = 1 ") for c in at.caption)  # system names shown as typed
     run_eval(db, "demo", model="bm25", template="sep", qrels_version="original")  # a 3rd system
     run_eval(db, "demo", model="bm25", template="sep", qrels_version="changed")
     at = _page(db)

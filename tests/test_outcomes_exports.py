@@ -203,7 +203,7 @@ def test_extrapolation_has_wilson_intervals(labelled):
 
 
 def test_export_cli(run_cli, labelled, db_path, tmp_path):
-    code, out, _ = run_cli("export", "--db", db_path, "--project", "demo", "--format", "trec", "--out", tmp_path, "--study", labelled[1], "--json")
+    code, out, _ = run_cli("export", "--db", db_path, "--project", "demo", "--format", "trec", "--out", tmp_path / "t", "--study", labelled[1], "--json")
     assert code == 0 and json.loads(out)["format"] == "trec"
     # the demo mixes 4 InstructIR groups (12 instances, one target each) with one FollowIR query (6 original
     # and 6 changed judgments): MTEB's generic layout holds all of it, one query per instance

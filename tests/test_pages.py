@@ -10,7 +10,7 @@ pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on Postgre
 # ``env_db``: the fixture of tests/conftest.py
 
 LEAD_PAGES = ["pages/home.py", "pages/study_setup.py", "pages/monitor.py", "pages/adjudicate.py",
-              "pages/export.py", "pages/evaluate.py"]
+              "pages/export.py", "pages/evaluate.py", "pages/users.py"]
 EXPERT_PAGES = ["pages/narratives.py"]
 
 

@@ -130,17 +130,17 @@ def test_unresolved_judgments_block_until_the_lead_chooses(labelled, tmp_path):
 def test_export_cli_names_studies_and_refuses_without_choices(run_cli, labelled, db_path, tmp_path):
     db, sid, _ = labelled
     sid2 = second_study(db)
-    code, out, err = run_cli("export", "--db", db_path, "--project", "demo", "--format", "trec", "--out", tmp_path,
+    code, out, err = run_cli("export", "--db", db_path, "--project", "demo", "--format", "trec", "--out", tmp_path / "out",
                              "--study", sid, "--study", sid2)
     assert code == 2 and "--allow-incomplete" in err and len(err.strip().splitlines()) == 1
-    code, out, err = run_cli("export", "--db", db_path, "--project", "demo", "--format", "trec", "--out", tmp_path,
+    code, out, err = run_cli("export", "--db", db_path, "--project", "demo", "--format", "trec", "--out", tmp_path / "out",
                              "--study", sid, "--study", sid2, "--allow-incomplete")
     assert code == 2 and "unresolved judgment(s) for validated" in err and "no labels" in err.splitlines()[1]
-    code, out, err = run_cli("export", "--db", db_path, "--project", "demo", "--format", "trec", "--out", tmp_path,
+    code, out, err = run_cli("export", "--db", db_path, "--project", "demo", "--format", "trec", "--out", tmp_path / "out",
                              "--study", sid, "--study", sid2, "--allow-incomplete", "--unresolved", "keep-published")
     assert code == 0, err
     assert f"built from study {sid2} (second): 0/" in out
-    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["unresolved_policy"] == "keep-published" and len(manifest["studies"]) == 2
     code, out, err = run_cli("validate", "--db", db_path, "--study", sid)
     assert code == 0 and "stored" in out and projects.qrels_builds(db, 1, "validated")

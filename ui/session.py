@@ -1,95 +1,59 @@
-"""The signed-in user and role checks, done on the server on every run of every page; and the
-sign-in cookie that lets a session survive a reload (annotation.session_tokens)."""
+"""The signed-in user and role checks, done on the server on every run of every page; the sign-in
+session behind them (:mod:`annotation.session_tokens`) and the cookie that finds it again after a
+reload.
+
+Every run re-reads the session's record in the database: a sign-out, a password change, a
+disabled or deleted user, a changed role or the end of the session's lifetime signs the tab out at
+its next run. The record is trusted only on the websocket connection that signed in, or on one
+whose opening request carried the session's cookie: a Streamlit session id alone (a reconnect
+without the cookie) does not restore a signed-in session.
+
+The cookie ``ifjudge_session`` is HttpOnly: page scripts cannot read it. After a sign-in, the
+page asks the server (``POST /_ifjudge/session``, served by :mod:`ui.server`) with a one-time
+handoff code, and the server's answer sets the cookie; signing out asks ``POST /_ifjudge/sign-out``,
+which deletes it.
+"""
 from __future__ import annotations
 
 import os
-from pathlib import Path
+import secrets
+import threading
+import time
+import weakref
 
 import streamlit as st
+from streamlit import config, runtime
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from annotation import session_tokens
 from storage import users
-from storage.settings import shared_secret
-from storage.db import connect, default_db_path, is_url
-from storage.errors import NotFound
+from storage.db import connect, default_db_path
 
 COOKIE = "ifjudge_session"
+HANDOFF_PATH = "/_ifjudge/session"
+SIGN_OUT_PATH = "/_ifjudge/sign-out"
+HANDOFF_TTL_S = 120.0
+DEFAULT_HOURS = 12.0
+
+_handoffs: dict[str, tuple[str, int, float]] = {}  # one-time code -> (cookie value, max-age, valid until)
+_handoffs_lock = threading.Lock()
+_uploaders: dict[str, weakref.ref] = {}  # Streamlit session id of a signed-in lead -> its connection
+_bound: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # websocket client -> session digest
+_lock = threading.Lock()  # _uploaders and _bound are shared by every session's thread and the server
 
 
 def session_hours() -> float:
-    """How long a sign-in lasts across reloads and browser restarts (IFJUDGE_SESSION_HOURS, default 12)."""
+    """How long a sign-in lasts (IFJUDGE_SESSION_HOURS, default 12): the session ends then, in the
+    open tab too. ``0`` keeps no cookie (a reload asks to sign in again) and ends a tab's session
+    after the default 12 hours."""
     try:
-        return max(0.0, float(os.environ.get("IFJUDGE_SESSION_HOURS", "12")))
+        return max(0.0, float(os.environ.get("IFJUDGE_SESSION_HOURS", str(DEFAULT_HOURS))))
     except ValueError:
-        return 12.0
+        return DEFAULT_HOURS
 
 
-def _secret() -> bytes:
-    """IFJUDGE_SESSION_KEY_FILE if set; else a file beside a SQLite database, or, on PostgreSQL,
-    a key kept in the database that every app server shares."""
-    path = os.environ.get("IFJUDGE_SESSION_KEY_FILE")
-    if not path and is_url(default_db_path()):
-        return shared_secret(db())
-    return session_tokens.secret_key(Path(path or str(default_db_path()) + ".session-key"))
-
-
-def _password_hash(uid: int) -> str | None:
-    conn = db()
-    try:
-        name = users.get_user_by_id(conn, uid)["name"]
-    except NotFound:
-        return None
-    u = users.get_user(conn, name)
-    return u["password_hash"] if u else None
-
-
-def remember_sign_in(user: dict) -> None:
-    """After a sign-in: the cookie to set on the next run (a token signed for this user)."""
-    if session_hours() > 0:
-        st.session_state["_set_cookie"] = session_tokens.make_token(
-            user["id"], _password_hash(user["id"]) or "", _secret(), ttl_s=session_hours() * 3600)
-
-
-def forget_sign_in() -> None:
-    """Sign out: clear this session, and delete the cookie on the next run."""
-    st.session_state.clear()
-    st.session_state["_signed_out"] = True
-
-
-def _cookie_script(value: str, max_age: int) -> str:
-    # value is a token we made (digits, dots, hex) or empty: no user text goes into the script
-    return ("<script>document.cookie = '" + COOKIE + "=" + value + "; Max-Age=" + str(max_age)
-            + "; Path=/; SameSite=Strict' + (location.protocol === 'https:' ? '; Secure' : '');</script>")
-
-
-def sync_cookie() -> None:
-    """Write or delete the sign-in cookie in the browser when a sign-in or a sign-out asked for it."""
-    token = st.session_state.pop("_set_cookie", None)
-    if token:
-        st.html(_cookie_script(token, int(session_hours() * 3600)), unsafe_allow_javascript=True)
-    elif st.session_state.get("_signed_out") and not st.session_state.get("_cookie_cleared"):
-        st.html(_cookie_script("", 0), unsafe_allow_javascript=True)
-        st.session_state["_cookie_cleared"] = True
-
-
-def _from_cookie() -> dict | None:
-    """The user of a valid sign-in cookie sent with this session's first request, unless this
-    session signed out (the browser's copy is then deleted, but the request still carried it)."""
-    if st.session_state.get("_signed_out") or session_hours() <= 0:
-        return None
-    try:
-        token = st.context.cookies.get(COOKIE)
-    except Exception:  # no browser (AppTest, bare mode): no cookie
-        return None
-    if not token:
-        return None
-    uid = session_tokens.read_token(token, _secret(), _password_hash)
-    if uid is None:
-        return None
-    try:
-        return users.get_user_by_id(db(), uid)
-    except NotFound:
-        return None
+def _key() -> bytes:
+    return session_tokens.load_key(default_db_path())
 
 
 def db():
@@ -97,20 +61,168 @@ def db():
     return connect()
 
 
-def current_user() -> dict | None:
-    u = st.session_state.get("user")
-    if not u:
-        u = _from_cookie()
-        if u is None:
-            return None
-        st.session_state["user"] = u
+def client_address() -> str:
+    """The client's address ('' on localhost): the sign-in throttle's key beside the name."""
     try:
-        fresh = users.get_user_by_id(db(), u["id"])
-    except NotFound:
-        st.session_state.pop("user", None)
+        address = st.context.ip_address
+    except Exception:  # no browser (bare mode)
+        return ""
+    return address if isinstance(address, str) else ""
+
+
+def _client():
+    """This run's websocket connection (None without a browser)."""
+    ctx = get_script_run_ctx()
+    if ctx is None or not runtime.exists():
         return None
-    st.session_state["user"] = fresh
-    return fresh
+    return runtime.get_instance().get_client(ctx.session_id)
+
+
+def _bind(digest: str) -> None:
+    client = _client()
+    if client is not None:
+        try:
+            with _lock:
+                _bound[client] = digest
+        except TypeError:  # a client object that takes no weak reference: the cookie is then needed
+            pass
+
+
+def _bound_digest() -> str | None:
+    if config.get_option("global.appTest"):  # AppTest has no connection: its session state is the test's own
+        return st.session_state.get("_session")
+    client = _client()
+    try:
+        with _lock:
+            return _bound.get(client) if client is not None else None
+    except TypeError:
+        return None
+
+
+def _allow_upload(role: str | None) -> None:
+    ctx, client = get_script_run_ctx(), _client()
+    if ctx is None:
+        return
+    with _lock:
+        if role == "lead" and client is not None:
+            try:
+                _uploaders[ctx.session_id] = weakref.ref(client)
+            except TypeError:
+                _uploaders.pop(ctx.session_id, None)
+        else:
+            _uploaders.pop(ctx.session_id, None)
+
+
+def may_upload(session_id: str) -> bool:
+    """True when the Streamlit session ``session_id`` belongs to a signed-in lead, on the very
+    connection whose page run found the lead (a reconnect to the session with its id alone
+    cannot upload)."""
+    with _lock:
+        ref = _uploaders.get(session_id)
+    if ref is None or not runtime.exists():
+        return False
+    client = runtime.get_instance().get_client(session_id)
+    return client is not None and ref() is client
+
+
+def sign_in_as(user: dict) -> None:
+    """After a right password: start a session on the server, bind it to this connection, and set
+    the cookie on the next run (unless IFJUDGE_SESSION_HOURS is 0)."""
+    hours = session_hours()
+    value, digest = session_tokens.start_session(db(), user["id"], _key(), ttl_s=(hours or DEFAULT_HOURS) * 3600)
+    for flag in ("_signed_out", "_cookie_cleared", "_session_ended"):
+        st.session_state.pop(flag, None)
+    st.session_state["user"], st.session_state["_session"] = user, digest
+    _bind(digest)
+    if hours > 0:
+        code = secrets.token_urlsafe(24)
+        with _handoffs_lock:
+            now = time.time()
+            for old in [c for c, (_, _, until) in _handoffs.items() if until < now]:
+                del _handoffs[old]
+            _handoffs[code] = (value, int(hours * 3600), now + HANDOFF_TTL_S)
+        st.session_state["_cookie_handoff"] = code
+
+
+def take_handoff(code: str) -> tuple[str, int] | None:
+    """The cookie value and max-age a sign-in left under the one-time ``code`` (then forgotten)."""
+    with _handoffs_lock:
+        found = _handoffs.pop(code, None)
+    if found is None or found[2] < time.time():
+        return None
+    return found[0], found[1]
+
+
+def forget_sign_in() -> None:
+    """Sign out: end the session on the server (its cookie is refused from now on, wherever it
+    is replayed), clear this tab's state, and delete the cookie on the next run."""
+    digest = st.session_state.get("_session")
+    if digest:
+        session_tokens.end_session(db(), digest, "signed out")
+    st.session_state.clear()
+    st.session_state["_signed_out"] = True
+    _allow_upload(None)
+
+
+def _script(body: str) -> None:
+    st.html("<script>" + body + "</script>", unsafe_allow_javascript=True)
+
+
+def sync_cookie() -> None:
+    """Ask the server to set or delete the sign-in cookie when a sign-in or a sign-out asked for it
+    (the handoff code is URL-safe base64 that we made: no user text goes into the script)."""
+    code = st.session_state.pop("_cookie_handoff", None)
+    if code:
+        _script(f"fetch('{HANDOFF_PATH}', {{method: 'POST', credentials: 'same-origin', "
+                f"headers: {{'X-IFJudge-Handoff': '{code}'}}}});")
+    elif st.session_state.get("_signed_out") and not st.session_state.get("_cookie_cleared"):
+        _script(f"fetch('{SIGN_OUT_PATH}', {{method: 'POST', credentials: 'same-origin'}});")
+        st.session_state["_cookie_cleared"] = True
+
+
+def _from_cookie(conn) -> dict | None:
+    """The session named by the cookie this connection was opened with."""
+    try:
+        value = st.context.cookies.get(COOKIE)
+    except Exception:  # no browser (bare mode): no cookie
+        return None
+    if not isinstance(value, str) or not value or session_hours() <= 0:
+        return None
+    return session_tokens.read_session(conn, value, _key())
+
+
+def _ended() -> None:
+    """The tab's session is no longer valid: forget everything it held."""
+    if "_session" in st.session_state or "user" in st.session_state:
+        st.session_state.clear()
+        st.session_state["_session_ended"] = True
+    _allow_upload(None)
+
+
+def current_user() -> dict | None:
+    """The signed-in user of this tab, checked against the server's session record on every run
+    (None: not signed in, or the session ended)."""
+    conn = db()
+    digest = st.session_state.get("_session")
+    if digest and digest == _bound_digest():
+        found = session_tokens.check_session(conn, digest)
+    elif "user" in st.session_state and not digest and config.get_option("global.appTest"):
+        # Streamlit's AppTest has no browser and no cookie: the user its test put in session
+        # state is signed in, as long as that user may sign in
+        user = users.active_user_by_id(conn, st.session_state["user"]["id"])
+        found = {"digest": None, "user": user} if user else None
+    else:
+        found = None if st.session_state.get("_signed_out") else _from_cookie(conn)
+        if found is not None:
+            _bind(found["digest"])
+    if found is None:
+        _ended()
+        return None
+    st.session_state["user"] = found["user"]
+    if found["digest"]:
+        st.session_state["_session"] = found["digest"]
+    _allow_upload(found["user"]["role"])
+    return found["user"]
 
 
 def require_role(*roles: str) -> dict:

@@ -35,7 +35,7 @@ def _first_record_fields(path: Path) -> set[str]:
                 if line.strip():
                     record = json.loads(line)
                     return set(record) if isinstance(record, dict) else set()
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # the reader then says what is wrong
         return set()
     return set()
 

@@ -354,7 +354,7 @@ def first_query(folder: Path) -> dict | None:
                 if line.strip():
                     record = json.loads(line)
                     return record if isinstance(record, dict) else None
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # the reader then says what is wrong
         return None
     return None
 

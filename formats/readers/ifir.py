@@ -49,6 +49,7 @@ from pathlib import Path
 
 from formats.bundle import BARE, Bundle, Document, Instance, Qrel, Query
 from formats.errors import ImportFailure
+from formats.limits import TOO_DEEP
 
 from formats.text import (
     IdTable, _has_lone_surrogate, optional_str, parse_int, read_jsonl, read_text, read_tsv, received, require_str,
@@ -230,7 +231,9 @@ def _json_array(path: Path, sources: list[tuple[str, str]]) -> list[tuple[int, o
         except json.JSONDecodeError as exc:
             raise ImportFailure(str(path), exc.lineno, None,
                                 f"malformed JSON ({exc.msg} at column {exc.colno}); expected a JSON array of items") from None
-        except (ValueError, RecursionError) as exc:
+        except RecursionError:
+            raise ImportFailure(str(path), line_of(pos), None, f"{TOO_DEEP}; expected a JSON array of items") from None
+        except ValueError as exc:
             raise ImportFailure(str(path), line_of(pos), None,
                                 f"unreadable JSON ({type(exc).__name__}); expected a JSON array of items") from None
 

@@ -50,6 +50,7 @@ from pathlib import Path
 
 from formats.bundle import Bundle, Document, Instance, Narrative, Qrel, Query
 from formats.errors import ImportFailure
+from formats.limits import ROW_BYTES, VALUE_BYTES, budget, too_large
 from formats.text import IdTable
 from formats.text import received as _received_text
 
@@ -210,12 +211,26 @@ def _read_rows(path: Path, sources: list[tuple[str, str]], needed: list[tuple[st
 
     data = path.read_bytes()
     try:
-        table = pq.read_table(pa.BufferReader(data))
+        parquet = pq.ParquetFile(pa.BufferReader(data))
+        meta, columns = parquet.metadata, parquet.schema_arrow.names
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise ImportFailure(str(path), None, None,
                             f"not a readable parquet file ({exc}); expected a parquet file of config {config!r}") from None
+    wanted = [n for names in needed for n in names if n in columns] + [c for c in optional if c in columns]
+    allowed = budget(len(data))
+    if _expected_bytes(meta, wanted) > allowed:  # from the metadata, before a value is read
+        raise ImportFailure(str(path), None, None, too_large(f"read, its {meta.num_rows:,} rows",
+                                                             _expected_bytes(meta, wanted), len(data)))
+    try:
+        table = pq.read_table(pa.BufferReader(data), columns=wanted or None,
+                              read_dictionary=_text_leaves(meta, wanted) or None)
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise ImportFailure(str(path), None, None,
+                            f"not a readable parquet file ({exc}); expected a parquet file of config {config!r}") from None
+    decoded = sum(_decoded_bytes(c) for c in table.columns) + _expected_bytes(meta, wanted)
+    if decoded > allowed:  # repeated long values kept dictionary-encoded until now
+        raise ImportFailure(str(path), None, None, too_large(f"read, its {meta.num_rows:,} rows", decoded, len(data)))
     sources.append((str(path), hashlib.sha256(data).hexdigest()))
-    columns = table.column_names
     chosen: list[str] = []
     for names in needed:
         hit = next((n for n in names if n in columns), None)
@@ -234,6 +249,40 @@ def _read_rows(path: Path, sources: list[tuple[str, str]], needed: list[tuple[st
                             f"unreadable values ({type(exc).__name__}: {exc}); expected UTF-8 strings, ids and "
                             "numbers") from None
     return chosen, [(i, row) for i, row in enumerate(rows, start=1)]
+
+
+def _leaves(meta, wanted: list[str]) -> list:
+    """The column chunks (of every row group) of the ``wanted`` columns."""
+    return [meta.row_group(g).column(c) for g in range(meta.num_row_groups) for c in range(meta.num_columns)
+            if meta.row_group(g).column(c).path_in_schema.split(".")[0] in wanted]
+
+
+def _expected_bytes(meta, wanted: list[str]) -> int:
+    """What reading ``wanted`` of a parquet file costs at least, from its metadata alone: the
+    uncompressed pages of those columns plus a Python dict per row and an object per value."""
+    leaves = _leaves(meta, wanted)
+    return (sum(c.total_uncompressed_size + c.num_values * VALUE_BYTES for c in leaves)
+            + meta.num_rows * ROW_BYTES)
+
+
+def _text_leaves(meta, wanted: list[str]) -> list[str]:
+    """The paths of the text (byte array) leaves of ``wanted``: read dictionary-encoded, so that a
+    value repeated a million times is held once until :func:`_decoded_bytes` has counted it."""
+    return sorted({c.path_in_schema for c in _leaves(meta, wanted) if c.physical_type == "BYTE_ARRAY"})
+
+
+def _decoded_bytes(array) -> int:
+    """The bytes of an Arrow array's values once every dictionary in it is expanded."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(array, pa.ChunkedArray):
+        return sum(_decoded_bytes(chunk) for chunk in array.chunks)
+    if pa.types.is_dictionary(array.type):
+        return int(pc.sum(pc.binary_length(array.dictionary).take(array.indices)).as_py() or 0)
+    if pa.types.is_list(array.type) or pa.types.is_large_list(array.type):
+        return array.offsets.nbytes + _decoded_bytes(array.flatten())
+    return array.nbytes
 
 
 def received(value: object) -> str:

@@ -1,4 +1,4 @@
-"""Browser tests: Playwright drives Debian's Chromium against a real `streamlit run` on a free
+"""Browser tests: Playwright drives Debian's Chromium against a real `streamlit run ui/server.py` on a free
 loopback port, on a fresh database with the demo project, with an evaluation worker beside it
 (`ifjudge worker`, as `ifjudge serve` starts one)."""
 from __future__ import annotations
@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -16,8 +15,8 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
 
 from annotation.demo import load_demo
-from cli.serve_cmd import start_worker, stop_worker
-from storage.db import connect
+from cli.serve_cmd import app_command, start_worker, stop_worker
+from storage.db import connect, is_url
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "artifacts"
@@ -56,12 +55,17 @@ class Server:
 
     def start(self) -> None:
         env = dict(os.environ, IFJUDGE_DB=str(self.db_path), HF_HUB_OFFLINE="1")
+        if is_url(self.db_path):  # the servers of one database share a key, kept out of the user's ~/.config
+            import hashlib
+            import tempfile
+
+            name = hashlib.sha256(str(self.db_path).encode()).hexdigest()[:16]
+            env["IFJUDGE_SESSION_KEY_FILE"] = str(Path(tempfile.gettempdir()) / "ifjudge-test-keys" / name)
         ARTIFACTS.mkdir(exist_ok=True)
         self.log = open(ARTIFACTS / f"server-{self.port}.log", "ab")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(ROOT / "ui" / "entry.py"), "--server.port", str(self.port),
-             "--server.address", "127.0.0.1", "--server.headless", "true", "--server.fileWatcherType", "none",
-             "--browser.gatherUsageStats", "false", "--server.websocketPingInterval", "120"],
+        self.proc = subprocess.Popen(  # what `ifjudge serve` runs (ui/server.py, its options)
+            app_command(self.port, "127.0.0.1", extra=("--server.fileWatcherType", "none",
+                                                       "--server.websocketPingInterval", "120")),
             cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT,
         )
         self.worker = start_worker(self.db_path, env, "--poll", "0.5", stdout=self.log, stderr=subprocess.STDOUT)

@@ -10,7 +10,7 @@ from tests.e2e.conftest import settle
 pytestmark = pytest.mark.e2e
 
 LEAD_PAGES = {"projects": "Projects", "study-setup": "Set up a study", "monitor": "Monitor",
-              "adjudicate": "Adjudicate", "export": "Export", "evaluate": "Evaluate", "narratives": "Narratives"}
+              "adjudicate": "Adjudicate", "export": "Export", "evaluate": "Evaluate", "narratives": "Narratives", "users": "Users"}
 
 
 def test_annotator_typing_lead_urls_sees_only_their_queue(page, server):

@@ -97,14 +97,14 @@ def test_no_serious_or_critical_axe_violation_on_the_main_pages(page, busy_serve
     found["Home"] = _axe(page)
     page.screenshot(path=str(SHOTS / "projects-1280x720.png"))
     for link, heading in (("Set up a study", "Set up a study"), ("Monitor", "Monitor"), ("Adjudicate", "Adjudicate"),
-                          ("Evaluate", "Evaluate"), ("Export", "Export"), ("Narratives", "Narratives")):
+                          ("Evaluate", "Evaluate"), ("Export", "Export"), ("Narratives", "Narratives"), ("Users", "Users")):
         _open(page, link, heading)
         found[heading] = _axe(page)
-        if heading not in ("Adjudicate", "Export", "Narratives"):  # Adjudicate's come from test_adjudicate_browser.py
+        if heading not in ("Adjudicate", "Export", "Narratives", "Users"):  # Adjudicate's come from test_adjudicate_browser.py
             page.screenshot(path=str(SHOTS / f"{heading.lower().replace(' ', '-')}-1280x720.png"))
     (artifacts / "axe-violations.json").write_text(json.dumps(found, indent=1), encoding="utf-8")
     assert sorted(found) == ["Adjudicate", "Annotate", "Annotate, saved", "Evaluate", "Export", "Home", "Monitor",
-                             "Narratives", "Set up a study"]
+                             "Narratives", "Set up a study", "Users"]
     bad = {(k, v["id"]) for k, vs in found.items() for v in vs}
     # (Streamlit draws st.toast as a dialog without a name: the annotate page's key script names it
     # by its text, so "Annotate, saved" is checked like every other state)
