@@ -33,15 +33,13 @@ from evaluation.runner import CANDIDATE_MODES, DEFAULT_K, check_evaluable, run_e
 from evaluation.pmrr import TIES
 from evaluation.templates import default_template, get_template
 from storage import jobs as store
+from storage.jobs import HEARTBEAT_SECONDS, POLL_SECONDS, STALE_SECONDS
 from storage import projects
 from storage.db import Database, connect, target_of
 from storage.errors import IFJudgeError, NotFound
 from storage.postgres import DatabaseUnavailable
 
 EVAL_KIND = "eval"
-HEARTBEAT_SECONDS = 2.0
-STALE_SECONDS = 30.0
-POLL_SECONDS = 2.0
 MAX_ATTEMPTS = 2  # a job whose worker died is retried once
 #: the options of :class:`evaluation.retrievers.dense.DenseRetriever` (and of a ``rerank`` cross-encoder) a job can carry
 ENCODER_OPTIONS = ("device", "backend", "batch_size", "fp16")

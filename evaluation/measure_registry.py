@@ -42,7 +42,7 @@ from formats.errors import IFJudgeError
 
 __all__ = [
     "GENERIC_MEASURES", "DEFAULT_MEASURES_BY_KIND", "DEFAULT_STANDARD", "IF_MEASURES", "IFMeasure", "IFMeasureSpec", "Measure",
-    "UnknownMeasure", "default_measures", "known_measures", "parse", "parse_all", "parse_measure", "parse_measures",
+    "TIES", "UnknownMeasure", "default_measures", "known_measures", "parse", "parse_all", "parse_measure", "parse_measures",
 ]
 
 
@@ -153,6 +153,10 @@ class IFMeasureSpec:
         return text
 
 
+#: the tie rules of the rank-based measures: doc id descending (trec_eval's) or the run's own order
+TIES = ("docid", "run-order")
+
+
 def _value_repr(value) -> str:
     if isinstance(value, str):
         return repr(value)
@@ -169,17 +173,17 @@ IF_MEASURES: dict[str, IFMeasureSpec] = {
             summary="minimum nDCG@k over the instances of a group, mean over groups",
         ),
         IFMeasureSpec(
-            "p-MRR", None, {"qrels": (str, None, None), "ties": (str, "docid", ("docid", "run-order"))},
+            "p-MRR", None, {"qrels": (str, None, None), "ties": (str, "docid", TIES)},
             "Weller et al. (2024), FollowIR, eq. 1", "evaluation.pmrr.p_mrr", "ifjudge eval pmrr",
             aliases=("pmrr",), summary="rank change of the documents whose label changed",
         ),
         IFMeasureSpec(
-            "WISE", None, {"K": (int, 20, None), "qrels": (str, None, None), "ties": (str, "docid", ("docid", "run-order"))},
+            "WISE", None, {"K": (int, 20, None), "qrels": (str, None, None), "ties": (str, "docid", TIES)},
             "Zhou et al. (2025), InfoSearch, §2.3", "evaluation.infosearch.infosearch_metrics",
             "ifjudge eval infosearch", summary="rank-weighted reward of instructed and reversed runs",
         ),
         IFMeasureSpec(
-            "SICR", None, {"qrels": (str, None, None), "ties": (str, "docid", ("docid", "run-order"))},
+            "SICR", None, {"qrels": (str, None, None), "ties": (str, "docid", TIES)},
             "Zhou et al. (2025), InfoSearch, §2.3", "evaluation.infosearch.infosearch_metrics",
             "ifjudge eval infosearch", summary="share of positives ordered instructed > original > reversed",
         ),
@@ -532,4 +536,6 @@ def parse_measures(measures: "str | Iterable[str | Measure]") -> list[Measure]:
     return out
 
 
-DEFAULT_STANDARD: tuple[str, ...] = tuple(n for n in GENERIC_MEASURES if isinstance(parse(n), Measure))
+# the names that are no instruction-following measure, told apart without ir-measures' providers (which
+# load pytrec_eval and numpy) so that `ifjudge eval --help` is quick; each parses as a Measure
+DEFAULT_STANDARD: tuple[str, ...] = tuple(n for n in GENERIC_MEASURES if _parse_if(n) is None)
