@@ -491,7 +491,7 @@ def benchmark_estimates(db: Database, study_id: int, *, match_threshold: int = M
 
 def _benchmark_estimates(db: Database, study_id: int, *, match_threshold: int, alpha: float,
                          judge: dict | None = None) -> dict:
-    design = study_design(db, study_id)
+    design = studies.shared(db, ("study_design", study_id), lambda: study_design(db, study_id))  # read-only
     study = studies.get_study(db, study_id)
     per_estimand = estimand_rows(db, study_id, match_threshold=match_threshold)
     sampled = set(studies.item_columns(db, study_id)["instance_id"])

@@ -16,7 +16,8 @@ is not followed: restart the app after such an edit, or call :func:`forget`.
 
 What changes between two versions is usually a few new labels, so:
 
-- the reads of the study's items alone (:data:`ITEM_READS`) stay while no item is added;
+- what is read from the study's items and its project's instances and queries alone
+  (:data:`ITEM_READS`) stays while none of these is added;
 - the study's current labels are kept incrementally (:class:`LabelState`): only the labels added
   since the last read (a higher id) are read, checked against the study's label count, id sum and
   highest id; a label committed out of id order (PostgreSQL's concurrent submits), or any other
@@ -43,7 +44,6 @@ _PLACE = "place"  # in a connection's shared reads: the database as a key (_plac
 _lock = threading.Lock()
 
 # a study's labels, each row (id, item_id, user_id, value, reason, duration_ms); their totals (rows, id sum, highest id)
-_LABEL_COLUMNS = ("id", "item", "user", "value", "reason", "duration_ms")
 _LABEL_ROWS = ("SELECT l.id, l.item_id, l.user_id, l.value, l.reason, l.duration_ms FROM labels l"
                " JOIN items i ON i.id = l.item_id WHERE i.study_id = ?")
 _LABEL_TOTALS = ("SELECT COUNT(*), COALESCE(SUM(l.id), 0), COALESCE(MAX(l.id), 0) FROM labels l"
@@ -51,8 +51,8 @@ _LABEL_TOTALS = ("SELECT COUNT(*), COALESCE(SUM(l.id), 0), COALESCE(MAX(l.id), 0
 
 
 #: the tables a study's shared values are read from, with the column that grows with each new row
-VERSIONED = (("items", "id"), ("labels", "id"), ("adjudications", "id"), ("users", "id"), ("assignments", "rowid"),
-             ("instances", "rowid"), ("queries", "rowid"), ("qrels", "rowid"))
+VERSIONED = (("items", "id"), ("instances", "rowid"), ("queries", "rowid"), ("labels", "id"), ("adjudications", "id"),
+             ("users", "id"), ("assignments", "rowid"), ("qrels", "rowid"))
 _VERSION_SQL = "SELECT " + ", ".join(f"(SELECT COUNT(*) FROM {t}), (SELECT MAX({c}) FROM {t})" for t, c in VERSIONED)
 
 
@@ -74,10 +74,9 @@ class LabelState:
 
     def __init__(self):
         self._lock = threading.Lock()
-        self._columns: list[list] = [[] for _ in _LABEL_COLUMNS]  # the current labels, one list per column
+        self._columns: list = [(), (), (), (), ()]  # the current labels: item, user, value, reason, duration_ms
         self._at: dict[tuple[int, int], int] | None = None  # (item, user) -> row in the columns, made when first needed
         self._totals = (0, 0, 0)  # every label of the study read so far, superseded ones too: rows, id sum, highest id
-        self.full_reads = 0  # how many times every label was read (the tests count them)
 
     def vote_columns(self, db: Database, study_id: int, keys: tuple[str, ...], *, current: str) -> dict[str, tuple]:
         """The current labels as :func:`storage.studies.label_vote_columns` gives them (``keys`` =
@@ -86,37 +85,36 @@ class LabelState:
         with self._lock:
             if not self._totals[0] or not self._add_since(db, study_id):
                 self._read_all(db, study_id, current)
-            return dict(zip(keys, (tuple(c) for c in self._columns[1:])))
+            return dict(zip(keys, (c if isinstance(c, tuple) else tuple(c) for c in self._columns)))
 
     def _add_since(self, db: Database, study_id: int) -> bool:
-        """Add the labels of an id above the highest read; False (nothing changed) when the study's
-        label totals say that some other label is missing or gone."""
+        """Add the labels of an id above the highest read (each supersedes the annotator's older
+        label of the item); False (nothing changed) when the study's label totals say that some
+        other label is missing or gone."""
         rows, id_sum, highest = self._totals
-        new = db.execute(_LABEL_ROWS + " AND l.id > ?", [study_id, highest]).fetchall()
+        new = sorted(db.execute(_LABEL_ROWS + " AND l.id > ?", [study_id, highest]).fetchall())
         now = tuple(db.execute(_LABEL_TOTALS, [study_id]).fetchone())
         if now != (rows + len(new), id_sum + sum(r[0] for r in new), max([highest, *(r[0] for r in new)])):
             return False
-        if self._at is None:
-            self._at = {k: j for j, k in enumerate(zip(self._columns[1], self._columns[2]))}
-        cols, at = self._columns, self._at
-        for row in new:
-            j = at.get((row[1], row[2]))
-            if j is None:
-                at[(row[1], row[2])] = len(cols[0])
-                for c, v in zip(cols, row):
-                    c.append(v)
-            elif cols[0][j] < row[0]:
-                for c, v in zip(cols, row):
-                    c[j] = v
+        if new:
+            cols = self._columns = [list(c) for c in self._columns]
+            if self._at is None:
+                self._at = {k: j for j, k in enumerate(zip(cols[0], cols[1]))}
+            for _, item, user, *rest in new:  # by id: the newest of an item and annotator last
+                j = self._at.setdefault((item, user), len(cols[0]))
+                for c, v in zip(cols, (item, user, *rest)):
+                    if j == len(c):
+                        c.append(v)
+                    else:
+                        c[j] = v
         self._totals = now
         return True
 
     def _read_all(self, db: Database, study_id: int, current: str) -> None:
-        rows = db.execute(_LABEL_ROWS + " AND " + current, [study_id]).fetchall()
-        self._columns = [list(c) for c in zip(*rows)] or [[] for _ in _LABEL_COLUMNS]
-        self._at = None
-        self._totals = tuple(db.execute(_LABEL_TOTALS, [study_id]).fetchone())
-        self.full_reads += 1
+        # the totals first: a label stored between the two reads is read again next time, never missed
+        totals = tuple(db.execute(_LABEL_TOTALS, [study_id]).fetchone())
+        rows = db.execute(_LABEL_ROWS.replace("l.id, ", "", 1) + " AND " + current, [study_id]).fetchall()
+        self._columns, self._at, self._totals = list(zip(*rows)) or [(), (), (), (), ()], None, totals
 
 
 @dataclass
@@ -128,8 +126,9 @@ class _Kept:
     labels: LabelState = field(default_factory=LabelState)
 
 
-#: the shared reads of a study's items alone: kept while the items are unchanged, whatever the labels
-ITEM_READS = ("items", "item_columns", "item_payloads", "item_candidates", "item_screens", "item_parts")
+#: the shared values read from a study's items and its project's instances and queries alone (the
+#: sample's design too): kept while these are unchanged, whatever the labels
+ITEM_READS = ("items", "item_columns", "item_payloads", "item_candidates", "item_screens", "item_parts", "study_design")
 
 
 _kept: OrderedDict[tuple, _Kept] = OrderedDict()
@@ -148,8 +147,9 @@ def _place(db: Database) -> tuple | None:
 
 
 def _items_part(version: tuple) -> tuple:
-    """The part of a version the item reads depend on: the items table's (first of VERSIONED)."""
-    return version[:2]
+    """The part of a version the item reads depend on: items, instances and queries (the first three
+    tables of VERSIONED)."""
+    return version[:6]
 
 
 def _kept_study(db: Database, study_id: int, shared: dict) -> _Kept | None:
