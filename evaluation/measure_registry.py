@@ -173,17 +173,17 @@ IF_MEASURES: dict[str, IFMeasureSpec] = {
             summary="minimum nDCG@k over the instances of a group, mean over groups",
         ),
         IFMeasureSpec(
-            "p-MRR", None, {"qrels": (str, None, None), "ties": (str, "docid", TIES)},
+            "p-MRR", None, {"qrels": (str, None, None), "ties": (str, "docid", ("docid", "run-order"))},
             "Weller et al. (2024), FollowIR, eq. 1", "evaluation.pmrr.p_mrr", "ifjudge eval pmrr",
             aliases=("pmrr",), summary="rank change of the documents whose label changed",
         ),
         IFMeasureSpec(
-            "WISE", None, {"K": (int, 20, None), "qrels": (str, None, None), "ties": (str, "docid", TIES)},
+            "WISE", None, {"K": (int, 20, None), "qrels": (str, None, None), "ties": (str, "docid", ("docid", "run-order"))},
             "Zhou et al. (2025), InfoSearch, §2.3", "evaluation.infosearch.infosearch_metrics",
             "ifjudge eval infosearch", summary="rank-weighted reward of instructed and reversed runs",
         ),
         IFMeasureSpec(
-            "SICR", None, {"qrels": (str, None, None), "ties": (str, "docid", TIES)},
+            "SICR", None, {"qrels": (str, None, None), "ties": (str, "docid", ("docid", "run-order"))},
             "Zhou et al. (2025), InfoSearch, §2.3", "evaluation.infosearch.infosearch_metrics",
             "ifjudge eval infosearch", summary="share of positives ordered instructed > original > reversed",
         ),
