@@ -28,12 +28,12 @@ from annotation import majority as majority_rule
 from annotation.gc_pause import paused_gc
 from annotation.outcome_table import OutcomeTable, outcome_table
 from annotation.questions import question
+from annotation.resolution import SHOW  # noqa: F401  (the queues, named where --help reads them)
 from annotation.workspace import narrative_with_changes
 from storage import projects, studies
 from storage.errors import InvalidAnswer, NotFound
 from storage.db import Database
 
-SHOW = ("unresolved", "majority", "decided", "all")
 QUEUE_ROWS = 100  # items of a queue the Adjudicate page lists at a time (around the open item)
 
 

@@ -481,7 +481,17 @@ def benchmark_estimates(db: Database, study_id: int, *, match_threshold: int = M
     >>> out["estimates"][0]["share"], out["estimates"][0]["undefined"]
     (None, 'no decided item yet')
     """
-    design = study_design(db, study_id)
+    if judge is not None:
+        return _benchmark_estimates(db, study_id, match_threshold=match_threshold, alpha=alpha, judge=judge)
+    # once per page run or report when ``db`` shares its reads, kept across runs when it does
+    # (storage.studies.share_reads): the Monitor shows it on every run
+    return studies.shared(db, ("benchmark_estimates", study_id, match_threshold, alpha),
+                          lambda: _benchmark_estimates(db, study_id, match_threshold=match_threshold, alpha=alpha))
+
+
+def _benchmark_estimates(db: Database, study_id: int, *, match_threshold: int, alpha: float,
+                         judge: dict | None = None) -> dict:
+    design = studies.shared(db, ("study_design", study_id), lambda: study_design(db, study_id))  # read-only
     study = studies.get_study(db, study_id)
     per_estimand = estimand_rows(db, study_id, match_threshold=match_threshold)
     sampled = set(studies.item_columns(db, study_id)["instance_id"])

@@ -157,21 +157,22 @@ def annotator_table(db: Database, study_id: int) -> list[dict]:
     """Per annotator: screens done / total, median seconds per screen, share of labels equal to the
     item's decided value, and (best passage) share equal to the dataset's target."""
     t = outcome_table(db, study_id)
-    screen = np.asarray(studies.item_screens(db, study_id), dtype=object)[t.label_row]
     who, names = pd.factorize(t.annotator)
     n, code = len(names), {a: k for k, a in enumerate(names)}
     # the newest duration of each (annotator, screen): the last label of the screen read in label order
-    timed = np.flatnonzero(np.fromiter((d is not None for d in t.duration_ms), bool, len(t.duration_ms)))
+    timed = np.flatnonzero(np.not_equal(t.duration_ms, None))
     seconds: dict[str, list[float]] = {a: [] for a in names}
     if len(timed):
-        screen_code = pd.factorize(screen[timed])[0]
+        screen_code = pd.factorize(np.asarray(studies.item_screens(db, study_id), dtype=object))[0][t.label_row[timed]]
         key = who[timed] * (int(screen_code.max()) + 1) + screen_code
         _, last = np.unique(key[::-1], return_index=True)
-        for j in sorted((len(timed) - 1 - last).tolist()):
-            seconds[names[who[timed[j]]]].append(t.duration_ms[timed[j]] / 1000)
+        newest = timed[np.sort(len(timed) - 1 - last)]  # in label order
+        secs = t.duration_ms[newest].astype(np.float64) / 1000  # exact: durations are whole milliseconds
+        for k, name in enumerate(names):
+            seconds[name] = secs[who[newest] == k].tolist()
     decided = (t.provenance != "unresolved")[t.label_row] & (t.n_labels >= 2)[t.label_row]
     agree = _shares(who, n, decided, t.label_value == t.value[t.label_row])
-    has_gold = np.fromiter((bool(g) for g in t.gold), bool, len(t.gold))[t.label_row]
+    has_gold = t.gold.astype(bool)[t.label_row]  # bool() of each: None and "" have none
     gold = _shares(who, n, has_gold, t.label_value == t.gold[t.label_row])
     out = []
     for name in studies.get_study(db, study_id)["annotators"]:
@@ -210,7 +211,12 @@ def _disagreements(db: Database, study_id: int) -> list[dict]:
 
 
 def reasons(db: Database, study_id: int) -> list[dict]:
-    """Every reason given (a reason is required for each No)."""
+    """Every reason given (a reason is required for each No). Computed once per page run or report
+    when ``db`` shares its reads (then read the rows, do not change them)."""
+    return list(studies.shared(db, ("reasons", study_id), lambda: _reasons(db, study_id)))
+
+
+def _reasons(db: Database, study_id: int) -> list[dict]:
     t = outcome_table(db, study_id)
     given = [j for j, r in enumerate(t.reason) if r]
     rows = t.label_row[given]
@@ -231,8 +237,9 @@ def study_monitor(db: Database, study_id: int, *, n_boot: int = 200, seed: int |
     ``"disagreements"`` and ``"reasons"``}. Intervals use ``n_boot`` bootstrap replicates with
     ``seed`` (default: the study's seed), as the page does.
     """
-    # the pieces below read the same labels: once; their hundreds of thousands of rows hold no cycle
-    with studies.shared_reads(db), paused_gc():
+    # the pieces below read the same labels: once, and kept for the next call while the study's data are
+    # unchanged (storage.study_reads); their hundreds of thousands of rows hold no cycle
+    with studies.shared_reads(db, across_runs=True), paused_gc():
         return _study_monitor(db, study_id, n_boot=n_boot, seed=seed)
 
 
@@ -250,9 +257,10 @@ def _study_monitor(db: Database, study_id: int, *, n_boot: int, seed: int | None
         "annotators": annotator_table(db, study_id),
         "questions": {q: question_report(db, study_id, q, n_boot=n_boot, seed=seed) for q in study["questions"]},
     })
-    # already plain (ints, floats rounded from ratios, text): tens of thousands of rows need no pass
-    out["disagreements"] = disagreements(db, study_id)
-    out["reasons"] = reasons(db, study_id)
+    # already plain (ints, floats rounded from ratios, text): tens of thousands of rows need no pass, only
+    # a copy (the rows are kept for the next call)
+    out["disagreements"] = [dict(r) for r in disagreements(db, study_id)]
+    out["reasons"] = [dict(r) for r in reasons(db, study_id)]
     return out
 
 

@@ -34,6 +34,9 @@ from storage.errors import IFJudgeError, NotFound, PermissionDenied
 from storage.db import Database
 
 EDITOR_ROLES = ("expert", "lead")
+# the two kinds of re-judging round: of the published changed instruction (rejudge_published) and of
+# an expert's edit (save_narrative); annotation.rejudging says what each one finds
+KINDS = ("published", "edit")
 GUIDANCE = (
     "FollowIR (Weller et al., 2024, §3): make the narrative more specific by adding aspects a document "
     "must have to be relevant, or add a negation (documents about ... are not relevant). Documents relevant "

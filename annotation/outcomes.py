@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from statistics import median
 
+import numpy as np
 import pandas as pd
 
 from annotation import majority
@@ -104,13 +105,42 @@ def labels_frame(db: Database, study_id: int, question_id: str) -> tuple[pd.Data
         candidates = studies.item_candidates(db, study_id, question_id)
         n = int(s.get("passages", 3))
         categories = [str(i) for i in range(1, n + 1)]
-        values = [str(candidates[i].index(v) + 1) for i, v in zip(items.tolist(), values.tolist())]
+        values = passage_positions(candidates, items, values)
         gold = {i: str(candidates[i].index(g) + 1) for i, g in t.gold_of(question_id).items()}
     else:
         q = question(question_id, naturalness=s.get("naturalness", "yesno"), relevance=s.get("relevance", "binary"))
         categories = list(q.categories)
     frame = pd.DataFrame({"item": items, "annotator": annotators, "label": values})
     return frame, categories, gold
+
+
+def passage_positions(candidates: dict[int, list[str]], items: np.ndarray, chosen: np.ndarray) -> list[str]:
+    """The position ("1".."N") of each chosen passage (``chosen[j]``, a doc id) in the candidate
+    list of its item (``items[j]``): its first place there, as ``list.index``, for every label at once.
+    An item without candidates is a ``KeyError``, a passage not among them a ``ValueError``.
+
+    >>> passage_positions({7: ["d2", "d1"], 9: ["d5", "d6", "d7"]}, np.array([9, 7, 9]), np.array(["d7", "d1", "d5"]))
+    ['3', '2', '1']
+    """
+    if not len(items):
+        return []
+    ids = np.fromiter(candidates, np.int64, len(candidates))
+    width = max(map(len, candidates.values()), default=0)
+    table = np.full((len(ids), width), None, dtype=object)
+    for r, passages in enumerate(candidates.values()):
+        table[r, :len(passages)] = passages
+    order = np.argsort(ids, kind="stable")
+    at = np.minimum(np.searchsorted(ids, items, sorter=order), max(len(ids) - 1, 0))
+    row = order[at] if len(ids) else at
+    absent = np.flatnonzero(ids[row] != items) if len(ids) else np.arange(len(items))
+    if len(absent):
+        raise KeyError(int(items[absent[0]]))
+    chosen = np.asarray(chosen, dtype=object)
+    hit = table[row] == chosen[:, None]
+    missing = np.flatnonzero(~hit.any(1))
+    if len(missing):
+        raise ValueError(f"{chosen[missing[0]]!r} is not in list")
+    return np.asarray([str(k) for k in range(1, width + 1)], dtype=object)[hit.argmax(1)].tolist()
 
 
 @dataclass

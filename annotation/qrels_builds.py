@@ -35,6 +35,7 @@ from annotation import majority
 from annotation.gc_pause import paused_gc
 from annotation.outcomes import ValidationRules, match_score
 from annotation.narrative_versions import original_judgments
+from annotation.resolution import UNRESOLVED_POLICIES  # noqa: F401  (named where --help reads them)
 from annotation.rejudging import KIND_VERSIONS, PURPOSES, changed_judgments, kind_of_study, rejudge_summary
 from formats.bundle import VALIDATES
 from storage import narratives as narrative_store
@@ -42,7 +43,6 @@ from storage import projects, studies
 from storage.errors import IFJudgeError
 from storage.db import Database
 
-UNRESOLVED_POLICIES = ("keep-published", "drop", "relevant", "not-relevant")
 INSTANCE_QUESTIONS = ("validity", "naturalness", "best_passage", "passage_match")
 
 

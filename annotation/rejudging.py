@@ -27,14 +27,13 @@ from annotation import majority
 from annotation.gc_pause import paused_gc
 from annotation.agreement_data import UnknownLabel
 from annotation.agreement_stats import Undefined, fleiss_kappa, percent_agreement, randolph_kappa
-from annotation.narrative_versions import original_judgments
+from annotation.narrative_versions import KINDS, original_judgments
 from annotation.questions import question
 from storage import narratives as store
 from storage import projects, studies
 from storage.errors import IFJudgeError, NotFound
 from storage.db import Database
 
-KINDS = ("published", "edit")
 PURPOSES = {"published": store.PUBLISHED_PURPOSE, "edit": store.REJUDGE_PURPOSE}
 # the qrels version each kind of re-judging builds
 KIND_VERSIONS = {"published": "changed-validated", "edit": "edited-validated"}

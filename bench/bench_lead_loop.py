@@ -12,11 +12,20 @@ A child process prints three figures:
   library call, or ``AppTest.run()``): what the targets are about;
 * ``imports``: importing the modules the step needs (paid once per process by a CLI command;
   once per server by a page);
-* ``warm``: for a page, a second ``AppTest.run()`` in the same process (a lead pressing Refresh
-  on a running server);
+* ``warm``: a second call (a page: a second ``AppTest.run()``) in the same process on the same
+  data: a lead changing a widget, or pressing Refresh while nobody labels (the Monitor keeps its
+  values across runs while the study's data are unchanged: ``storage/study_reads.py``);
+* ``+30 labels``: a third call after 30 new labels (changed answers, each superseding an older
+  label) were stored: a lead pressing Refresh while the annotators work (the labels added since are
+  read alone, the statistics computed again);
 
-and the parent prints the whole process' wall time too. Mutating steps (study creation, validate)
-work on a copy of the database made before the clock starts. Targets (2 cores): each page run
+and the parent prints the whole process' wall time too, and ``cpu``, the process's CPU time during
+the step (all threads: what the step costs whatever else runs on a shared machine). Mutating steps (study creation, validate,
+the ``+30 labels`` of the monitor steps) work on a copy of the database made before the clock
+starts. A library or page step runs as the app server does: after the server's background preload
+(``ui/preload.py``: every module the pages import, scikit-learn, a first chart) and, for a page,
+after the server's first script run (the sign-in page, which pays Streamlit's one-time
+``inspect.stack()`` check); a command pays its own lazy imports. Targets (2 cores): each page run
 and each command < 0.5 s; import < 5 s (Robust04-sized) and < 1 s (the shipped InstructIR
 release); each export < 3 s. The load average (1 min) is printed before and after each step:
 the machine is shared, figures taken under load are slower.
@@ -93,9 +102,10 @@ def _study_id(path: Path) -> int:
 LIBRARY = ("storage", "formats", "annotation", "evaluation", "exports", "cli")
 
 
-def preimport() -> None:
+def preimport(*, server: bool = False) -> None:
     """Import every module of the library and the CLI (not the retrievers' model code), as a running
-    server has: the ``step`` figure is then the work, and ``imports`` what a new process adds."""
+    server has: the ``step`` figure is then the work, and ``imports`` what a new process adds. With
+    ``server``, also what the app server preloads in the background when it starts (ui/preload.py)."""
     import importlib
     import pkgutil
     for pkg in LIBRARY:
@@ -106,6 +116,9 @@ def preimport() -> None:
                 importlib.import_module(m.name)
     import altair  # noqa: F401  (the pages' charts)
     import streamlit  # noqa: F401
+    if server:
+        from ui.preload import preload
+        preload()
 
 
 def child(kind: str, args: list) -> dict:
@@ -134,51 +147,72 @@ def _child(kind: str, args: list, tmp: str) -> dict:
         devnull = open(os.devnull, "w")
         real = sys.stdout
         sys.stdout = devnull
-        t = time.perf_counter()
+        t, cpu = time.perf_counter(), time.process_time()
         try:
             code = main(argv)
         finally:
             sys.stdout = real
-        out["step"] = time.perf_counter() - t
+        out["step"], out["cpu"] = time.perf_counter() - t, time.process_time() - cpu
         out["exit"] = code
     elif kind == "lib":
         fx, what = args
-        path = CACHE / f"{fx}.db"
+        path = Path(tmp) / "b.db"
+        copy_db(CACHE / f"{fx}.db", path)
         sid = _study_id(path)
         t = time.perf_counter()
-        preimport()
+        preimport(server=True)
         from storage.db import connect
         if what == "monitor":
             from annotation.monitor import study_monitor as fn
         else:
             from annotation.adjudication import queue as fn
         out["imports"] = time.perf_counter() - t
-        t = time.perf_counter()
-        db = connect(path)
-        res = fn(db, sid)
-        out["step"] = time.perf_counter() - t
+        for figure in ("step", "warm", "labels"):
+            if figure == "labels":
+                _new_labels(path, 30)
+            t, cpu = time.perf_counter(), time.process_time()
+            res = fn(connect(path), sid)
+            out[figure] = time.perf_counter() - t
+            out.setdefault("cpu", time.process_time() - cpu)
         out["size"] = len(res)
     else:
         fx, page = args
-        path = CACHE / f"{fx}.db"
+        path = Path(tmp) / "b.db"
+        copy_db(CACHE / f"{fx}.db", path)
         os.environ["IFJUDGE_DB"] = str(path)
         t = time.perf_counter()
-        preimport()
+        preimport(server=True)
         from streamlit.testing.v1 import AppTest
         import sqlite3
+        AppTest.from_string("import streamlit as st\nst.title('IFJudge')").run()  # the server's first run: sign-in
         out["imports"] = time.perf_counter() - t
         with sqlite3.connect(path) as c:
             uid, name, role = c.execute("SELECT id, name, role FROM users WHERE name = 'lead'").fetchone()
         at = AppTest.from_file(str(ROOT / page), default_timeout=120)
         at.session_state["user"] = {"id": uid, "name": name, "role": role}
-        t = time.perf_counter()
-        at.run()
-        out["step"] = time.perf_counter() - t
-        t = time.perf_counter()
-        at.run()
-        out["warm"] = time.perf_counter() - t
+        for figure in ("step", "warm", "labels"):
+            if figure == "labels":
+                _new_labels(path, 30)
+            t, cpu = time.perf_counter(), time.process_time()
+            at.run()
+            out[figure] = time.perf_counter() - t
+            out.setdefault("cpu", time.process_time() - cpu)
         out["exception"] = [str(e.value)[:200] for e in at.exception]
     return out
+
+
+def _new_labels(path: Path, n: int) -> None:
+    """``n`` changed answers, as annotators store them while the lead watches: a new label for the
+    first ``n`` current labels of Yes/No and relevance items, each superseding the older one."""
+    import sqlite3
+    with sqlite3.connect(path) as c:
+        rows = c.execute("SELECT l.item_id, l.user_id, l.id, l.value FROM labels l JOIN items i ON i.id = l.item_id"
+                         " WHERE i.question IN ('validity', 'naturalness', 'relevance') ORDER BY l.id LIMIT ?",
+                         [n]).fetchall()
+        flip = {"Yes": "No", "No": "Yes", "relevant": "not relevant", "not relevant": "relevant"}
+        c.executemany("INSERT INTO labels (item_id, user_id, value, reason, submitted_at, duration_ms, supersedes)"
+                      " VALUES (?, ?, ?, 'changed my mind', ?, 1200, ?)",
+                      [(item, user, flip.get(value, value), time.time(), old) for item, user, old, value in rows])
 
 
 # ---------------------------------------------------------------- parent side
@@ -201,7 +235,7 @@ def run_step(kind: str, args: list, repeats: int) -> dict:
         rows.append(json.loads(p.stdout.strip().splitlines()[-1]))
         if walls[-1] > LONG_S:  # a step far over its target: one run says enough, the machine is shared
             break
-    med = {k: statistics.median(r[k] for r in rows) for k in ("step", "imports", "warm") if k in rows[0]}
+    med = {k: statistics.median(r[k] for r in rows) for k in ("step", "cpu", "imports", "warm", "labels") if k in rows[0]}
     return {**med, "wall": statistics.median(walls), "runs": [round(r["step"], 3) for r in rows],
             "exit": rows[-1].get("exit"), "exception": rows[-1].get("exception"), "load": (before, load())}
 
@@ -221,7 +255,8 @@ def main() -> None:
     t = time.perf_counter()
     info = build(CACHE)
     print(f"fixture: {json.dumps(info)} (ready in {time.perf_counter() - t:.1f} s)")
-    print(f"{'step':<64} {'median':>8} {'target':>7} {'met':>4} {'warm':>7} {'imports':>8} {'process':>8}  load 1m")
+    print(f"{'step':<64} {'median':>8} {'cpu':>6} {'target':>7} {'met':>4} {'warm':>7} {'+30 lab':>7} {'imports':>8}"
+          f" {'process':>8}  load 1m")
     wanted = [w.strip() for w in args.only.split(",")] if args.only else None
     for name, kind, target, step_args in _steps():
         if wanted and not any(w in name for w in wanted):
@@ -236,7 +271,9 @@ def main() -> None:
         if r.get("exception"):
             note = f"  (page exception: {r['exception'][0]})"
         warm = f"{r['warm']:.3f}" if "warm" in r else "-"
-        print(f"{name:<64} {r['step']:>7.3f}s {target:>6.1f}s {'yes' if r['step'] < target else 'NO':>4} {warm:>7} "
+        fresh = f"{r['labels']:.3f}" if "labels" in r else "-"
+        print(f"{name:<64} {r['step']:>7.3f}s {r['cpu']:>5.2f}s {target:>6.1f}s {'yes' if r['step'] < target else 'NO':>4} "
+              f"{warm:>7} {fresh:>7} "
               f"{r['imports']:>7.3f}s {r['wall']:>7.2f}s  {r['load'][0]:.2f}->{r['load'][1]:.2f}  runs {r['runs']}{note}",
               flush=True)
 

@@ -7,7 +7,7 @@ The same library calls as the Adjudicate page (annotation.adjudication).
 """
 from __future__ import annotations
 
-from annotation import adjudication
+from annotation.resolution import SHOW
 from storage.db import connect
 from storage.errors import IFJudgeError
 from annotation.glossary import UNDEFINED, label, votes
@@ -19,7 +19,7 @@ def register(sub) -> None:
     add_db(p)
     p.add_argument("--study", required=True, type=int)
     p.add_argument("--list", action="store_true", help="print the queue (tab-separated) instead of recording")
-    p.add_argument("--show", choices=adjudication.SHOW, default="unresolved",
+    p.add_argument("--show", choices=SHOW, default="unresolved",
                    help="which items --list prints (default: unresolved, the ties no majority settles)")
     p.add_argument("--item", type=int, help="the item to decide (an id from --list)")
     p.add_argument("--value", help="the final value: one of the question's answers (a passage's doc id for the best passage)")
@@ -29,6 +29,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from annotation import adjudication
+
     db = connect(args.db)
     if args.list:
         print("item\tinstance\tquestion\tvotes\tdecision")

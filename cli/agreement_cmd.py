@@ -10,15 +10,15 @@ from __future__ import annotations
 import csv
 import io
 import json
+from typing import TYPE_CHECKING
 
-import pandas as pd
-
-from annotation.agreement import agreement_report
-from annotation.agreement_data import DuplicateLabel, MissingValue, UnknownLabel
 from storage.errors import IFJudgeError, ImportFailure
 from formats.text import decode_utf8
 from cli.options import add_db, add_json
 from cli.output import fmt_value, format_table
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 LABEL_COLUMNS = ("item", "annotator", "label")
 GOLD_COLUMNS = ("item", "label")
@@ -67,6 +67,8 @@ def _read_utf8(path: str) -> str:
 def read_csv_table(path: str, columns: tuple[str, ...]) -> tuple[pd.DataFrame, list[int]]:
     """Rows of a CSV with (at least) the header ``columns``, values stripped, and the file line of
     every row. Refuses an empty file, a missing column and rows with the wrong number of fields."""
+    import pandas as pd
+
     data: dict[str, list[str]] = {c: [] for c in columns}
     lines: list[int] = []
     text = _read_utf8(path)
@@ -108,6 +110,9 @@ def report_from_frame(labels: pd.DataFrame, categories: list[str], *, gold: pd.D
                       overlap=None, adjudications=None) -> dict:
     """The agreement report of a label DataFrame; errors about a row are re-raised naming the
     source (file) and its line when ``*_lines`` map rows to lines."""
+    from annotation.agreement import agreement_report
+    from annotation.agreement_data import DuplicateLabel, MissingValue, UnknownLabel
+
     try:
         return agreement_report(labels, categories, gold=gold, ordinal=args.ordinal,
                                 n_boot=args.bootstrap, seed=args.seed, overlap=overlap, adjudications=adjudications)
@@ -149,6 +154,8 @@ def run_db(args) -> int:
     """The same report from the database: the study's current labels of one question, its declared
     categories, and the dataset's gold where the question has one (best_passage: the target); the
     majority follows the study's planned overlap and the lead's adjudications, as on the monitor."""
+    import pandas as pd
+
     from annotation.monitor import decision_inputs
     from annotation.outcomes import labels_frame
     from storage.db import connect

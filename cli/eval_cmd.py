@@ -12,11 +12,8 @@ import json
 import math
 
 from formats import trec_io
-from evaluation.infosearch import infosearch_metrics
 from evaluation.instfol import instfol, read_judge_scores
-from evaluation.measures import DEFAULT_STANDARD, evaluate, parse_measures
-from evaluation.pmrr import TIES, p_mrr
-from evaluation.robustness import read_groups, robustness
+from evaluation.measure_registry import DEFAULT_STANDARD, TIES, parse_measures
 from storage.errors import IFJudgeError, ImportFailure
 from cli.options import add_db, add_json
 from cli.output import fmt_value
@@ -62,7 +59,7 @@ def register(subparsers) -> None:
     p = eval_sub.add_parser("metrics", help="nDCG@k, AP, Rprec, Bpref, P@k, ... any trec_eval / ir-measures measure")
     p.add_argument("--qrels", required=True, help="qrels file: TREC 'qid 0 docid rel' or BEIR TSV")
     p.add_argument("--run", required=True, help="TREC run file 'qid Q0 docid rank score tag'")
-    p.add_argument("--measures", type=_measures_arg, default=parse_measures(",".join(DEFAULT_STANDARD)),
+    p.add_argument("--measures", type=_measures_arg, default=",".join(DEFAULT_STANDARD),  # parsed when used
                    help=f"comma-separated measures (default {','.join(DEFAULT_STANDARD)})")
     p.add_argument("--missing", choices=("omit", "zero"), default="omit",
                    help="queries with relevant documents absent from the run: left out of the mean "
@@ -147,6 +144,8 @@ def _list(items: list[str], limit: int = 10) -> str:
 
 
 def _metrics(args) -> int:
+    from evaluation.measures import evaluate
+
     qrels = trec_io.read_qrels(args.qrels)
     run_ = trec_io.read_run(args.run)
     result = evaluate(qrels, run_, args.measures, missing=args.missing)
@@ -163,6 +162,8 @@ def _metrics(args) -> int:
 
 
 def _robustness(args) -> int:
+    from evaluation.robustness import read_groups, robustness
+
     qrels = trec_io.read_qrels(args.qrels)
     run_ = trec_io.read_run(args.run)
     groups = read_groups(args.groups) if args.groups else None
@@ -184,6 +185,8 @@ def _robustness(args) -> int:
 
 
 def _pmrr(args) -> int:
+    from evaluation.pmrr import p_mrr
+
     result = p_mrr(
         trec_io.read_qrels(args.qrels_og), trec_io.read_qrels(args.qrels_changed),
         trec_io.read_run(args.run_og), trec_io.read_run(args.run_changed),
@@ -199,6 +202,8 @@ def _pmrr(args) -> int:
 
 
 def _infosearch(args) -> int:
+    from evaluation.infosearch import infosearch_metrics
+
     result = infosearch_metrics(
         trec_io.read_qrels(args.qrels_og), trec_io.read_qrels(args.qrels_ins),
         trec_io.read_run(args.run_ori), trec_io.read_run(args.run_ins), trec_io.read_run(args.run_rev),

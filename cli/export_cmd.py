@@ -8,15 +8,21 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import TYPE_CHECKING
 
-from annotation.outcomes import ValidationRules
-from annotation.qrels_builds import UNRESOLVED_POLICIES, UnresolvedJudgments, describe_studies, store_versions
+from annotation.resolution import UNRESOLVED_POLICIES
 from exports.validated import FORMATS, export_to_folder, left_out_lines
 from storage.db import connect
 from cli.options import add_db, add_json, add_project
 
+if TYPE_CHECKING:  # imported by the handlers (numpy, pandas): --help is read without them
+    from annotation.outcomes import ValidationRules
+    from annotation.qrels_builds import UnresolvedJudgments
+
 
 def _rules(args) -> ValidationRules:
+    from annotation.outcomes import ValidationRules
+
     return ValidationRules(
         drop_invalid=not args.keep_invalid, drop_unnatural=not args.keep_unnatural,
         drop_best_passage_mismatch=args.drop_best_passage_mismatch, keep_unsampled=not args.only_checked,
@@ -79,6 +85,8 @@ def _print_unresolved(exc: UnresolvedJudgments) -> None:
 
 
 def run_export(args) -> int:
+    from annotation.qrels_builds import UnresolvedJudgments
+
     try:
         manifest = export_to_folder(connect(args.db), args.project, args.format, args.out, study_ids=args.study,
                                   rules=_rules(args), unresolved=args.unresolved, allow_incomplete=args.allow_incomplete,
@@ -103,6 +111,7 @@ def run_export(args) -> int:
 
 
 def run_validate(args) -> int:
+    from annotation.qrels_builds import UnresolvedJudgments, describe_studies, store_versions
     from storage import projects, studies
 
     db = connect(args.db)

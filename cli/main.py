@@ -7,9 +7,12 @@ group (``cli/eval_run_cmd.py`` adds ``eval run`` and ``eval compare`` through ``
 reports to users (:class:`storage.errors.IFJudgeError`) are printed as one line on stderr with
 exit status 2, never as a traceback.
 
-A command imports only the module that registers it (:data:`COMMANDS`), not the whole library:
-``ifjudge users --help`` starts without pandas, scikit-learn or torch. ``ifjudge --help`` (or a
-name that is no command) builds the whole parser, so it lists every command.
+A command imports only the module that registers it (:data:`COMMANDS`), not the whole library,
+and a command module imports the heavy parts of the library (numpy, pandas, scipy, statsmodels,
+scikit-learn, torch) in its handlers, never to build its parser: ``ifjudge --help`` (or a name
+that is no command), which builds the whole parser to list every command, and every
+``ifjudge <command> [<sub-command>] --help`` start as fast as ``sqlite-utils --help``
+(tests/test_cli_startup.py, bench/bench_cli_startup.py).
 """
 from __future__ import annotations
 

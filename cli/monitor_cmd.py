@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 
-from annotation.monitor import study_monitor
 from storage.db import connect
 from storage.errors import IFJudgeError
 from cli.options import add_db, add_json
@@ -28,6 +27,8 @@ def _fmt(v) -> str:
 
 
 def run(args) -> int:
+    from annotation.monitor import study_monitor
+
     if args.bootstrap < 0:
         raise IFJudgeError(f"--bootstrap must be >= 0, got {args.bootstrap}")
     m = study_monitor(connect(args.db), args.study, n_boot=args.bootstrap, seed=args.seed)

@@ -7,9 +7,9 @@ import json
 import sys
 from pathlib import Path
 
-from annotation import narrative_versions, qrels_builds, rejudging
+from annotation import narrative_versions
+from annotation.resolution import UNRESOLVED_POLICIES
 from annotation.word_diff import diff_rows, diff_text, word_diff
-from exports import followir
 from storage import narratives as store
 from storage import projects
 from storage.db import connect
@@ -98,7 +98,7 @@ def _add_summary(ns) -> None:
     _with_db_and_project(r)
     r.add_argument("--query", help="only this query")
     r.add_argument("--documents", action="store_true", help="also list every re-judged document")
-    r.add_argument("--kind", choices=rejudging.KINDS,
+    r.add_argument("--kind", choices=narrative_versions.KINDS,
                    help="which re-judging: of the published changed instruction, or of expert edits (default: "
                         "the one the project has; required when it has both)")
     r.add_argument("--store", action="store_true",
@@ -128,8 +128,6 @@ def _add_export(sub) -> None:
 
 
 def _unresolved_args(p) -> None:
-    from annotation.qrels_builds import UNRESOLVED_POLICIES
-
     p.add_argument("--unresolved", choices=UNRESOLVED_POLICIES, default=None,
                    help="how to treat re-judged documents without a majority (required when there are some)")
     p.add_argument("--allow-incomplete", action="store_true",
@@ -225,6 +223,8 @@ def run_rejudge_published(args) -> int:
 
 def _kind(db, project: str, kind: str | None) -> str:
     """The re-judging kind asked for, else the one the project has (edit when it has none)."""
+    from annotation import rejudging
+
     if kind is not None:
         return kind
     pid = projects.get_project(db, project)["id"]
@@ -236,6 +236,8 @@ def _kind(db, project: str, kind: str | None) -> str:
 
 
 def run_summary(args) -> int:
+    from annotation import qrels_builds, rejudging
+
     db = connect(args.db)
     kind = _kind(db, args.project, args.kind)
     summary = rejudging.rejudge_summary(db, args.project, query_id=args.query, kind=kind)
@@ -281,6 +283,8 @@ def run_summary(args) -> int:
 
 
 def run_export(args) -> int:
+    from exports import followir
+
     result = followir.export_followir(connect(args.db), args.project, args.out, all_documents=args.all_documents,
                                       unresolved=args.unresolved, allow_incomplete=args.allow_incomplete)
     if args.json:

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 
-from annotation.estimates import read_judge_labels
-from exports.benchmark_report import benchmark_report, to_markdown
 from storage.db import connect
 from storage.errors import IFJudgeError
 from cli.options import add_db, add_json
@@ -35,6 +33,9 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from annotation.estimates import read_judge_labels
+    from exports.benchmark_report import benchmark_report, to_markdown
+
     if args.bootstrap < 1:
         raise IFJudgeError(f"--bootstrap must be at least 1, got {args.bootstrap}")
     db = connect(args.db)

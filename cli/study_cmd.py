@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import sys
 
-from annotation.instfol_study import create_instfol_study
 from annotation.studies import StudySettings, create_study, sample_overlap
 from formats import trec_io
 from annotation.workspace import labels_csv
@@ -79,6 +78,8 @@ def run_create(args) -> int:
         if args.questions != ["instfol_match"]:
             raise IFJudgeError("instfol_match is asked in a study of its own (its items are the runs' passages); "
                                f"got --questions {','.join(args.questions)}")
+        from annotation.instfol_study import create_instfol_study
+
         bare, bare_src = _run(db, args.bare_run, args.bare_run_id, "bare")
         instructed, instructed_src = _run(db, args.instructed_run, args.instructed_run_id, "instructed")
         result = create_instfol_study(

@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import math
 
-from annotation.scale_summary import scale_summary
 from storage.db import connect
 from storage.errors import IFJudgeError
 from cli.options import add_db, add_json
@@ -22,6 +21,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from annotation.scale_summary import scale_summary
+
     if args.bootstrap < 0:
         raise IFJudgeError(f"--bootstrap must be >= 0, got {args.bootstrap}")
     table = scale_summary(connect(args.db), args.study, n_boot=args.bootstrap, seed=args.seed)

@@ -47,7 +47,7 @@ def yield_to_app(nice: int = WORKER_NICE, env: dict | None = None) -> int:
 
 
 def register(sub) -> None:
-    from evaluation.jobs import HEARTBEAT_SECONDS, POLL_SECONDS, STALE_SECONDS
+    from storage.jobs import HEARTBEAT_SECONDS, POLL_SECONDS, STALE_SECONDS
 
     p = sub.add_parser("worker", help="run queued evaluation jobs",
                        description="Claims queued jobs one at a time and runs them; stops on SIGTERM / Ctrl-C "

@@ -35,6 +35,7 @@ from evaluation.protocols import PROTOCOLS, check_wise_version
 from evaluation.protocols import resolve as resolve_protocol
 from evaluation.templates import get_template
 from storage import jobs as store
+from storage.jobs import HEARTBEAT_SECONDS, POLL_SECONDS, STALE_SECONDS
 from storage import projects
 from storage.db import Database, connect, target_of
 from storage.errors import IFJudgeError, NotFound
@@ -43,9 +44,6 @@ from storage.postgres import DatabaseUnavailable
 EVAL_KIND = "eval"
 JUDGE_KIND = "judge"  # a judge run (evaluation.judges.jobs)
 KINDS = (EVAL_KIND, JUDGE_KIND)
-HEARTBEAT_SECONDS = 2.0
-STALE_SECONDS = 30.0
-POLL_SECONDS = 2.0
 MAX_ATTEMPTS = 2  # a job whose worker died is retried once
 #: the options of :class:`evaluation.retrievers.dense.DenseRetriever` (and of a ``rerank`` cross-encoder) a job can carry
 ENCODER_OPTIONS = ("device", "backend", "batch_size", "fp16")

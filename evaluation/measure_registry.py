@@ -42,7 +42,7 @@ from formats.errors import IFJudgeError
 
 __all__ = [
     "GENERIC_MEASURES", "DEFAULT_MEASURES_BY_KIND", "DEFAULT_STANDARD", "IF_MEASURES", "IFMeasure", "IFMeasureSpec", "Measure",
-    "UnknownMeasure", "default_measures", "known_measures", "parse", "parse_all", "parse_measure", "parse_measures",
+    "TIES", "UnknownMeasure", "default_measures", "known_measures", "parse", "parse_all", "parse_measure", "parse_measures",
 ]
 
 
@@ -151,6 +151,10 @@ class IFMeasureSpec:
         if self.at:
             text += f"@{self.at}"
         return text
+
+
+#: the tie rules of the rank-based measures: doc id descending (trec_eval's) or the run's own order
+TIES = ("docid", "run-order")
 
 
 def _value_repr(value) -> str:
@@ -534,4 +538,6 @@ def parse_measures(measures: "str | Iterable[str | Measure]") -> list[Measure]:
     return out
 
 
-DEFAULT_STANDARD: tuple[str, ...] = tuple(n for n in GENERIC_MEASURES if isinstance(parse(n), Measure))
+# the names that are no instruction-following measure, told apart without ir-measures' providers (which
+# load pytrec_eval and numpy) so that `ifjudge eval --help` is quick; each parses as a Measure
+DEFAULT_STANDARD: tuple[str, ...] = tuple(n for n in GENERIC_MEASURES if _parse_if(n) is None)

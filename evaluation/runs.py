@@ -30,7 +30,7 @@ from itertools import chain
 
 import numpy as np
 
-TIES = ("docid", "run-order")
+from evaluation.measure_registry import TIES
 
 
 def check_ties(ties: str) -> None:

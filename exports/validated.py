@@ -14,16 +14,21 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from annotation.outcomes import ValidationRules
-from exports import report
-from exports.followir import followir_bundle
 from formats import digests, writers as layouts
 from formats.corpus import corpus_ids
 from storage import projects, studies
 from formats.bundle import PUBLISHED_QRELS_VERSIONS, Bundle, Instance, Qrel, Query
 from storage.db import Database, now_iso
 from storage.errors import IFJudgeError
+
+if TYPE_CHECKING:
+    from annotation.outcomes import ValidationRules
+
+# The builds, the report and the FollowIR bundle (numpy, pandas, statsmodels) are imported where an
+# export runs: FORMATS, the choices of `ifjudge export --format`, is read without them.
+
 
 def tool_version() -> str:
     try:
@@ -175,6 +180,8 @@ def _export_jsonl(job: ExportJob) -> list[Path]:
 
 def _export_report(job: ExportJob) -> list[Path]:
     """The report of each study (one folder per study when there are several)."""
+    from exports import report
+
     written = []
     for sid in job.study_ids:
         target = job.out if len(job.study_ids) == 1 else job.out / f"study-{sid}"
@@ -218,6 +225,7 @@ def export_project(
     unresolved judgments with the treatment chosen. The format's writer comes from
     :data:`EXPORTERS`.
     """
+    from annotation.outcomes import ValidationRules
     from annotation.qrels_builds import build_versions
 
     if fmt not in EXPORTERS:
@@ -414,6 +422,8 @@ def _followir_part(db: Database, project: str, bundle: Bundle, versions: list[st
     arguments. After a re-judging round (``changed-validated`` built on narrative chains):
     instruction_changed = the re-judged narrative, qrels_changed = the human outcome (queries
     without a round keep their published changed qrels)."""
+    from exports.followir import followir_bundle
+
     # FollowIR re-judging: of expert edits (a new instruction version) or of the published changed one
     rejudged = builds.get("edited-validated") or builds.get("changed-validated")
     if rejudged is not None and rejudged.settings.get("scale"):
@@ -437,6 +447,8 @@ def _write_followir_shaped(write, db: Database, project: str, bundle: Bundle, ve
     try:
         return write(part, **kw)
     except ValueError as exc:
+        from exports.followir import followir_bundle
+
         mixed, skipped = followir_bundle(db, project)
         if not mixed.queries:
             raise

@@ -32,7 +32,7 @@ def page_picker(part: dict, what: str, *, key: str) -> None:
 require_role("lead")
 # a read-only run over a large study's rows (no reference cycles): the cyclic collector waits for its end
 with paused_gc():
-    conn = studies.share_reads(db())  # read-only page: the study's labels are read once per run
+    conn = studies.share_reads(db(), across_runs=True)  # read-only page: labels read once, kept while unchanged
     st.title("Monitor")
     study = pick_study(conn, key="mon_study")
     sid = study["id"]

@@ -24,6 +24,11 @@ from storage.errors import IFJudgeError, NotFound
 
 STATES = ("queued", "running", "finished", "failed", "cancelled")
 ACTIVE = ("queued", "running")
+# the queue's clock (seconds): a running job's worker writes a heartbeat every HEARTBEAT_SECONDS; a job
+# without one for STALE_SECONDS has lost its worker (recover_stale); an idle worker looks every POLL_SECONDS
+HEARTBEAT_SECONDS = 2.0
+STALE_SECONDS = 30.0
+POLL_SECONDS = 2.0
 _COLUMNS = ("id", "kind", "project_id", "parameters", "dedupe_key", "state", "done", "total", "message",
             "stage_started_at", "attempts", "max_attempts", "worker_id", "heartbeat_at", "cancel_requested",
             "error", "result_ids", "created_by", "created_at", "started_at", "updated_at", "finished_at")

@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
-from storage import dialect
+from storage import dialect, study_reads
 from storage.db import SHARED_READS, Database, now_iso, user_lock, write
 from storage.errors import IFJudgeError, NotFound, PermissionDenied
 
@@ -136,21 +136,23 @@ def screen_items(db: Database, study_id: int, screen: str) -> list[dict]:
     return [_row_item(r) for r in rows]
 
 
-def share_reads(db: Database) -> Database:
+def share_reads(db: Database, *, across_runs: bool = False) -> Database:
     """From now on :func:`items_of_study` and :func:`current_labels` read each study's rows from
     the database once and answer later calls (any question) from them, as fresh dicts, and
     :func:`shared` keeps what is computed from them; the first write through ``db``
     (:func:`storage.db.write`) ends it. For read-only screens and reports that call several
     library functions over the same study (the monitor read the labels of a study a dozen times
-    per run): a page's connection lives for one run. Returns ``db``."""
-    setattr(db, SHARED_READS, {})
+    per run): a page's connection lives for one run. With ``across_runs`` the rows and values stay
+    in the process for the next run while the study's data are unchanged, and its labels are then
+    read incrementally (:mod:`storage.study_reads`). Returns ``db``."""
+    setattr(db, SHARED_READS, {study_reads.ACROSS_RUNS: True} if across_runs else {})
     return db
 
 
 @contextmanager
-def shared_reads(db: Database) -> Iterator[Database]:
+def shared_reads(db: Database, *, across_runs: bool = False) -> Iterator[Database]:
     """:func:`share_reads` within the block only."""
-    share_reads(db)
+    share_reads(db, across_runs=across_runs)
     try:
         yield db
     finally:
@@ -158,9 +160,10 @@ def shared_reads(db: Database) -> Iterator[Database]:
 
 
 def shared(db: Database, key: tuple, compute):
-    """``compute()``, kept under ``key`` while ``db`` shares its reads (:func:`share_reads`);
-    simply ``compute()`` otherwise. For values derived from the shared rows only."""
-    cache = vars(db).get(SHARED_READS)
+    """``compute()``, kept under ``key`` = (name, study id, ...) while ``db`` shares its reads
+    (:func:`share_reads`); simply ``compute()`` otherwise. For values derived from the shared rows
+    only; kept across runs too when the sharing is (then never change them)."""
+    cache = _shared_values(db, key)
     if cache is None:
         return compute()
     if key not in cache:
@@ -168,8 +171,14 @@ def shared(db: Database, key: tuple, compute):
     return cache[key]
 
 
-def _shared_rows(db: Database, key: tuple, read) -> list | None:
+def _shared_values(db: Database, key: tuple) -> dict | None:
+    """Where the shared values of the study ``key[1]`` live, None when ``db`` does not share."""
     cache = vars(db).get(SHARED_READS)
+    return None if cache is None else study_reads.values(db, key, cache)
+
+
+def _shared_rows(db: Database, key: tuple, read) -> list | None:
+    cache = _shared_values(db, key)
     if cache is None:
         return None
     if key not in cache:
@@ -459,16 +468,21 @@ def submit(
 
 
 def progress(db: Database, study_id: int, user_id: int) -> tuple[int, int]:
-    """(done screens, total screens) for the user in the study."""
-    # CROSS JOIN keeps SQLite on the user's own assignments (index assignments_user) instead of
-    # walking every item of the study: 3-4x faster with 20 annotators (bench/load_test.py)
-    total, done = db.execute(
-        "SELECT COUNT(*), COALESCE(SUM(d), 0) FROM ("
-        " SELECT MIN(CASE WHEN a.state = 'done' THEN 1 ELSE 0 END) AS d FROM assignments a CROSS JOIN items i ON i.id = a.item_id"
-        " WHERE a.user_id = ? AND i.study_id = ? GROUP BY i.screen) AS per_screen",
-        [user_id, study_id],
-    ).fetchone()
-    return int(done), int(total)
+    """(done screens, total screens) for the user in the study (kept while ``db`` shares its reads)."""
+
+    def read() -> tuple[int, int]:
+        # CROSS JOIN keeps SQLite on the user's own assignments (index assignments_user) instead of
+        # walking every item of the study: 3-4x faster with 20 annotators (bench/load_test.py)
+        total, done = db.execute(
+            "SELECT COUNT(*), COALESCE(SUM(d), 0) FROM ("
+            " SELECT MIN(CASE WHEN a.state = 'done' THEN 1 ELSE 0 END) AS d FROM assignments a CROSS JOIN items i"
+            " ON i.id = a.item_id WHERE a.user_id = ? AND i.study_id = ? GROUP BY i.screen) AS per_screen",
+            [user_id, study_id],
+        ).fetchone()
+        return int(done), int(total)
+
+    shared = _shared_rows(db, ("progress", study_id, user_id), read)
+    return read() if shared is None else shared
 
 
 def done_screens(db: Database, study_id: int, user_id: int) -> list[str]:
@@ -589,14 +603,19 @@ def item_current_labels(db: Database, item_id: int) -> list[tuple[str, str, str]
 
 def labelled_assignments(db: Database, study_id: int) -> tuple[int, int]:
     """(assignments with a label, assignments) of the study: planned labels (item x annotator)
-    and those answered, counted in SQL."""
-    n, done = db.execute(
-        "SELECT COUNT(*), COALESCE(SUM(CASE WHEN EXISTS (SELECT 1 FROM labels l WHERE l.item_id = a.item_id"
-        " AND l.user_id = a.user_id) THEN 1 ELSE 0 END), 0) FROM assignments a JOIN items i ON i.id = a.item_id"
-        " WHERE i.study_id = ?",
-        [study_id],
-    ).fetchone()
-    return int(done), int(n)
+    and those answered, counted in SQL (kept while ``db`` shares its reads)."""
+
+    def read() -> tuple[int, int]:
+        n, done = db.execute(
+            "SELECT COUNT(*), COALESCE(SUM(CASE WHEN EXISTS (SELECT 1 FROM labels l WHERE l.item_id = a.item_id"
+            " AND l.user_id = a.user_id) THEN 1 ELSE 0 END), 0) FROM assignments a JOIN items i ON i.id = a.item_id"
+            " WHERE i.study_id = ?",
+            [study_id],
+        ).fetchone()
+        return int(done), int(n)
+
+    shared = _shared_rows(db, ("labelled_assignments", study_id), read)
+    return read() if shared is None else shared
 
 
 def label_history(db: Database, study_id: int) -> list[dict]:
@@ -707,6 +726,9 @@ def label_vote_columns(db: Database, study_id: int) -> dict[str, tuple]:
             " WHERE i.study_id = ? AND " + _CURRENT, [study_id]).fetchall()
         return dict(zip(LABEL_VOTE_KEYS, tuple(zip(*rows)) or ((),) * len(LABEL_VOTE_KEYS)))
 
+    kept = study_reads.label_state(db, study_id, vars(db).get(SHARED_READS))
+    if kept is not None:  # across runs: only the labels added since the last run are read
+        read = lambda: kept.vote_columns(db, study_id, LABEL_VOTE_KEYS, current=_CURRENT)  # noqa: E731
     shared = _shared_rows(db, ("label_vote_columns", study_id), read)
     return read() if shared is None else shared
 

@@ -1,5 +1,8 @@
-"""``ifjudge`` start-up: a command imports only the module that registers it, and the table that
-says which module that is stays true."""
+"""``ifjudge`` start-up: a command imports only the module that registers it, the table that says
+which module that is stays true, and no parser loads the heavy libraries (numpy, pandas, scipy,
+statsmodels, polars, scikit-learn, torch): a handler imports them when the command runs, so
+``ifjudge --help`` and every ``ifjudge <command> [<sub-command>] --help`` start as fast as
+``sqlite-utils --help`` (bench/bench_cli_startup.py measures it)."""
 from __future__ import annotations
 
 import argparse
@@ -14,7 +17,7 @@ import pytest
 from cli.main import COMMANDS, command_modules, main
 
 ROOT = Path(__file__).resolve().parents[1]
-HEAVY = ("sklearn", "torch", "pandas", "scipy", "statsmodels", "pyarrow")
+HEAVY = ("sklearn", "torch", "pandas", "scipy", "statsmodels", "pyarrow", "polars", "numpy")
 
 
 def test_the_command_table_names_what_each_module_registers():
@@ -53,9 +56,50 @@ def _loaded_after(argv: list[str]) -> dict:
     return json.loads(done.stdout)
 
 
-@pytest.mark.parametrize("argv", [["users", "--help"], ["jobs", "--help"], ["import", "--help"]])
-def test_a_light_command_starts_without_the_heavy_libraries(argv):
+@pytest.mark.parametrize("argv", [["--help"], ["users", "--help"], ["eval", "metrics", "--help"]])
+def test_help_starts_without_the_heavy_libraries(argv):
     assert _loaded_after(argv) == dict.fromkeys(HEAVY, False)
+
+
+# In one process: each command's parser as `ifjudge <command>` builds it, then the whole parser as
+# `ifjudge --help` builds it, every (sub-)parser's help formatted; prints, for each heavy library
+# loaded, the first parser after which it was there.
+_EVERY_HELP = """
+import argparse, json, sys
+from cli.main import COMMANDS, build_parser
+
+def walk(parser, path):
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from walk(sub, path + [name])
+
+heavy, first, seen = sys.argv[1].split(","), {}, 0
+
+def note(path):
+    for m in heavy:
+        if m in sys.modules and m not in first:
+            first[m] = " ".join(path + ["--help"])
+
+for command in [*COMMANDS, None]:
+    root = build_parser(command)
+    note(["ifjudge"] + ([command] if command else []))
+    for path, parser in walk(root, ["ifjudge"]):
+        parser.format_help()
+        seen += 1
+        note(path)
+print(json.dumps({"parsers": seen, "loaded": first}))
+"""
+
+
+def test_no_command_or_sub_command_help_loads_a_heavy_library():
+    done = subprocess.run([sys.executable, "-c", _EVERY_HELP, ",".join(HEAVY)], cwd=ROOT, capture_output=True,
+                          text=True, check=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    out = json.loads(done.stdout)
+    assert out["parsers"] > 2 * len(COMMANDS)  # the commands, their sub-commands, and the whole tree again
+    assert out["loaded"] == {}, ("move these imports into the command's handler: "
+                                 + "; ".join(f"{m} loaded by `{where}`" for m, where in out["loaded"].items()))
 
 
 def test_a_command_that_needs_pandas_still_gets_it(tmp_path):

@@ -17,4 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+from ui import preload  # noqa: E402
+
+preload.start()  # once per server: the pages' imports in the background (ui/preload.py)
 runpy.run_path(str(ROOT / "app.py"), run_name="__main__")

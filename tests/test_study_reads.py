@@ -1,0 +1,108 @@
+"""A study's reads kept across runs (storage.study_reads; the Monitor page and study_monitor): after
+a changed answer, a lead's decision, a new annotator's labels or a hand edit, the kept monitor is
+exactly the one computed from nothing; new labels are read alone, and a gap in them makes the
+labels be read in full again."""
+import pytest
+
+from annotation import adjudication, monitor
+from storage import studies, study_reads
+from storage.db import connect, write
+from tests.builders import label_demo, user_row
+
+pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
+
+
+@pytest.fixture
+def full_reads(monkeypatch):
+    """How many times a kept study's labels were read in full."""
+    calls = []
+    real = study_reads.LabelState._read_all
+    monkeypatch.setattr(study_reads.LabelState, "_read_all", lambda self, *a: (calls.append(a), real(self, *a)))
+    return calls
+
+
+def _relabel(db, sid, annotator: str, question: str, value: str) -> None:
+    """A new label of ``annotator`` on the first item of ``question``, superseding theirs (what a
+    changed answer stores)."""
+    item = studies.items_of_study(db, sid, question)[0]["id"]
+    uid = user_row(db, annotator)["id"]
+    with write(db):
+        old = db.execute("SELECT MAX(id) FROM labels WHERE item_id = ? AND user_id = ?", [item, uid]).fetchone()[0]
+        db.execute("INSERT INTO labels (item_id, user_id, value, reason, submitted_at, duration_ms, supersedes)"
+                   " VALUES (?, ?, ?, 'changed my mind', 2.0, 1500, ?)", [item, uid, value, old])
+
+
+def test_the_kept_monitor_is_the_fresh_one_after_every_change(demo, db_path, full_reads):
+    db, r = demo
+    sid = r["study_id"]
+    label_demo(db, sid)
+
+    def kept():
+        return monitor.study_monitor(connect(db_path), sid, n_boot=50)
+
+    def fresh():  # nothing shared, nothing kept
+        return monitor._study_monitor(connect(db_path), sid, n_boot=50, seed=None)
+
+    first = kept()
+    assert first == fresh() and kept() == first
+    assert len(full_reads) == 1  # the second call read no label
+    _relabel(db, sid, "ann2", "validity", "No")
+    _relabel(db, sid, "ann3", "validity", "Yes")
+    changed = kept()
+    assert changed == fresh() and changed != first
+    item = studies.items_of_study(db, sid, "naturalness")[1]["id"]
+    adjudication.record(db, sid, item, "No", lead="lead", note="")
+    assert kept() == fresh()
+    assert len(full_reads) == 1  # the changed answers were read alone
+    with write(db):  # a hand edit: a label removed
+        db.execute("DELETE FROM labels WHERE id = (SELECT MIN(id) FROM labels)")
+    assert kept() == fresh()
+    assert len(full_reads) == 2  # the totals no longer matched: every label read again
+
+
+def test_kept_label_columns_are_the_current_labels(labelled, db_path):
+    db, sid, _ = labelled
+    _relabel(db, sid, "ann1", "best_passage", studies.items_of_study(db, sid, "best_passage")[0]["payload"]
+             ["candidates"][1])
+    for _ in range(2):  # the first run reads all labels, the second the new ones (none)
+        conn = studies.share_reads(connect(db_path), across_runs=True)
+        kept = studies.label_vote_columns(conn, sid)
+        plain = studies.label_vote_columns(connect(db_path), sid)
+        assert sorted(zip(*kept.values())) == sorted(zip(*plain.values()))
+        _relabel(db, sid, "ann2", "validity", "No")
+
+
+def test_an_in_memory_database_is_never_kept():
+    from annotation.demo import load_demo
+
+    outs = []
+    for answered in (False, True):
+        db = connect(":memory:")
+        sid = load_demo(db)["study"]["study_id"]
+        if answered:
+            label_demo(db, sid)
+        outs.append((monitor.study_monitor(db, sid, n_boot=0), monitor._study_monitor(db, sid, n_boot=0, seed=None)))
+    assert outs[0][0] == outs[0][1] and outs[1][0] == outs[1][1] and outs[0][0] != outs[1][0]
+
+
+def test_the_monitor_page_rerun_after_new_labels_shows_what_a_new_server_shows(env_db):
+    from tests.builders import app
+
+    db, r = env_db
+    sid = r["study_id"]
+    label_demo(db, sid)
+
+    def tables(at):
+        at.run()
+        assert not at.exception
+        return [d.value.to_dict("list") for d in at.dataframe]
+
+    kept = app("pages/monitor.py")
+    kept.session_state["user"] = user_row(db, "lead")
+    before = tables(kept)
+    _relabel(db, sid, "ann3", "validity", "Yes")
+    after = tables(kept)  # a Refresh: the kept values of the study, brought up to date
+    study_reads.forget()  # a new server: nothing kept
+    fresh = app("pages/monitor.py")
+    fresh.session_state["user"] = user_row(db, "lead")
+    assert after == tables(fresh) and after != before

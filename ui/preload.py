@@ -1,0 +1,77 @@
+"""What a lead's first visit to a page would otherwise wait for, paid once by the app server in a
+background thread when its first session starts (``ui/entry.py`` calls :func:`start`).
+
+Streamlit runs a page's script, and so imports what the page imports, on the page's first visit:
+the Monitor page's first run in a new server process paid pandas, statsmodels, scipy, krippendorff
+and altair, then scikit-learn, which the agreement statistics import only when they compute Cohen's
+kappa, and the first Altair chart's schema. :func:`preload` imports every module the pages import
+(read from their import statements), the libraries imported on first use (:data:`ON_FIRST_USE`),
+and draws one small chart, so a lead's first visit computes and nothing else.
+
+The thread shares the interpreter with the first session's run (the sign-in page): that run is
+slower while it lasts (a second or two on a 2-core machine), every later run is not.
+"""
+from __future__ import annotations
+
+import ast
+import importlib
+import threading
+import time
+from pathlib import Path
+
+PAGES = Path(__file__).resolve().parents[1] / "pages"
+#: imported by the library only when first used (annotation.agreement_stats: Cohen's and Fleiss' kappa)
+ON_FIRST_USE = ("sklearn.metrics", "statsmodels.stats.inter_rater")
+_lock = threading.Lock()
+_thread: threading.Thread | None = None
+timings: dict[str, float] = {}  # step -> seconds, filled by preload()
+
+
+def page_modules(pages: Path = PAGES) -> list[str]:
+    """The modules the pages import, in first-seen order (from their import statements).
+
+    >>> {"annotation.monitor", "annotation.monitor_view", "altair", "streamlit"} <= set(page_modules())
+    True
+    """
+    root = pages.parent
+    out: dict[str, None] = {}
+    for path in sorted(pages.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                out.update(dict.fromkeys(a.name for a in node.names))
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and node.module != "__future__":
+                out[node.module] = None
+                # ``from annotation import monitor``: the module of the package, not only the package
+                out.update(dict.fromkeys(f"{node.module}.{a.name}" for a in node.names
+                                         if (root / node.module.replace(".", "/") / f"{a.name}.py").exists()))
+    return list(out)
+
+
+def preload() -> dict[str, float]:
+    """Import the pages' modules and :data:`ON_FIRST_USE`, draw a small Altair chart; returns the
+    seconds of each step (also kept in :data:`timings`). A module that fails to import is skipped:
+    its page reports the error when it runs."""
+    for name in [*page_modules(), *ON_FIRST_USE]:
+        start = time.perf_counter()
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 (the page itself will say what is wrong)
+            continue
+        timings[name] = time.perf_counter() - start
+    start = time.perf_counter()
+    import altair as alt
+    import pandas as pd
+
+    alt.Chart(pd.DataFrame({"x": ["a"], "y": [1]})).mark_bar().encode(x="x:N", y="y:Q").to_dict()
+    timings["first chart"] = time.perf_counter() - start
+    return timings
+
+
+def start() -> threading.Thread:
+    """Start :func:`preload` in a daemon thread, once per process (later calls return that thread)."""
+    global _thread
+    with _lock:
+        if _thread is None:
+            _thread = threading.Thread(target=preload, name="ifjudge-preload", daemon=True)
+            _thread.start()
+        return _thread
