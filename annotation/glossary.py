@@ -331,12 +331,12 @@ def reported(question: str, statistic: str) -> str:
     comparison: the text of the Monitor's "Report" column.
 
     >>> reported("validity", "randolph_kappa"), reported("validity", "fleiss_kappa")
-    ('Report this (InstructIR Table 7)', 'for comparison')
+    ('Report (InstructIR Table 7)', 'comparison')
     >>> reported("best_passage", "top1_accuracy_ties_count_as_wrong")
-    'Report this (InstructIR Table 7)'
+    'Report (InstructIR Table 7)'
     """
     source, keys = REPORTED.get(question, ("", ()))
-    return f"Report this ({source})" if statistic in keys else "for comparison"
+    return f"Report ({source})" if statistic in keys else "comparison"
 
 
 # What every column header of the Monitor and Evaluate tables means: the help a header shows on
@@ -350,10 +350,10 @@ HEADER_HELP = {
                     "recomputed on each replicate. — when it is undefined or not computed.",
     "Band": BAND_HELP,
     "Why undefined": "Why there is no value, e.g. 0/0 when every label is the same answer.",
-    "Report": "Report this: the figure the benchmark's own paper reports for this question (the one to put in a "
-              "paper). For comparison: another coefficient, shown to check that the conclusion does not hang on "
-              "the choice.",
-    "Over": "What the figure is counted over: labelled items (every item with a label) or decided items.",
+    "Report": "Report: the figure the benchmark's own paper reports for this question (the one to put in a paper). "
+              "Comparison: another coefficient, shown to check that the conclusion does not hang on the choice.",
+    "Over": "What the figure is counted over: labelled items (every item with a label, undecided ones included), "
+            "items with two labels or more (agreement), or decided items (a strict majority or a lead's decision).",
     # Monitor: benchmark-wide estimates (ESTIMATES' labels)
     "Estimate": "What share is estimated over the whole benchmark, from the study's sample.",
     "Share": "The benchmark-wide share: the decided items saying Yes for the estimate, weighted by how the study "
@@ -376,22 +376,22 @@ HEADER_HELP = {
                                       "them, for the design interval to become half as wide.",
     # Monitor: annotators' habits
     "Annotator": "The annotator's user name.",
-    "Screens done": "Screens submitted of the screens assigned to this annotator (check items included).",
-    "Median seconds per screen": "Median time from opening a screen to submitting it (its newest submission): all "
-                                 "the questions of one instance or document.",
-    "Answers": "Share of each answer in the annotator's current labels, per question.",
-    "Agrees with the others": "Share of the annotator's labels equal to the majority of the OTHER annotators of the "
-                              "same item (items where the others have a strict majority). Low: the annotator often "
-                              "goes against the rest.",
+    "Done": "Screens submitted of the screens assigned to this annotator (check screens included).",
+    "Median s": "Median seconds from opening a screen to submitting it (its newest submission): all the questions "
+                "of one instance or document.",
+    "Agreement": "Share of the annotator's labels equal to the majority of the OTHER annotators of the same item, "
+                 "over the items where at least two others answered and have a strict majority (their own vote does "
+                 "not count). Low: the annotator often goes against the rest.",
     "Agreement with the majority": "Share of the annotator's labels equal to the item's decided value (their own "
                                    "vote counted); on decided items with two labels or more.",
     "Agreement with the dataset's target": "Best passage: share of the annotator's choices that are the dataset's "
                                            "target passage.",
-    "Check items right": "Check items (known answers, mixed into the study, never counted in estimates or "
-                         "agreement): right answers of those the annotator answered.",
-    "Flag": "Straight-lining: the same answer to every one of at least 10 items of a question (for the best "
+    "Checks right": "Check items (screens with known answers, mixed into the study at set-up, never counted in "
+                    "estimates, agreement or exports): right answers of those the annotator answered.",
+    "Flag": "⚑ straight-lining: the same answer to every one of at least 10 items of a question (for the best "
             "passage: the same position on screen) while the other annotators of those items answered otherwise "
-            "at least once. Fast: a median time per screen under a third of the study's median.",
+            "at least once. ⚑ fast: a median time per screen under a third of the study's median. The details are "
+            "listed under the table.",
     # Monitor: disagreements and reasons
     "Votes": "Each answer and how many annotators gave it.",
     "Disagreement": STATISTIC_HELP["disagreement"],

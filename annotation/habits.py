@@ -61,7 +61,7 @@ def label_columns(db: Database, study_id: int) -> dict:
     the outcome table), ``who`` (an index of ``names``, the annotators sorted), ``q`` (an index
     of ``questions``), ``value`` (the answer) and ``v`` (its code), ``n`` (labels of the item),
     ``position`` (best passage: the 1-based position on screen of the chosen passage; 0 when
-    unknown or another question)."""
+    unknown or another question), ``screen`` (a code of the item's screen)."""
     t = outcome_table(db, study_id)
     order = studies.label_order_columns(db, study_id)
     who, names = pd.factorize(t.annotator, sort=True)
@@ -83,10 +83,12 @@ def label_columns(db: Database, study_id: int) -> dict:
         shown = np.asarray(order["shown_order"], dtype=object)[at[rows]].tolist()
         position[rows] = [shown_position(s, v) if s else 0 for s, v in zip(shown, t.label_value[rows].tolist())]
     v, _ = pd.factorize(t.label_value)
+    screen, _ = pd.factorize(np.asarray(studies.item_screens(db, study_id), dtype=object))
     by_time = np.argsort(np.asarray(order["submitted_at"], dtype=float)[at], kind="stable") if len(at) else at
     return {"row": t.label_row[by_time], "who": who[by_time], "names": list(names), "q": q[by_time],
             "questions": list(questions), "value": t.label_value[by_time], "v": v[by_time],
-            "n": t.n_labels[t.label_row][by_time], "position": position[by_time], "best_passage": bp}
+            "n": t.n_labels[t.label_row][by_time], "position": position[by_time], "best_passage": bp,
+            "screen": screen[t.label_row][by_time]}
 
 
 def shown_position(shown: str, value: str) -> int:
@@ -231,7 +233,7 @@ def annotator_habits(db: Database, study_id: int, *, seconds: dict[str, float | 
     same_sum = np.bincount(who, weights=same, minlength=m)
     pair_sum = np.bincount(who, weights=pairs, minlength=m)
     n_labels = np.bincount(who, minlength=m)
-    screens = _distinct_per_group(who.astype(np.int64), cols["row"], m)
+    screens = _distinct_per_group(who.astype(np.int64), cols["screen"], m)
     # answers per (annotator, question, answer code) and passage positions per annotator, counted once
     is_bp = q == cols["best_passage"]
     n_values = int(cols["v"].max(initial=0)) + 1

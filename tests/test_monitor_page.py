@@ -30,10 +30,12 @@ def test_heatmap_cells_show_their_value_or_a_dash_with_the_reason(env_db):
     cells = {(c["a"], c["b"]): c for c in data}
     assert cells[("ann1", "ann2")]["text"] == "—" and "0/0" in cells[("ann1", "ann2")]["why"]
     assert cells[("ann1", "ann3")]["text"] == "0.000" and cells[("ann3", "ann1")]["why"] == ""
-    report = next(d.value for d in at.dataframe if "Why undefined" in d.value.columns and "Question" not in d.value.columns)
-    assert list(report.columns) == ["Statistic", "Value", "Band", "Why undefined"]
+    report = next(d.value for d in at.dataframe if "Report" in d.value.columns)
+    assert list(report.columns) == ["Statistic", "Value", "Band", "Report"]  # no undefined row: no "Why" column
     fleiss = report[report["Statistic"] == "Fleiss kappa"].iloc[0]
-    assert fleiss["Value"] == "-0.500"
+    assert fleiss["Value"] == "-0.500" and fleiss["Report"] == "comparison"
+    randolph = report[report["Statistic"] == "Randolph free-marginal kappa"].iloc[0]
+    assert randolph["Report"] == "Report (InstructIR Table 7)"
     assert at.selectbox(key="mon_question").format_func("validity") == "Valid instruction"
 
 
@@ -69,10 +71,9 @@ def test_disagreements_read_as_words_with_the_texts(env_db):
     label_demo(db, r["study_id"])  # validity: ann1, ann2 Yes; ann3 No
     at = _monitor(db)
     dis = _frame(at, "Votes").value
-    assert list(dis.columns) == ["Question", "Votes", "Disagreement", "Decision", "Instruction", "Query", "Passage",
-                                 "How decided"]
+    assert list(dis.columns) == ["Question", "Votes", "Disagreement", "Decision", "Instruction"]
     valid = dis[dis["Question"] == "Valid instruction"]
-    assert set(valid["Votes"]) == {"Yes 2 · No 1"} and set(valid["Decision"]) == {"Yes"}
+    assert set(valid["Votes"]) == {"Yes 2 · No 1"} and set(valid["Decision"]) == {"Yes (majority)"}
     assert set(valid["Disagreement"]) == {0.33}  # 1 - 2/3
     assert not any("{" in v for v in dis["Votes"])  # no JSON
     from storage import projects
@@ -97,8 +98,9 @@ def test_statistics_carry_their_meaning_and_an_empty_study_shows_dashes_with_the
     assert list(rows["Value"]) == ["—", "—"] and set(rows["Why undefined"]) == {"no labels yet"}
     help_ = json.loads(t7.proto.columns)["Statistic"]["help"]
     assert "Randolph's free-marginal kappa" in help_ and "Range -1 to 1" in help_
-    annotators = _frame(at, "Screens done").value
-    assert set(annotators["Median seconds per screen"]) == {"— no screen done"}
+    annotators = _frame(at, "Done").value
+    assert set(annotators["Median s"]) == {"— none yet"}
+    assert set(annotators["Agreement"]) == {"— none yet"}
     _no_none(at)
 
 
