@@ -14,7 +14,7 @@ from cli.options import add_db, add_json, add_project
 
 def register(sub) -> None:
     p = sub.add_parser("import", help="import benchmark files into a project (all-or-nothing)")
-    add_db(p)
+    add_db(p, creates=True)
     add_project(p)
     p.add_argument("--format", default="auto", choices=importers.CHOICES,
                    help="the benchmark layout (default: auto, recognised from the files)")

@@ -267,7 +267,7 @@ with paused_gc():
             try:
                 backup = study_lifecycle.delete(conn, sid, by=user["name"], confirm=typed)
             except IFJudgeError as exc:
-                st.error(str(exc))
+                st.error(md_escape(str(exc)))
             else:
                 st.session_state["mon_deleted"] = (study["name"], backup)
                 st.session_state.pop("mon_study", None)

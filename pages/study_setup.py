@@ -11,7 +11,7 @@ import streamlit as st
 
 from annotation.questions import GUIDELINES, INSTANCE_QUESTIONS
 from annotation.instfol_study import create_instfol_study
-from annotation.glossary import SCALES, label
+from annotation.glossary import SCALES, label, page_message
 from annotation.studies import (StudySettings, creation_summary, create_study, questions_for_kind,
                                  sample_overlap)
 from storage import eval_runs, projects, users
@@ -74,7 +74,7 @@ def create(request: dict) -> None:
     try:
         result = create_study(conn, created_by=lead["name"], **request)
     except IFJudgeError as exc:
-        st.error(str(exc))
+        st.error(md_escape(page_message(str(exc))))
     else:
         created("study", result)
 
@@ -176,7 +176,7 @@ if kq.offered:
             found = None if remaining or not questions or not annotators else sample_overlap(
                 conn, project=project, questions=questions, settings=request["settings"])
         except IFJudgeError as exc:
-            st.error(str(exc))
+            st.error(md_escape(page_message(str(exc))))
         else:
             if found is not None and found.covered:
                 st.session_state[PENDING] = (request, found)  # the lead chooses below; nothing created yet
@@ -239,6 +239,6 @@ else:
                 sources={"query": f"eval run {bare_id}", "instructed": f"eval run {inst_id}"},
             )
         except IFJudgeError as exc:
-            st.error(str(exc))
+            st.error(md_escape(page_message(str(exc))))
         else:
             created("instfol", result)
