@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from annotation.majority import MIN_LABELS
 from annotation.outcome_table import outcome_table
 from storage import projects, studies
 from storage.db import Database
@@ -19,10 +18,9 @@ from storage.db import Database
 def study_progress(db: Database) -> list[dict]:
     """One row per study: id, name, project, questions (ids), annotators, answers given and
     needed (one per item and annotator assigned), their share (None with nothing assigned), and
-    how many items are still unresolved (``unresolved``), told apart: ``awaiting_labels`` (no
-    label yet, or fewer than the two labels that decide an item planned for several annotators)
-    and ``ties`` (enough labels, no strict majority: for a lead to decide), as
-    :func:`annotation.majority.decide` tells them apart."""
+    how many items are still unresolved (``unresolved``), told apart: ``awaiting_labels`` (not
+    all the labels planned for the item are given yet, so more may decide it) and ``ties`` (every
+    planned label given, no strict majority: for a lead to decide)."""
     names = {p["id"]: p["name"] for p in projects.list_projects(db)}
     rows = []
     for s in studies.list_studies(db):
@@ -42,6 +40,6 @@ def unresolved_counts(db: Database, study_id: int) -> dict[str, int]:
     t = outcome_table(db, study_id)
     cap = np.asarray(studies.item_columns(db, study_id)["cap"], dtype=np.int64)
     unresolved = t.provenance == "unresolved"
-    awaiting = unresolved & (t.n_labels < np.where(cap <= 1, 1, MIN_LABELS))
+    awaiting = unresolved & (t.n_labels < np.maximum(cap, 1))
     return {"unresolved": int(unresolved.sum()), "awaiting_labels": int(awaiting.sum()),
             "ties": int((unresolved & ~awaiting).sum())}

@@ -313,7 +313,9 @@ def validation_left_out(builds: dict) -> list[dict]:
     ...                instances={"a_2": {"keep": False, "why": ["invalid"]}, "a_3": {"keep": False, "why": ["invalid",
     ...                           "unnatural"]}, "a_1": {"keep": True, "why": []}})
     >>> validation_left_out({"validated": b})
-    [{'what': 'instances', 'count': 2, 'judgments': 2, 'why': 'the validated qrels leave out what the studies dropped (invalid 2, unnatural 1)', 'by': 'validation'}]
+    [{'what': 'instances', 'count': 2, 'judgments': 2, 'version': 'validated', 'why': 'the studies dropped them: invalid 2, unnatural 1', 'by': 'validation'}]
+    >>> left_out_lines({"format": "trec", "left_out": validation_left_out({"validated": b})})
+    ['the validated qrels leave out 2 instances (2 judgments): the studies dropped them: invalid 2, unnatural 1']
     """
     from collections import Counter
 
@@ -323,12 +325,12 @@ def validation_left_out(builds: dict) -> list[dict]:
         dropped = [d for d in b.instances.values() if not d["keep"]]
         if dropped:
             why = Counter(r for d in dropped for r in (d["why"] or ["unresolved, dropped"]))
-            out.append({"what": "instances", "count": len(dropped), "judgments": n,
-                        "why": f"the {v} qrels leave out what the studies dropped ("
-                               + ", ".join(f"{r} {k}" for r, k in why.most_common()) + ")", "by": "validation"})
-        elif n:
-            out.append({"what": f"{v} judgments", "count": n, "why": f"unresolved, left out of the {v} qrels as chosen",
+            out.append({"what": "instances", "count": len(dropped), "judgments": n, "version": v,
+                        "why": "the studies dropped them: " + ", ".join(f"{r} {k}" for r, k in why.most_common()),
                         "by": "validation"})
+        elif n:
+            out.append({"what": "judgments", "count": n, "version": v, "by": "validation",
+                        "why": "unresolved, left out as chosen for unresolved judgments"})
     return out
 
 
@@ -342,7 +344,8 @@ def left_out_lines(manifest: dict) -> list[str]:
     ...     {"what": "bare queries", "count": 2, "judgments": 8, "why": "not a query of MTEB's IFIR tasks"}]})
     ["mteb export left out 2 bare queries (8 judgments): not a query of MTEB's IFIR tasks"]
     """
-    return [f"{manifest['format']} export left out {e['count']} {e['what']}"
+    return [(f"the {e['version']} qrels leave out" if e.get("by") == "validation"
+             else f"{manifest['format']} export left out") + f" {e['count']} {e['what']}"
             + (f" ({e['judgments']} judgments)" if e.get("judgments") else "") + f": {e['why']}"
             for e in manifest.get("left_out", [])]
 

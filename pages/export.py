@@ -10,6 +10,7 @@ was built is offered for download until an input changes. Messages name this pag
 """
 from __future__ import annotations
 
+import re
 import tempfile
 
 import pandas as pd
@@ -173,7 +174,8 @@ for name in reports:  # the report as formatted text (its names are escaped: the
                 col.download_button(f"Download {folder}{file} ({kind})", files[folder + file],
                                     file_name=f"{project}-{folder.replace('/', '-')}{file}", mime=mime,
                                     key=f"exp_dl:{folder}{file}")
-        st.markdown(files[name].decode("utf-8"))
+        # its headings two levels down: the page's own headings stay above it
+        st.markdown(re.sub(r"^(#{1,4}) ", r"\1## ", files[name].decode("utf-8"), flags=re.M))
 derived = {v: i for v, i in manifest["qrels_versions"].items() if i["built_from"] != "published"}
 for v, info in derived.items():
     st.caption(f"{v}: {info['counts']['judgments']} judgments, {info['counts']['left_out']} left out, "

@@ -15,6 +15,7 @@ from annotation.imports import Upload, import_files
 from storage import projects, studies
 from storage.errors import IFJudgeError
 from annotation.glossary import label, page_message
+from annotation.monitor_view import SHORT
 from ui.markdown import md_escape
 from ui.session import db, require_role
 
@@ -35,18 +36,24 @@ if overview:
             "Answers": f"{r['answers_given']} of {r['answers_needed']}", "Awaiting labels": r["awaiting_labels"],
             "Ties": r["ties"],
             "Project": r["project"], "Annotators": r["annotators"],
-            "Questions": ", ".join(label(q) for q in r["questions"]),
+            "Questions": ", ".join(SHORT.get(q, label(q)) for q in r["questions"]),
         } for r in overview]),
         hide_index=True, key="studies_overview",
         column_config={
-            "Study": st.column_config.TextColumn(width="medium"),
-            "Done": st.column_config.ProgressColumn("Done", format="%.0f%%", min_value=0, max_value=100, width="small",
+            "Study": st.column_config.TextColumn(width=190),
+            "Done": st.column_config.ProgressColumn("Done", format="%.0f%%", min_value=0, max_value=100, width=70,
                                                     help="answers given / answers needed (0% when nothing is assigned)"),
-            "Answers": st.column_config.TextColumn(help="answers given of answers needed (one per item and annotator)"),
+            "Answers": st.column_config.TextColumn(width=90, help="answers given of answers needed (one per item and "
+                                                                 "annotator, check items included)"),
             "Awaiting labels": st.column_config.NumberColumn(
-                help="items with no label yet, or fewer labels than decide an item: the annotators' work to come"),
+                width=105, help="items some of whose planned labels are not given yet: more labels may decide them"),
             "Ties": st.column_config.NumberColumn(
-                help="items whose labels have no majority: a lead settles them under Adjudicate"),
+                width=45, help="items with every planned label given and no majority: a lead settles them under "
+                               "Adjudicate"),
+            "Project": st.column_config.TextColumn(width=110),
+            "Annotators": st.column_config.NumberColumn(width=80),
+            "Questions": st.column_config.TextColumn(width=130, help="Valid: Q1 valid instruction; Natural: Q2 natural "
+                                                                   "instruction; Passage: Q3 most natural passage"),
         },
     )
     if any(r["share_done"] == 1 for r in overview):

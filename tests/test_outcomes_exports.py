@@ -114,8 +114,7 @@ def test_mteb_export_after_a_study_leaves_out_the_dropped_instance(labelled, tmp
     assert len(ids) == 13 and order[1] not in ids and order[0] in ids
     # what the validation left out is counted in left_out too (not only what the layout cannot hold)
     assert manifest["left_out"] == [{"what": "instances", "count": 1, "judgments": 1, "by": "validation",
-                                     "why": "the validated qrels leave out what the studies dropped (invalid 1, "
-                                            "unnatural 1)"}]
+                                     "version": "validated", "why": "the studies dropped them: invalid 1, unnatural 1"}]
     assert manifest["counts"]["instances_dropped"] == 1
 
 
