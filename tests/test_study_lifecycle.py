@@ -71,3 +71,18 @@ def test_awaiting_labels_and_ties_are_counted_apart(demo):
     label_demo(db, sid)  # every label given: each annotator picks the first passage shown to them, orders differ
     (row,) = study_progress(db)
     assert row["awaiting_labels"] == 0 and row["ties"] == row["unresolved"] > 0
+
+
+def test_the_command_line_closes_deletes_and_lists_backups(demo, db_path, run_cli):
+    db, r = demo
+    sid = r["study_id"]
+    assert run_cli("study", "close", "--db", db_path, sid)[0] == 0
+    assert study_lifecycle.is_closed(studies.get_study(db, sid))
+    assert run_cli("study", "reopen", "--db", db_path, sid)[0] == 0
+    assert not study_lifecycle.is_closed(studies.get_study(db, sid))
+    code, _, err = run_cli("study", "delete", "--db", db_path, sid, "--confirm", "wrong")
+    assert code == 2 and "type the study's name" in err and studies.list_studies(db)
+    code, out, _ = run_cli("study", "delete", "--db", db_path, sid, "--confirm", "demo: InstructIR validation")
+    assert code == 0 and "kept in backup 1" in out and not studies.list_studies(db)
+    code, out, _ = run_cli("study", "backup", "--db", db_path, "--id", 1)
+    assert code == 0 and len(json.loads(out)["items"]) == 24
