@@ -4,9 +4,9 @@ often they agree with the others of the same items, how that moves over time, an
 straight-lining.
 
 Computed in one vectorised pass over the study's current labels (the outcome table's label
-columns, :func:`annotation.outcome_table.outcome_table`, and when and in what order each label
-was given, :func:`storage.studies.label_order_columns`): no query per annotator, so the Monitor
-of a 100,000-label study stays fast.
+columns, :func:`annotation.outcome_table.outcome_table`, and for the best passage the order in
+which the passages were shown, :func:`storage.studies.shown_order_columns`): no query per
+annotator, so the Monitor of a 100,000-label study stays fast.
 
 Definitions (the Monitor's help repeats them):
 
@@ -19,8 +19,9 @@ Definitions (the Monitor's help repeats them):
 * **Agrees pairwise**: the share of pairs (this annotator's label, another label of the same
   item) that are equal: ``sum_j (c(i_j, v_j) - 1) / sum_j (n(i_j) - 1)`` over the annotator's
   labels j on items i with n(i) >= 2 labels, c(i, v) the item's labels equal to v.
-* **Over time**: both shares in consecutive windows of the annotator's labels in the order
-  they were submitted (:data:`WINDOWS` windows at most, :data:`MIN_WINDOW` labels at least).
+* **Over time**: both shares in consecutive windows of the annotator's labels in their queue
+  order, the order the study hands screens out and annotators answer them (:data:`WINDOWS`
+  windows at most, :data:`MIN_WINDOW` labels at least).
 * **Straight-lining** (flag): on a question, at least :data:`MIN_STRAIGHT` labels, every one
   the same answer (best passage: the same position on screen, as passages are shuffled per
   annotator), while the other annotators of those items gave another answer (position) at least
@@ -57,38 +58,63 @@ def _ordinal(n: int) -> str:
 
 
 def label_columns(db: Database, study_id: int) -> dict:
-    """The study's current labels as columns, in submission order: ``row`` (the item's index in
-    the outcome table), ``who`` (an index of ``names``, the annotators sorted), ``q`` (an index
-    of ``questions``), ``value`` (the answer) and ``v`` (its code), ``n`` (labels of the item),
-    ``position`` (best passage: the 1-based position on screen of the chosen passage; 0 when
-    unknown or another question), ``screen`` (a code of the item's screen)."""
+    """The study's current labels as columns, in each annotator's queue order (the order the
+    study hands out its screens, which is the order annotators answer them but for skips): ``row``
+    (the item's index in the outcome table, which lists items in queue order), ``who`` (an index of
+    ``names``, the annotators sorted), ``q`` (an index of ``questions``), ``value`` (the answer)
+    and ``v`` (its code, ``values`` the answers), ``n`` (labels of the item), ``position`` (best
+    passage: the 1-based position on screen of the chosen passage; 0 when unknown or another
+    question), ``screen`` (a code of the item's screen)."""
     t = outcome_table(db, study_id)
-    order = studies.label_order_columns(db, study_id)
     who, names = pd.factorize(t.annotator, sort=True)
     q, questions = pd.factorize(t.question)
     q = q[t.label_row]
-    # align the two reads on (item id, user id) with a sort, not a merge of text keys
-    uid_of = {u["name"]: u["id"] for u in users.list_users(db)}
-    user = np.asarray([uid_of.get(n, -1) for n in names], dtype=np.int64)[who] if len(who) else who
-    o_item, o_user = np.asarray(order["item"], dtype=np.int64), np.asarray(order["user"], dtype=np.int64)
-    width = int(max(user.max(initial=0), o_user.max(initial=0))) + 1
-    key_o = o_item * width + o_user
-    sorter = np.argsort(key_o, kind="stable")
-    at = sorter[np.minimum(np.searchsorted(key_o, t.item[t.label_row].astype(np.int64) * width + user, sorter=sorter),
-                           max(len(key_o) - 1, 0))] if len(key_o) else np.zeros(0, np.int64)
-    position = np.zeros(len(at), np.int64)
+    position = np.zeros(len(t.label_row), np.int64)
     bp = list(questions).index("best_passage") if "best_passage" in list(questions) else -1
     rows = np.flatnonzero(q == bp)
-    if len(rows):
-        shown = np.asarray(order["shown_order"], dtype=object)[at[rows]].tolist()
-        position[rows] = [shown_position(s, v) if s else 0 for s, v in zip(shown, t.label_value[rows].tolist())]
-    v, _ = pd.factorize(t.label_value)
+    if len(rows):  # the one extra read: the shown order of the best-passage labels, aligned on (item, user)
+        order = studies.shown_order_columns(db, study_id)
+        uid_of = {u["name"]: u["id"] for u in users.list_users(db)}
+        user = np.asarray([uid_of.get(n, -1) for n in names], dtype=np.int64)[who[rows]]
+        o_user = np.asarray(order["user"], dtype=np.int64)
+        width = int(max(user.max(initial=0), o_user.max(initial=0))) + 1
+        key_o = np.asarray(order["item"], dtype=np.int64) * width + o_user
+        if len(key_o):
+            sorter = np.argsort(key_o, kind="stable")
+            key_t = t.item[t.label_row[rows]].astype(np.int64) * width + user
+            at = sorter[np.minimum(np.searchsorted(key_o, key_t, sorter=sorter), len(key_o) - 1)]
+            found = key_o[at] == key_t
+            shown = np.asarray(order["shown_order"], dtype=object)[at]
+            position[rows[found]] = shown_positions(shown[found], t.label_value[rows[found]])
+    v, values = pd.factorize(t.label_value)
     screen, _ = pd.factorize(np.asarray(studies.item_screens(db, study_id), dtype=object))
-    by_time = np.argsort(np.asarray(order["submitted_at"], dtype=float)[at], kind="stable") if len(at) else at
-    return {"row": t.label_row[by_time], "who": who[by_time], "names": list(names), "q": q[by_time],
-            "questions": list(questions), "value": t.label_value[by_time], "v": v[by_time],
-            "n": t.n_labels[t.label_row][by_time], "position": position[by_time], "best_passage": bp,
-            "screen": screen[t.label_row][by_time]}
+    by_queue = np.argsort(t.label_row, kind="stable")
+    return {"row": t.label_row[by_queue], "who": who[by_queue], "names": list(names), "q": q[by_queue],
+            "questions": list(questions), "value": t.label_value[by_queue], "v": v[by_queue], "values": values,
+            "n": t.n_labels[t.label_row][by_queue], "position": position[by_queue], "best_passage": bp,
+            "screen": screen[t.label_row][by_queue]}
+
+
+def shown_positions(shown: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """:func:`shown_position` of each (stored passage order, chosen doc id), vectorised over the
+    orders whose text needs no parsing (:func:`numpy.char.find` and ``count``); the others one by one.
+
+    >>> shown_positions(np.array(['["d2", "d7", "d1"]', '["x"]', None], dtype=object),
+    ...                 np.array(["d7", "y", "d1"], dtype=object)).tolist()
+    [2, 0, 0]
+    """
+    out = np.zeros(len(shown), np.int64)
+    text = np.array([s if isinstance(s, str) else "" for s in shown.tolist()], dtype=str)
+    vals = np.array([v if isinstance(v, str) else "" for v in values.tolist()], dtype=str)
+    simple = (np.char.find(text, "\\") < 0) & (np.char.find(vals, '"') < 0) & (text != "")
+    if simple.any():
+        quoted = np.char.add(np.char.add('"', vals[simple]), '"')
+        at = np.char.find(text[simple], quoted)
+        quotes = np.char.count(text[simple], '"', 0, np.maximum(at, 0))
+        out[simple] = np.where((at >= 0) & (quotes % 2 == 0), quotes // 2 + 1, 0)
+    for j in np.flatnonzero(~simple & (text != "")).tolist():
+        out[j] = shown_position(text[j], vals[j])
+    return out
 
 
 def shown_position(shown: str, value: str) -> int:
@@ -239,7 +265,7 @@ def annotator_habits(db: Database, study_id: int, *, seconds: dict[str, float | 
     n_values = int(cols["v"].max(initial=0)) + 1
     per = np.bincount((who.astype(np.int64) * len(questions) + q) * n_values + cols["v"],
                       minlength=m * len(questions) * n_values).reshape(m, len(questions), n_values)
-    value_of = dict(zip(cols["v"].tolist(), cols["value"].tolist()))
+    value_of = cols["values"]  # answer code -> answer
     pos = cols["position"]
     at = is_bp & (pos > 0)
     pos_counts = np.bincount(who[at] * (int(pos.max(initial=0)) + 1) + pos[at],

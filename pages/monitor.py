@@ -144,7 +144,8 @@ with paused_gc():
                     f"Line chart of each annotator's {measure} share per window of their labels in the order given: "
                     + "; ".join(f"{a}: {', '.join(f'{s:.0%}' for s in g['share'])}" for a, g in part.groupby("annotator")))),
                 key=f"mon_time_{'majority' if 'majority' in measure else 'pairs'}")
-        st.caption("Each point: one window of an annotator's labels in the order they gave them. Majority: the share "
+        st.caption("Each point: one window of an annotator's labels in their queue order (the order the study hands "
+                   "screens out, which is the order they answer them but for skips). Majority: the share "
                    "equal to the majority of the other annotators of the item; each other: the share of pairs (this "
                    "label, another label of the item) that agree. A line that falls: the annotator drifts.")
 

@@ -773,23 +773,23 @@ def item_parts(db: Database, study_id: int) -> dict[str, list]:
     return read() if shared is None else shared
 
 
-LABEL_ORDER_KEYS = ("item", "user", "submitted_at", "shown_order")
+SHOWN_ORDER_KEYS = ("item", "user", "shown_order")
 
 
-def label_order_columns(db: Database, study_id: int) -> dict[str, tuple]:
-    """When and in what passage order each current label of the study was given (those of
-    :func:`label_vote_columns`): :data:`LABEL_ORDER_KEYS`, key -> one tuple (``shown_order`` the
-    stored JSON text, or None), in no particular order. What an annotator's habits read (their
-    labels in time order, the position of the passage they chose). Shared while ``db`` shares its
-    reads (:func:`share_reads`)."""
+def shown_order_columns(db: Database, study_id: int, question: str = "best_passage") -> dict[str, tuple]:
+    """In what order the passages were shown for each current label of ``question`` (the best
+    passage) in the study: :data:`SHOWN_ORDER_KEYS`, key -> one tuple (``shown_order`` the stored
+    JSON list, or None), in no particular order. What an annotator's habits read to tell the
+    position on screen of the passage they chose. Shared while ``db`` shares its reads
+    (:func:`share_reads`)."""
 
     def read() -> dict[str, tuple]:
         rows = db.execute(
-            "SELECT l.item_id, l.user_id, l.submitted_at, l.shown_order FROM labels l JOIN items i ON i.id = l.item_id"
-            " WHERE i.study_id = ? AND i.is_check = 0 AND " + _CURRENT, [study_id]).fetchall()
-        return dict(zip(LABEL_ORDER_KEYS, tuple(zip(*rows)) or ((),) * len(LABEL_ORDER_KEYS)))
+            "SELECT l.item_id, l.user_id, l.shown_order FROM labels l JOIN items i ON i.id = l.item_id"
+            " WHERE i.study_id = ? AND i.is_check = 0 AND i.question = ? AND " + _CURRENT, [study_id, question]).fetchall()
+        return dict(zip(SHOWN_ORDER_KEYS, tuple(zip(*rows)) or ((),) * len(SHOWN_ORDER_KEYS)))
 
-    shared = _shared_rows(db, ("label_order_columns", study_id), read)
+    shared = _shared_rows(db, ("shown_order_columns", study_id, question), read)
     return read() if shared is None else shared
 
 
