@@ -40,19 +40,19 @@ if overview:
         } for r in overview]),
         hide_index=True, key="studies_overview",
         column_config={
-            "Study": st.column_config.TextColumn(width=190),
+            "Study": st.column_config.TextColumn(width=185),
             "Done": st.column_config.ProgressColumn("Done", format="%.0f%%", min_value=0, max_value=100, width=70,
                                                     help="answers given / answers needed (0% when nothing is assigned)"),
             "Answers": st.column_config.TextColumn(width=90, help="answers given of answers needed (one per item and "
                                                                  "annotator, check items included)"),
             "Awaiting labels": st.column_config.NumberColumn(
-                width=105, help="items some of whose planned labels are not given yet: more labels may decide them"),
+                width=100, help="items some of whose planned labels are not given yet: more labels may decide them"),
             "Ties": st.column_config.NumberColumn(
-                width=45, help="items with every planned label given and no majority: a lead settles them under "
+                width=40, help="items with every planned label given and no majority: a lead settles them under "
                                "Adjudicate"),
-            "Project": st.column_config.TextColumn(width=110),
-            "Annotators": st.column_config.NumberColumn(width=80),
-            "Questions": st.column_config.TextColumn(width=130, help="Valid: Q1 valid instruction; Natural: Q2 natural "
+            "Project": st.column_config.TextColumn(width=105),
+            "Annotators": st.column_config.NumberColumn(width=75),
+            "Questions": st.column_config.TextColumn(width=155, help="Valid: Q1 valid instruction; Natural: Q2 natural "
                                                                    "instruction; Passage: Q3 most natural passage"),
         },
     )
