@@ -105,12 +105,13 @@ if go:
                 said = ", ".join(f"{v} {label(k).lower()}" for k, v in counts.items() if v)
                 empty = [label(k).lower() for k in ("documents", "queries", "instances") if k in counts and not counts[k]]
                 out = []
+                where = md_escape(f"{name.strip()} from {', '.join(f.name for f in files)}")
                 if empty:  # partial data is said out loud, not under a green success
-                    out.append(("warning", f"Imported into {md_escape(name.strip())}: {said}. No {' and no '.join(empty)} "
+                    out.append(("warning", f"Imported into {where}: {said}. No {' and no '.join(empty)} "
                                            "in these files: studies and evaluations need them; import them before setting "
                                            "up a study."))
                 else:
-                    out.append(("success", f"Imported into {md_escape(name.strip())}: {said}"))
+                    out.append(("success", f"Imported into {where}: {said}"))
                 if result.detected:
                     out.append(("caption", md_escape(f"Recognised as {result.format}: {result.detected}")))
                 out += [("warning", md_escape(page_message(note))) for note in result.notes]

@@ -97,7 +97,7 @@ settings = study["settings"] if study else {}
 st.markdown("**Re-judging**" + (f" (study {study_id})" if study else " (a re-judging study is created on the first save)"))
 pool = sorted({u["name"] for u in users.list_users(conn, "annotator")} | set(study["annotators"] if study else []))
 c1, c2, c3, c4 = st.columns([4, 1, 1, 2])
-chosen = c1.multiselect("Annotators who re-judge this save", pool, default=[], key=f"nar_annotators:{pid}",
+chosen = c1.multiselect("Who re-judges this save", pool, default=[], key=f"nar_annotators:{pid}",
                         help="who re-judges the documents of the saved version (nobody is chosen for you)")
 overlap = c2.number_input("Per document", 1, 50, int(settings.get("overlap", 3)), key=f"nar_overlap:{pid}")
 controls = c3.number_input("Controls", 0, 1000, 0, key=f"nar_controls:{pid}",

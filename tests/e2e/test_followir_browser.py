@@ -80,7 +80,7 @@ def test_followir_rejudging_flow(page, server, artifacts, run_cli, tmp_path):
     for name in ("ann1", "ann2", "ann3"):  # nobody is preselected
         choose(page, "Annotators", name)
     page.keyboard.press("Escape")
-    controls = page.get_by_label("Controls")
+    controls = page.get_by_test_id("stForm").get_by_role("spinbutton", name="Controls")
     controls.fill("0")
     controls.press("Enter")  # Enter in a number box submits nothing
     settle(page)

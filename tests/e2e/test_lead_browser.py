@@ -116,17 +116,17 @@ def test_lead_imports_a_followir_zip_in_the_browser(page, server, tmp_path):
     expect(page.get_by_text("followir.zip")).to_be_visible(timeout=20_000)
     settle(page)
     page.get_by_role("button", name="Import").click()
-    expect(page.get_by_text(re.compile(r"^Imported into fir: "))).to_be_visible(timeout=20_000)
+    expect(page.get_by_text(re.compile(r"^Imported into fir from followir\.zip: "))).to_be_visible(timeout=20_000)
     expect(page.get_by_text(re.compile(r"^Next step: set up a study"))).to_be_visible()
     # what the page says names the upload, never the server's temporary folder
     main = page.locator("[data-testid='stMain']").inner_text()
     assert "/tmp" not in main and "followir.zip" in main
     # after an import the uploader is empty: the same upload again needs choosing the file again
     uploader = page.locator("[data-testid='stFileUploader'] input[type=file]")
-    expect(page.locator("[data-testid='stFileUploaderFile']")).to_have_count(0, timeout=20_000)
+    expect(page.get_by_text("followir.zip", exact=True)).to_have_count(0, timeout=20_000)  # no file in the uploader
     uploader.set_input_files(
         files=[{"name": "followir.zip", "mimeType": "application/zip", "buffer": zipped(IMPORTER_FIXTURES / "followir")}])
-    expect(page.locator("[data-testid='stFileUploaderFile']")).to_have_count(1, timeout=20_000)
+    expect(page.get_by_text("followir.zip", exact=True)).to_be_visible(timeout=20_000)
     # the same upload again under the same name: the project exists, what to do, nothing imported
     settle(page)
     page.get_by_role("button", name="Import").click()
@@ -137,6 +137,7 @@ def test_lead_imports_a_followir_zip_in_the_browser(page, server, tmp_path):
     pid = projects.get_project(db, "fir")["id"]
     assert {"original", "changed"} <= set(projects.qrels_versions(db, pid))
     # a second .zip added to the same upload: one clear message, nothing imported
+    settle(page)
     page.get_by_label("Project name").fill("broken")
     page.locator("[data-testid='stFileUploader'] input[type=file]").set_input_files(
         files=[{"name": "broken.zip", "mimeType": "application/zip", "buffer": b"PK not a zip"}])
