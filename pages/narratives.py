@@ -16,7 +16,7 @@ from storage import projects, studies, users
 from storage.errors import IFJudgeError
 from annotation.glossary import SCALES, UNDEFINED, page_message, when
 from ui.keys import keep_keys_on_item
-from ui.session import db, require_role
+from ui.session import db, open_on_last_project, remember_project, require_role
 from ui.text import literal
 
 user = require_role("expert", "lead")
@@ -29,8 +29,10 @@ if not plist:
     st.info("No project has narratives yet: import a FollowIR project or TREC topics with narratives.")
     st.stop()
 names = [p["name"] for p in plist]
+open_on_last_project(conn, "nar_project", {p["id"]: p["name"] for p in plist})
 project = st.selectbox("Project", names, key="nar_project", label_visibility="collapsed" if len(names) == 1 else "visible")
 pid = next(p["id"] for p in plist if p["name"] == project)
+remember_project(conn, pid)
 qtext = projects.queries(conn, pid)
 query_id = st.selectbox("Query", store.narrative_queries(conn, pid), key=f"nar_query:{pid}",
                         format_func=lambda q: f"{q}: {qtext.get(q, '')}")

@@ -17,7 +17,7 @@ from annotation.studies import (StudySettings, creation_summary, create_study, q
 from storage import eval_runs, projects, users
 from storage.errors import IFJudgeError
 from ui.markdown import md_escape
-from ui.session import db, require_role
+from ui.session import db, open_on_last_project, remember_project, require_role
 
 lead = require_role("lead")
 conn = db()
@@ -87,9 +87,11 @@ def created(section: str, result: dict) -> None:
 
 
 report_created("study")
+open_on_last_project(conn, "study_project", {p["id"]: p["name"] for p in plist})
 project = st.selectbox("Project", [p["name"] for p in plist], key="study_project",
                        help="the questions offered follow the project's benchmark")
 proj = next(p for p in plist if p["name"] == project)
+remember_project(conn, proj["id"])
 kq = questions_for_kind(proj["kind"], has_documents=bool(proj["counts"]["documents"]))
 if st.session_state.get("study_questions_for") != project or reset == "study":
     # a new project (or a fresh form): its benchmark's questions and scale, preselected

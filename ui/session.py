@@ -137,6 +137,19 @@ def _remember(conn, what: str, value_id: int) -> None:
         settings.remember(conn, user["id"], what, value_id)
 
 
+def open_on_last_project(conn, key: str, names_by_id: dict[int, str]) -> None:
+    """Before a page's own project select box ``key`` is drawn: open it on the project the lead
+    last used (when it is one of ``names_by_id``), unless the box already holds a choice."""
+    last = _remembered(conn, "project")
+    if key not in st.session_state and last in names_by_id:
+        st.session_state[key] = names_by_id[last]
+
+
+def remember_project(conn, project_id: int) -> None:
+    """The project a page's own select box chose: the one every lead page opens on next."""
+    _remember(conn, "project", project_id)
+
+
 def pick_project(conn, key: str, empty: str = "No project yet.") -> dict:
     """A 'Project' select box over every project, opened on the project the lead last used on
     any page (kept in the database per user); stops the page with ``empty`` when there is none."""
