@@ -17,13 +17,12 @@ True
 Traceback (most recent call last):
 ...
 formats.errors.IFJudgeError: type the study's name “demo: InstructIR validation” to delete it; nothing was deleted
+>>> import json
 >>> b = delete(db, sid, by="lead", confirm="demo: InstructIR validation")
 >>> [s["id"] for s in studies.list_studies(db)], len(json.loads(studies.study_backup(db, b))["labels"])
 ([], 0)
 """
 from __future__ import annotations
-
-import json
 
 from storage import studies
 from storage.db import Database

@@ -71,11 +71,9 @@ def test_the_instructir_layout_holds_the_kept_instances(labelled, tmp_path):
 def test_every_offered_format_exports_with_an_infosearch_and_an_ifir_study(demo, tmp_path):
     from dataclasses import replace as changed
 
-    from annotation import auth
     from annotation.studies import StudySettings, create_study
     from formats.readers import parse
-    from storage import studies
-    from tests.builders import DIMENSIONS, INFOSEARCH_FIXTURE, answer_all, ifir_bundle, label_ifir
+    from tests.builders import DIMENSIONS, INFOSEARCH_FIXTURE, answer_all, labelled_ifir_study
 
     db, _ = demo
     b = parse("infosearch", [INFOSEARCH_FIXTURE])
@@ -84,13 +82,7 @@ def test_every_offered_format_exports_with_an_infosearch_and_an_ifir_study(demo,
     is_study = create_study(db, project="is", questions=["condition"], annotators=["ann1", "ann2", "ann3"],
                             settings=StudySettings(group_fraction=1.0))["study_id"]
     answer_all(db, is_study, ["ann1", "ann2", "ann3"])
-    projects.import_bundle(db, "ifir", ifir_bundle(), fmt="ifir")
-    for n in range(3):
-        auth.add_user(db, f"a{n}", "annotator", "pw-123456")
-    ifir_study = create_study(db, project="ifir", questions=["passage_match"], annotators=["a0", "a1", "a2"],
-                              settings=StudySettings(group_fraction=0.2, per_group=1, seed=1))["study_id"]
-    label_ifir(db, ifir_study, {(it["instance_id"], it["doc_id"], "passage_match"): ["5", "4", "1"]
-                                for it in studies.items_of_study(db, ifir_study)})
+    ifir_study = labelled_ifir_study(db)
     for project, sid in (("is", is_study), ("ifir", ifir_study)):
         offered = [f["format"] for f in export_formats(db, project) if f["offered"]]
         assert "report" in offered and len(offered) >= 5, offered

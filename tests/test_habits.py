@@ -10,7 +10,7 @@ import pytest
 
 from annotation import workspace
 from annotation.habits import annotator_habits, others_agreement
-from tests.builders import PLAN, label_all, label_by_plan, user_row
+from tests.builders import PLAN, label_all, user_row
 
 
 def test_answer_shares_and_pairs_by_hand(labelled):
