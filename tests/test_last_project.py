@@ -2,9 +2,13 @@
 reload): choosing a project or a study on one page is what the next page opens on."""
 from __future__ import annotations
 
+import pytest
+
 from annotation.demo import demo_bundle
 from storage import projects
 from tests.builders import app, second_study, user_row
+
+pytestmark = pytest.mark.both_engines  # the last project is kept in the settings table of either engine
 
 
 def _open(db, path, name="lead"):

@@ -14,6 +14,8 @@ from exports.verdict import change_sentence, project_verdict, ranking_sentence
 from storage import eval_runs, projects, studies
 from tests.builders import label_by_plan
 
+pytestmark = pytest.mark.both_engines
+
 
 @pytest.fixture
 def validated(demo):
