@@ -35,7 +35,10 @@ def test_no_study_by_default_and_a_second_unlabelled_study_changes_nothing(expor
     # the study's name is Markdown-escaped (untrusted): read as rendered
     assert any(f"study {sid} (demo: InstructIR validation): 72/72 labels" in c.value.replace("\\", "") for c in again.caption)
     both = run([sid, sid2])
-    assert any("Unfinished studies" in w.value for w in both.warning) and frame(both, "What") is None
+    unfinished = [w.value.replace("\\", "") for w in both.warning if "Unfinished studies" in w.value]
+    # the study named in words, not a bare id: "Unfinished studies: 2" said nothing
+    assert unfinished == [f"Unfinished studies: study {sid2} “second” (0 of 48 labels given). Their missing labels "
+                          "count as unresolved."] and frame(both, "What") is None
     blocked = run([sid, sid2], exp_allow_incomplete=True)
     errors = [e.value.replace("\\", "") for e in blocked.error]
     assert any("unresolved judgment(s) for validated" in e and "the “Unresolved judgments” box above" in e for e in errors)
