@@ -242,7 +242,13 @@ def annotator_habits(db: Database, study_id: int, *, seconds: dict[str, float | 
     {position: share} (best passage), "others_agree", "others_n", "pairwise", "pairs",
     "flags"}], "timeline": [{"annotator", "labels", "measure", "share"}]}``. ``seconds``:
     annotator -> median seconds per screen (:func:`annotation.monitor.annotator_table`), for the
-    "fast" flag."""
+    "fast" flag. Computed once while ``db`` shares its reads (:func:`storage.studies.shared`; then
+    read the result, do not change it)."""
+    key = ("annotator_habits", study_id, tuple(sorted((seconds or {}).items())))
+    return studies.shared(db, key, lambda: _annotator_habits(db, study_id, seconds=seconds))
+
+
+def _annotator_habits(db: Database, study_id: int, *, seconds: dict[str, float | None] | None) -> dict:
     cols = label_columns(db, study_id)
     if not len(cols["row"]):
         return {"annotators": [], "timeline": []}
