@@ -44,7 +44,7 @@ COLUMNS = {
     "qrels_changed": "Changed qrels",
     "qrels_og": "Original qrels",
     "qrels_original": "Original qrels",
-    "qrels_validated": "Validated qrels",
+    "qrels_validated": "Validated qrels (stored)",
     "qrels_reversed": "Reversed qrels",
     "doc_id": "Document",
     "instance": "Instance",
@@ -81,9 +81,9 @@ EXPORT = {
     "documents": "Documents",
     "instances_checked": "Instances checked by the studies",
     "instances_dropped": "Instances left out",
-    "validated_qrels": "Validated qrels",
-    "changed_validated_qrels": "Validated changed qrels",
-    "reversed_validated_qrels": "Validated reversed qrels",
+    "validated_qrels": "Validated qrels in this export",
+    "changed_validated_qrels": "Validated changed qrels in this export",
+    "reversed_validated_qrels": "Validated reversed qrels in this export",
     "judgments": "Judgments",
     "left_out": "Left out",
     "labelled": "Labels given",
@@ -284,3 +284,219 @@ STATISTIC_HELP = {
     "disagreement": "1 - the share of the item's most common answer: 0 when everyone agrees, 0.33 when three "
                     "labels split 2 to 1, 0.67 when three labels all differ. Highest first.",
 }
+STATISTIC_HELP.update({
+    "yes_share": "InstructIR Table 7's \"Proportion of Yes response\": the items whose majority answer is Yes, over "
+                 "every item with at least one label (an item still awaiting labels or tied counts as not Yes). "
+                 "A share of items, not of labels; the benchmark-wide share below counts decided instances only.",
+    "gwet_ac1": "Gwet's AC1: agreement beyond chance with a chance term that stays small when one answer dominates. "
+                "Range -1 to 1; 1 perfect agreement, 0 chance level.",
+    "krippendorff_alpha_nominal": "Krippendorff's alpha (nominal): 1 - observed / expected disagreement over all "
+                                  "pairs of labels of an item. Range -1 to 1; 1 perfect, 0 chance level.",
+    "cohen_kappa_mean_pairwise": "Cohen's kappa of each pair of annotators over the items both labelled, averaged "
+                                 "over the pairs whose kappa is defined. Range -1 to 1.",
+    "percent_agreement_unanimous": "Share of the items with two labels or more on which every label is the same.",
+    "n_items": "Items of this question with at least one label.",
+    "n_labels": "Current labels given (an annotator's newest answer on an item; older answers stay as history).",
+    "n_annotators": "Annotators who gave at least one label on this question.",
+    "n_items_pairable": "Items with at least two labels: the ones agreement can be measured on.",
+    "n_items_no_majority": "Items whose labels have no strict plurality yet: ties and items awaiting labels.",
+    "n_items_adjudicated": "Items a lead decided on the Adjudicate page (the lead's value is their outcome).",
+    "n_items_awaiting_labels": "Items with too few labels to decide (fewer than two when the study asks for more).",
+})
+
+# Landis & Koch (1977), the band the Monitor prints beside a kappa
+BAND_HELP = ("Landis & Koch (1977) band of a kappa (value rounded to 10 decimals): below 0 poor, 0 to 0.20 slight, "
+             "0.21 to 0.40 fair, 0.41 to 0.60 moderate, 0.61 to 0.80 substantial, above 0.80 almost perfect. It "
+             "describes agreement beyond chance, not whether the benchmark is right.")
+
+# The agreement figures each benchmark's own paper reports, by question: the ones to put in a paper
+# (the others are shown for comparison). FollowIR, InfoSearch and IFIR report no agreement
+# coefficient for these questions; for those, the InstructIR choice (Randolph's free-marginal
+# kappa, which does not collapse when one answer dominates) is marked.
+REPORTED = {
+    "validity": ("InstructIR Table 7", ("randolph_kappa", "yes_share")),
+    "naturalness": ("InstructIR Table 7", ("randolph_kappa", "yes_share")),
+    "best_passage": ("InstructIR Table 7", ("cohen_kappa_majority_vs_gold_excluding_ties",
+                                            "top1_accuracy_ties_count_as_wrong")),
+    "passage_match": ("IFIR Table 2 (mean); agreement as InstructIR reports none here",
+                      ("mean_score", "krippendorff_alpha_ordinal")),
+    "instfol_match": ("IFIR App. A.2 (mean)", ("mean_score", "krippendorff_alpha_ordinal")),
+    "relevance": ("as InstructIR Table 7 (FollowIR reports no coefficient)", ("randolph_kappa",)),
+    "condition": ("as InstructIR Table 7 (InfoSearch reports no coefficient)", ("randolph_kappa", "yes_share")),
+}
+
+
+def reported(question: str, statistic: str) -> str:
+    """Whether a statistic of a question is the one to report (the seed paper's choice) or a
+    comparison: the text of the Monitor's "Report" column.
+
+    >>> reported("validity", "randolph_kappa"), reported("validity", "fleiss_kappa")
+    ('Report (InstructIR Table 7)', 'comparison')
+    >>> reported("best_passage", "top1_accuracy_ties_count_as_wrong")
+    'Report (InstructIR Table 7)'
+    """
+    source, keys = REPORTED.get(question, ("", ()))
+    return f"Report ({source})" if statistic in keys else "comparison"
+
+
+# What every column header of the Monitor and Evaluate tables means: the help a header shows on
+# hover (the pages read it by the header's text, so one header means one thing everywhere).
+HEADER_HELP = {
+    # Monitor: the Table 7 view and the question report
+    "Question": "The question annotators answer (hover the table for its full wording).",
+    "Statistic": "The agreement figure or share; hover a row's name in the help below the table for its definition.",
+    "Value": "The statistic's value on the labels so far; — when it is undefined (the reason is beside it).",
+    "95% interval": "Percentile bootstrap 95% interval: items resampled with replacement (seeded), the statistic "
+                    "recomputed on each replicate. — when it is undefined or not computed.",
+    "Band": BAND_HELP,
+    "Why undefined": "Why there is no value, e.g. 0/0 when every label is the same answer.",
+    "Report": "Report: the figure the benchmark's own paper reports for this question (the one to put in a paper). "
+              "Comparison: another coefficient, shown to check that the conclusion does not hang on the choice.",
+    "Over": "What the figure is counted over: labelled items (every item with a label, undecided ones included), "
+            "items with two labels or more (agreement), or decided items (a strict majority or a lead's decision).",
+    # Monitor: benchmark-wide estimates (ESTIMATES' labels)
+    "Estimate": "What share is estimated over the whole benchmark, from the study's sample.",
+    "Share": "The benchmark-wide share: the decided items saying Yes for the estimate, weighted by how the study "
+             "sampled them (stratified ratio estimator). Decided instances only: an item awaiting labels or tied "
+             "is left out.",
+    "95% CI (design)": "95% interval that follows how the sample was drawn (query groups, then instances): "
+                       "Korn & Graubard's interval at the effective sample size. Use this one.",
+    "Naive CI (independent, Wilson; comparison only)": "Wilson interval that treats every decided instance as "
+                                                       "independent: too narrow when instances of one query group "
+                                                       "are alike. Shown only for comparison.",
+    "Design effect": "Variance of the estimate under the study's design divided by the variance a simple random "
+                     "sample of as many instances would have. Above 1: instances of a group are alike, the sample "
+                     "says less than its size suggests.",
+    "Effective n": "Decided items divided by the design effect: the size of a simple random sample that would give "
+                   "the same precision.",
+    "Decided items": "Items with an outcome: a strict majority, a single label when the study asks for one, or a "
+                     "lead's decision.",
+    "Groups": "Query groups sampled (the clusters of the design).",
+    "Further labels to halve the CI": "Labels still to give, in new query groups sampled as the study sampled "
+                                      "them, for the design interval to become half as wide.",
+    # Monitor: annotators' habits
+    "Annotator": "The annotator's user name.",
+    "Done": "Screens submitted of the screens assigned to this annotator (check screens included).",
+    "Median s": "Median seconds from opening a screen to submitting it (its newest submission): all the questions "
+                "of one instance or document.",
+    "Agreement": "Share of the annotator's labels equal to the majority of the OTHER annotators of the same item, "
+                 "over the items where at least two others answered and have a strict majority (their own vote does "
+                 "not count). Low: the annotator often goes against the rest.",
+    "Agreement with the majority": "Share of the annotator's labels equal to the item's decided value (their own "
+                                   "vote counted); on decided items with two labels or more.",
+    "Agreement with the dataset's target": "Best passage: share of the annotator's choices that are the dataset's "
+                                           "target passage.",
+    "Checks right": "Check items (screens with known answers, mixed into the study at set-up, never counted in "
+                    "estimates, agreement or exports): right answers of those the annotator answered.",
+    "Flag": "⚑ straight-lining: the same answer to every one of at least 10 items of a question (for the best "
+            "passage: the same position on screen) while the other annotators of those items answered otherwise "
+            "at least once. ⚑ fast: a median time per screen under a third of the study's median. The details are "
+            "listed under the table.",
+    # Monitor: disagreements and reasons
+    "Votes": "Each answer and how many annotators gave it.",
+    "Disagreement": STATISTIC_HELP["disagreement"],
+    "Decision": "The item's outcome: a lead's decision, else the strict majority; — with why when there is none "
+                "yet (awaiting labels, or a tie for a lead to decide).",
+    "Instruction": "The instance's instruction (shortened; read it in full below).",
+    "Reason": "The annotator's reason for a No (as typed).",
+    "Answer": "The annotator's answer.",
+    # Evaluate
+    "System": "A retrieval setting: model [instruction template], with its reranker and depth when not the default.",
+    "Qrels version": "Which relevance judgments the run was scored against: original (published), validated (the "
+                     "published ones corrected by the studies), changed / reversed and their validated versions.",
+    "Queries": "Queries (InstructIR: instances) that qrels version judges and the run was scored on.",
+    "Compared queries": "Queries both qrels versions judge: the change is computed on these only.",
+    "Change": "Validated minus published, on the queries named in the row.",
+    "Queries whose score changed": "Compared queries whose per-query score differs between the two qrels.",
+    "Checked: queries (published / validated)": "The queries the study judged: all of them on the published "
+                                                "side, those the validated qrels keep on the other.",
+    "Full set: queries (published / validated)": "Every query each qrels version judges.",
+    "Kendall tau": MEASURES["Kendall tau"],
+    "Qrels versions": "The two qrels versions whose leaderboards are compared.",
+    "Systems": "Systems evaluated on both versions (Kendall tau needs at least 3).",
+}
+
+
+def header_help(name: str) -> str | None:
+    """The definition a table header shows on hover: :data:`HEADER_HELP`, a measure's
+    (:func:`measure_help`, also after a prefix such as ``Δ`` or ``Checked:``), or None.
+
+    >>> header_help("Band").startswith("Landis & Koch")
+    True
+    >>> header_help("Checked: original").startswith("The mean over the queries the study judged")
+    True
+    >>> header_help("Δ nDCG@10").startswith("Normalised discounted")
+    True
+    """
+    if name in HEADER_HELP:
+        return HEADER_HELP[name]
+    if name.startswith("Checked: "):
+        return (f"The mean over the queries the study judged, with the {name.split(': ', 1)[1]} qrels (the "
+                "validated side keeps only the queries it does not leave out). The view that moves when validation "
+                "drops instances.")
+    if name.startswith("Full set: "):
+        return f"The mean over every query the {name.split(': ', 1)[1]} qrels judge."
+    base = name.removeprefix("Δ ").split(",")[0].strip()
+    return measure_help(base) or None
+
+
+# The page controls a library message may name by their command-line flag: a page shows the
+# control's name instead (a page never asks for a flag it has no box for).
+CONTROLS = {
+    "--unresolved": "the “Unresolved judgments” box",
+    "--allow-incomplete": "the “I confirm: export from unfinished studies” box",
+    "--format": "the “Format” box",
+    "--subset": "the “Subset” box",
+    "--study": "the “Studies” box",
+    "--keep-invalid": "the “Drop invalid instances” box",
+    "--keep-unnatural": "the “Drop unnatural instances” box",
+    "--match-gold-max": "the “Gold passage not relevant at match score <=” box",
+    "--match-excluded-min": "the “Excluded passage relevant at match score >=” box",
+    "--project": "the “Project” box",
+    "--controls": "the “Controls” box",
+    "--annotators": "the “Annotators” box",
+    "--questions": "the “Questions” box",
+}
+
+
+def page_message(text: str, controls: dict[str, str] | None = None) -> str:
+    """A library message as a page shows it: each command-line flag it names (``--unresolved
+    keep-published|drop|...``, ``--format``) replaced by the page control that sets the same
+    thing (:data:`CONTROLS`, or ``controls`` for a page's own names), and ``ifjudge ...``
+    commands left out of the advice; a flag without a control becomes "the setting".
+
+    >>> page_message("3 unresolved; choose --unresolved keep-published|drop|relevant|not-relevant")
+    '3 unresolved; choose the “Unresolved judgments” box'
+    >>> page_message("cannot tell the layout: name the format with --format")
+    'cannot tell the layout: name the format with the “Format” box'
+    >>> page_message("no eval runs yet; run `ifjudge eval run` first")
+    'no eval runs yet; run an evaluation on the Evaluate page first'
+    """
+    import re
+
+    names = {**CONTROLS, **(controls or {})}
+    text = re.sub(r"`?ifjudge eval run[^`;,.)]*`?", "an evaluation on the Evaluate page", text)
+    text = re.sub(r"`?ifjudge [a-z-]+(?: [a-z-]+)?(?: --[^`;,.)]*)?`?", "the command line", text)
+
+    def flag(m: re.Match) -> str:
+        return names.get(m.group(1), "the setting")
+
+    # a flag with its choices (--unresolved a|b|c, --format NAME) or alone
+    return re.sub(r"(--[a-z][a-z0-9-]*)(?:[ =](?:[A-Za-z0-9_.-]+\|)+[A-Za-z0-9_.-]+)?", flag, text)
+
+
+def when(iso: str | None) -> str:
+    """A stored time (ISO 8601, UTC) as a lead reads it: day, month, year, hours and minutes.
+
+    >>> when("2026-11-27T23:45:50+00:00"), when(None)
+    ('27 Nov 2026, 23:45 UTC', '—')
+    """
+    from datetime import datetime
+
+    if not iso:
+        return UNDEFINED
+    try:
+        t = datetime.fromisoformat(str(iso))
+    except ValueError:
+        return str(iso)
+    return t.strftime("%d %b %Y, %H:%M") + (" UTC" if t.utcoffset() is not None and not t.utcoffset() else "")

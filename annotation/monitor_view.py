@@ -18,7 +18,7 @@ import math
 import re
 
 from annotation import monitor
-from annotation.glossary import PROVENANCE, STATISTIC_HELP, STATISTICS, UNDEFINED, label, votes
+from annotation.glossary import PROVENANCE, STATISTIC_HELP, STATISTICS, UNDEFINED, label, reported, votes
 from annotation.majority import decide
 from storage import projects, studies
 from storage.db import Database
@@ -70,10 +70,37 @@ def _num(value, digits: int = 3) -> str | None:
     return str(value)
 
 
-def table7_rows(rows: list[dict]) -> list[dict]:
+def over(key: str, report: dict | None) -> str:
+    """What a statistic of a question report is counted over, in words: labelled items, items
+    with two labels or more, decided items or labels (Table 7 mixes them: "Proportion of Yes
+    response" is over every labelled item, the Cohen kappa against the target over decided ones).
+
+    >>> over("yes_share", {"n_items": 60}), over("randolph_kappa", {"n_items_pairable": 58})
+    ('60 labelled', '58 with 2+ labels')
+    >>> over("top1_accuracy_excluding_ties", {"n_items_with_gold": 60, "n_majority_ties": 13, "n_items_awaiting_labels": 0})
+    '47 decided'
+    """
+    r = report or {}
+    if key in ("yes_share", "top1_accuracy_ties_count_as_wrong", "n_majority_ties"):
+        n = r.get("n_items_with_gold", r.get("n_items")) if key != "yes_share" else r.get("n_items")
+        return "" if n is None else f"{n} labelled"
+    if key in ("cohen_kappa_majority_vs_gold_excluding_ties", "top1_accuracy_excluding_ties"):
+        if r.get("n_items_with_gold") is None:
+            return ""
+        return f"{r['n_items_with_gold'] - r.get('n_majority_ties', 0) - r.get('n_items_awaiting_labels', 0)} decided"
+    if key == "mean_score":
+        return "" if r.get("n_labels") is None else f"{r['n_labels']} labels"
+    if key in ("randolph_kappa", "fleiss_kappa", "percent_agreement_pairwise", "krippendorff_alpha_ordinal",
+               "krippendorff_alpha_nominal", "gwet_ac1"):
+        return "" if r.get("n_items_pairable") is None else f"{r['n_items_pairable']} with 2+ labels"
+    return ""
+
+
+def table7_rows(rows: list[dict], reports: dict | None = None) -> list[dict]:
     """:func:`annotation.monitor.table7` rows with readable columns: the value and its 95% interval
-    as text (``"—"`` when undefined, the reason in "Why undefined"), the agreement band, and what
-    the statistic means.
+    as text (``"—"`` when undefined, the reason in "Why undefined"), the agreement band, what the
+    figure is counted over (:func:`over`; ``reports``: question id -> its question report) and
+    what the statistic means.
 
     >>> table7_rows([{"question": "Q1", "statistic": "Proportion of Yes response", "value": None, "low": None,
     ...               "high": None, "band": None, "undefined_reason": "no labels yet"}])[0]["Value"]
@@ -81,41 +108,114 @@ def table7_rows(rows: list[dict]) -> list[dict]:
     """
     keys = {lab: key for spec in monitor.TABLE7_ROWS.values() for lab, key in spec}
     short = {prompt: label(q) for q, prompt in monitor.PROMPTS.items()}  # the full wording is the column's help
+    qid = {prompt: q for q, prompt in monitor.PROMPTS.items()}
     out = []
     for r in rows:
         value = _num(r["value"])
         low, high = _num(r.get("low")), _num(r.get("high"))
+        key = keys.get(r["statistic"], "")
         out.append({
             "Question": short.get(r["question"], r["question"]), "Statistic": r["statistic"], "Value": value or UNDEFINED,
             "95% interval": f"{low} to {high}" if low is not None and high is not None else UNDEFINED,
             "Band": r.get("band") or "",
+            "Over": over(key, (reports or {}).get(qid.get(r["question"], ""))),
             "Why undefined": "" if value is not None else (r.get("undefined_reason") or "undefined"),
-            "What it means": STATISTIC_HELP.get(keys.get(r["statistic"], ""), ""),
+            "What it means": STATISTIC_HELP.get(key, ""),
         })
     return out
 
 
-def annotator_rows(rows: list[dict]) -> list[dict]:
-    """:func:`annotation.monitor.annotator_table` rows with readable headers and ``"—"`` (with why)
-    where there is nothing to measure yet."""
+def question_rows(question: str, report: dict) -> list[dict]:
+    """A question's agreement report as table rows (:func:`annotation.monitor.report_rows`) with
+    "Report": whether the figure is the one the benchmark's paper reports or a comparison
+    (:func:`annotation.glossary.reported`); counts carry no such mark.
+
+    >>> rows = question_rows("validity", {"n_items": 8, "randolph_kappa": 0.5, "fleiss_kappa": 0.1})
+    >>> [(r["Statistic"], r["Report"]) for r in rows]
+    [('Items', ''), ('Randolph free-marginal kappa', 'Report (InstructIR Table 7)'), ('Fleiss kappa', 'comparison')]
+    """
+    keys = {label(k): k for k in STATISTICS}
     out = []
-    for r in rows:
+    for r in monitor.report_rows(report):
+        key = keys.get(r["Statistic"], "")
+        counted = key.startswith("n_")
+        out.append({"Statistic": r["Statistic"], "Value": r["Value"], "Band": r["Band"],
+                    "Report": "" if counted else reported(question, key), "Why undefined": r["Why undefined"]})
+    return out
+
+
+SHORT = {"validity": "Valid", "naturalness": "Natural", "best_passage": "Passage", "passage_match": "Match",
+         "instfol_match": "Match", "relevance": "Relevant", "condition": "Condition"}
+
+
+def answer_columns(questions: list[str], answers: dict[str, dict], positions: dict[int, float]) -> dict[str, str]:
+    """An annotator's answers as one short column per question (:data:`SHORT` names): per Yes/No
+    question the share of Yes, per other question its most given answer and share; for the best
+    passage the position on screen they pick most.
+
+    >>> answer_columns(["validity", "naturalness", "best_passage"],
+    ...                {"validity": {"Yes": 1.0}, "naturalness": {"Yes": 0.75, "No": 0.25}}, {1: 0.5, 2: 0.3, 3: 0.2})
+    {'Valid': 'Yes 100%', 'Natural': 'Yes 75%', 'Passage': '1st 50%'}
+    """
+    out = {}
+    for q in questions:
+        name = SHORT.get(q, label(q))
+        shares = answers.get(q) or {}
+        if q == "best_passage":
+            if positions:
+                p, share = max(positions.items(), key=lambda kv: kv[1])
+                out[name] = f"{ {1: '1st', 2: '2nd', 3: '3rd'}.get(p, f'{p}th')} {share:.0%}"
+            else:
+                out[name] = UNDEFINED
+        elif "Yes" in shares or "No" in shares:
+            out[name] = f"Yes {shares.get('Yes', 0.0):.0%}"
+        elif shares:
+            top, share = max(shares.items(), key=lambda kv: kv[1])
+            out[name] = f"{top} {share:.0%}"
+        else:
+            out[name] = UNDEFINED
+    return out
+
+
+def answer_help(question: str) -> str:
+    """The hover text of an annotator table's answer column."""
+    if question == "best_passage":
+        return ("The position on screen of the passage the annotator picks most, and how often (passages are shuffled "
+                "for each annotator: about 1 in 3 for each position is expected).")
+    return f"{label(question)}: the share of Yes in the annotator's labels (else their most given answer)."
+
+
+def habit_rows(table: list[dict], habits: dict, questions: list[str], checks: dict | None = None) -> list[dict]:
+    """The Monitor's annotator table: per annotator of the study (:func:`annotation.monitor.annotator_table`
+    rows) their screens, median time, answers per question (:func:`answer_columns`), agreement with
+    the others (:func:`annotation.habits.annotator_habits`), check items right (``checks``:
+    annotator -> {"right", "answered"}) and a short flag; ``"—"`` with why where there is nothing yet."""
+    by_name = {h["annotator"]: h for h in habits.get("annotators", [])}
+    out = []
+    for r in table:
+        h = by_name.get(r["annotator"], {})
         med = r.get("median_seconds_per_screen")
-        maj, gold = r.get("agreement_with_majority"), r.get("agreement_with_gold")
+        agree = h.get("others_agree")
+        c = (checks or {}).get(r["annotator"])
+        flags = h.get("flags") or []
+        kinds = sorted({f.split(" on ")[0].split(":")[0] for f in flags}, key=lambda k: k != "Straight-lining")
         out.append({
-            "Annotator": r["annotator"], "Screens done": f"{r['done']} of {r['total']}",
-            "Median seconds per screen": f"{med:.1f}" if med is not None else f"{UNDEFINED} no screen done",
-            "Agreement with the majority": f"{maj:.0%}" if maj is not None else f"{UNDEFINED} no decided item yet",
-            "Agreement with the dataset's target": f"{gold:.0%}" if gold is not None
-            else f"{UNDEFINED} no target (best passage only)",
+            "Annotator": r["annotator"], "Done": f"{r['done']} of {r['total']}",
+            "Median s": f"{med:.1f}" if med is not None else f"{UNDEFINED} none yet",
+            **answer_columns(questions, h.get("answers") or {}, h.get("positions") or {}),
+            "Agreement": f"{agree:.0%} of {h['others_n']}" if agree is not None else f"{UNDEFINED} none yet",
+            "Checks right": (f"{c['right']} of {c['answered']}" if c and c["answered"]
+                             else f"{UNDEFINED} none yet" if c else f"{UNDEFINED} no check items"),
+            "Flag": f"⚑ {kinds[0].lower()}" if kinds else "",
         })
     return out
 
 
 def disagreement_rows(db: Database, study_id: int) -> list[dict]:
     """:func:`annotation.monitor.disagreements` with the texts: the question's short name, the
-    instruction, query and passage (shortened) and their full texts (``full``), the votes in words,
-    the disagreement, the decision (``"—"`` and why when undecided) and how it was decided.
+    votes in words, the disagreement, the decision with how it was decided (``"—"`` and why when
+    undecided), the instruction (shortened), and the full texts of the instruction, query and
+    passages (``full``, read in full below the table).
     Every row; a screen shows one page of them (:func:`disagreement_page`)."""
     return _with_texts(db, study_id, monitor.disagreements(db, study_id))
 
@@ -167,16 +267,14 @@ def _with_texts(db: Database, study_id: int, rows: list[dict]) -> list[dict]:
         passage = _text(doc)
         decision = r.get("decision")
         why = UNRESOLVED_WHY.get(decide(r["labels"]).reason or "", "undecided")
-        out.append({  # what to decide first (in view at 1280 px), then the texts
+        how = PROVENANCE.get(r["provenance"], label(r["provenance"])).lower()
+        out.append({  # what to decide first, then the instruction: every column in view at 1280 px
             "item": r["item"],
             "Question": label(r["question"]),
             "Votes": votes(r["labels"]),
             "Disagreement": round(float(r["disagreement"]), 2),
-            "Decision": decision if decision is not None else f"{UNDEFINED} {why}",
+            "Decision": f"{decision} ({how})" if decision is not None else f"{UNDEFINED} {why}",
             "Instruction": shorten(inst.get("instruction")) or f"{UNDEFINED} no instruction",
-            "Query": shorten(inst.get("query")) or f"{UNDEFINED} no query text",
-            "Passage": shorten(passage) if doc else f"{UNDEFINED} none (not a passage question)",
-            "How decided": PROVENANCE.get(r["provenance"], label(r["provenance"])),
             "full": {"instance": r["instance"], "instruction": inst.get("instruction") or "",
                      "query": inst.get("query") or "", "document": r.get("doc_id") or "", "passage": passage,
                      "voted": voted.get(r["item"], [])},

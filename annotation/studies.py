@@ -10,6 +10,7 @@ import random
 from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
 
+from annotation import check_items
 from annotation.glossary import label
 from annotation.questions import GUIDELINES, INSTANCE_QUESTIONS, NATURALNESS_LIKERT_NOTE, question
 from storage import projects, studies, users
@@ -41,6 +42,9 @@ class StudySettings:
     # the project goal shown to annotators before their first item (empty: the default of the
     # project's kind, InstructIR Fig. 9a for InstructIR)
     goal: str = ""
+    # the share of the study's screens that are check items with known answers, mixed into the
+    # queue and left out of every estimate (annotation.check_items); 0: none
+    check_share: float = 0.0
 
     def validate(self) -> None:
         if not 0 < self.group_fraction <= 1:
@@ -55,6 +59,9 @@ class StudySettings:
             raise IFJudgeError(f"annotators per item must be at least 1, got {self.overlap}")
         if self.passages < 2:
             raise IFJudgeError(f"best_passage needs at least 2 passages, got {self.passages}")
+        if not 0 <= self.check_share <= check_items.MAX_SHARE:
+            raise IFJudgeError(f"the share of check items must be between 0 and {check_items.MAX_SHARE}, "
+                               f"got {self.check_share}")
         question("naturalness", naturalness=self.naturalness)
         question("relevance", relevance=self.relevance)
 
@@ -267,8 +274,19 @@ def create_study(
     items, notes = build_instance_items(db, proj["id"], sample, questions, settings)
     if not items:
         raise IFJudgeError("no item could be built: " + "; ".join(notes[:3]))
+    regular = len({it["screen"] for it in items})
+    checks, check_notes = check_items.build_checks(db, proj, sample, questions, settings,
+                                                   check_items.check_count(settings.check_share, regular),
+                                                   build_instance_items)
+    items, notes = check_items.mix_in(items, checks, settings.seed), notes + check_notes
     screens = list(dict.fromkeys(it["screen"] for it in items))
-    plan = balanced_plan(screens, [p["id"] for p in people], settings.overlap, seed=settings.seed)
+    check_screens = {it["screen"] for it in checks}
+    ids = [p["id"] for p in people]
+    plan = balanced_plan([s for s in screens if s not in check_screens], ids, settings.overlap, seed=settings.seed)
+    if check_screens:  # planned apart, on top of the loads: every annotator gets their share of checks
+        loads = {u: sum(u in v for v in plan.values()) for u in ids}
+        plan.update(balanced_plan([s for s in screens if s in check_screens], ids, settings.overlap,
+                                  seed=settings.seed + 1, loads=loads))
     stored = asdict(settings)
     stored["guidelines"] = {q: settings.guidelines.get(q, default_guideline(q, settings)) for q in questions}
     study_id = studies.insert_study(
@@ -280,8 +298,9 @@ def create_study(
         "study_id": study_id,
         "instances": len(sample),
         "screens": len(screens),
-        "items": len(items),
-        "items_by_question": {q: sum(it["question"] == q for it in items) for q in questions},
+        "items": sum(not it.get("is_check") for it in items),
+        "items_by_question": {q: sum(it["question"] == q and not it.get("is_check") for it in items) for q in questions},
+        "check_screens": len({it["screen"] for it in items if it.get("is_check")}),
         "items_by_kind": dict(sorted(Counter(
             it["payload"]["kind"] for it in items if "kind" in it.get("payload", {})).items())),
         "assignments": sum(len(plan[it["screen"]]) for it in items),
@@ -396,9 +415,11 @@ def creation_summary(db: Database, result: dict) -> CreationSummary:
     per = result.get("per_annotator_screens") or {}
     people = ", ".join(f"{n} {k} screen{'s' if k != 1 else ''}" for n, k in per.items())
     queries = f"{result['queries']} queries, " if "queries" in result else ""
+    checks = result.get("check_screens") or 0
     text = (f"Study {study['id']} “{study['name']}” created: {queries}{result.get('instances', 0)} instances on "
-            f"{result.get('screens', 0)} screens; {result.get('items', 0)} items ({parts}); "
-            f"{result.get('assignments', 0)} assignments" + (f" ({people})." if people else "."))
+            f"{result.get('screens', 0) - checks} screens; {result.get('items', 0)} items ({parts}); "
+            f"{result.get('assignments', 0)} assignments" + (f" ({people})." if people else ".")
+            + (f" Mixed in: {checks} check screens with known answers (not counted in any estimate)." if checks else ""))
     warnings = [f"{label(q)} got 0 items: its annotators will not be asked it. Check the notes below (e.g. too few "
                 f"passages or documents in the project)." for q in study["questions"] if not by_question.get(q, 0)]
     return CreationSummary(text, warnings, list(result.get("notes") or []))

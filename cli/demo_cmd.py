@@ -10,7 +10,7 @@ from cli.options import add_db, add_json
 
 def register(sub) -> None:
     p = sub.add_parser("demo", help="load the bundled demo project, its users and a ready study")
-    add_db(p, help="SQLite file (created if missing) or postgresql:// URL")
+    add_db(p, help="SQLite file (created if missing) or postgresql:// URL", creates=True)
     add_json(p)
     p.set_defaults(func=run)
 

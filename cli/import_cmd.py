@@ -18,7 +18,7 @@ def register(sub) -> None:
     p = sub.add_parser("import", help="import benchmark files into a project (all-or-nothing)",
                        description="Import a benchmark release into a project; with --add, add one further file of "
                                    "its layout (corpus, qrels, top_ranked) to a project already stored.")
-    add_db(p)
+    add_db(p, creates=True)
     add_project(p)
     p.add_argument("--format", default="auto", choices=importers.CHOICES,
                    help="the benchmark layout (default: auto, recognised from the files)")

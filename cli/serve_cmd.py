@@ -24,7 +24,7 @@ DEFAULT_UPLOAD_MB = 200
 
 def register(sub) -> None:
     p = sub.add_parser("serve", help="serve the web app (and an evaluation worker)")
-    add_db(p)
+    add_db(p, creates=True)
     p.add_argument("--port", type=int, default=8501)
     p.add_argument("--address", default="localhost")
     p.add_argument("--demo", action="store_true",

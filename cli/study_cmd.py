@@ -1,4 +1,4 @@
-"""``ifjudge study create|list`` and ``ifjudge labels``."""
+"""``ifjudge study create|list|close|reopen|delete|backup`` and ``ifjudge labels``."""
 from __future__ import annotations
 
 import json
@@ -45,6 +45,9 @@ def register(sub) -> None:
     c.add_argument("--seed", type=int, default=d.seed)
     c.add_argument("--remaining", action="store_true",
                    help="sample only instances (condition: queries) no other study of the project asks these questions about")
+    c.add_argument("--check-share", type=float, default=d.check_share, metavar="S",
+                   help="share of the screens that are check items with known answers, mixed into the queue and left "
+                        "out of every estimate (0 to 0.5; default 0: none)")
     runs = c.add_argument_group("INSTFOL with human judges (--questions instfol_match)")
     runs.add_argument("--bare-run", metavar="FILE", help="TREC run of the bare queries")
     runs.add_argument("--instructed-run", metavar="FILE", help="TREC run of the queries with their instructions")
@@ -58,6 +61,22 @@ def register(sub) -> None:
     add_project(ls, required=False, help="only this project's studies")
     add_json(ls)
     ls.set_defaults(func=run_list)
+    for action, help_text in (("close", "hand out no new screen of the study (its labels stay)"),
+                              ("reopen", "hand out the study's remaining screens again")):
+        a = ss.add_parser(action, help=help_text)
+        add_db(a)
+        a.add_argument("study", type=int, metavar="ID")
+        a.set_defaults(func=run_close, closed=action == "close")
+    dl = ss.add_parser("delete", help="delete a study after keeping all its rows in a backup (in the database)")
+    add_db(dl)
+    dl.add_argument("study", type=int, metavar="ID")
+    dl.add_argument("--confirm", required=True, metavar="NAME", help="the study's name, typed again")
+    dl.add_argument("--by", default="cli", help="who deletes it (kept with the backup)")
+    dl.set_defaults(func=run_delete)
+    bk = ss.add_parser("backup", help="list the backups of deleted studies, or write one (--id) as JSON")
+    add_db(bk)
+    bk.add_argument("--id", type=int, metavar="BACKUP", help="the backup to write to stdout")
+    bk.set_defaults(func=run_backup)
     lb = sub.add_parser("labels", help="print the current labels of a study as CSV")
     add_db(lb)
     lb.add_argument("--study", required=True, type=int)
@@ -72,6 +91,7 @@ def run_create(args) -> int:
         group_fraction=args.group_fraction, per_group=args.per_group, overlap=args.overlap,
         passages=args.passages, naturalness=args.naturalness, seed=args.seed,
         subset_fraction=args.subset_fraction, max_excluded=args.max_excluded, skip_covered=args.remaining,
+        check_share=args.check_share,
     )
     db = connect(args.db)
     if "instfol_match" in args.questions:
@@ -102,8 +122,10 @@ def run_create(args) -> int:
     if args.json:
         print(json.dumps(result))
     else:
-        print(f"study {result['study_id']}: {result['instances']} instances, {result['screens']} screens, "
-              f"{result['items']} items, {result['assignments']} assignments")
+        checks = result.get("check_screens") or 0
+        print(f"study {result['study_id']}: {result['instances']} instances, {result['screens'] - checks} screens, "
+              f"{result['items']} items, {result['assignments']} assignments"
+              + (f", {checks} check screens mixed in" if checks else ""))
         for n in result["notes"]:
             print(f"  note: {n}", file=sys.stderr)
     return 0
@@ -131,4 +153,31 @@ def run_list(args) -> int:
 
 def run_labels(args) -> int:
     sys.stdout.write(labels_csv(connect(args.db), args.study, raw=args.raw))
+    return 0
+
+
+def run_close(args) -> int:
+    from annotation import study_lifecycle
+
+    db = connect(args.db)
+    (study_lifecycle.close if args.closed else study_lifecycle.reopen)(db, args.study)
+    print(f"study {args.study} {'closed: no new screen is handed out' if args.closed else 'open again'}")
+    return 0
+
+
+def run_delete(args) -> int:
+    from annotation import study_lifecycle
+
+    backup = study_lifecycle.delete(connect(args.db), args.study, by=args.by, confirm=args.confirm)
+    print(f"study {args.study} deleted; its rows are kept in backup {backup} (ifjudge study backup --id {backup})")
+    return 0
+
+
+def run_backup(args) -> int:
+    db = connect(args.db)
+    if args.id is not None:
+        print(studies.study_backup(db, args.id))
+        return 0
+    for b in studies.study_backups(db):
+        print(f"{b['id']}\tstudy {b['study_id']}\t{b['name']}\tdeleted {b['deleted_at']} by {b['deleted_by']}")
     return 0

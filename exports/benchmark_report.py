@@ -2,9 +2,11 @@
 
 Composed of named public pieces: :func:`annotation.estimates.benchmark_estimates` (each study's
 benchmark-wide shares with design-aware intervals and, with a judge's file, prediction-powered
-ones) and :func:`evaluation.leaderboard.leaderboard_change` (each project's leaderboard on the
-published vs the validated qrels). :func:`benchmark_report` returns one JSON-ready dict;
-:func:`to_markdown` writes it as Markdown tables with the design, the methods and the counts.
+ones), :func:`evaluation.leaderboard.leaderboard_change` (each project's leaderboard on the
+published vs the validated qrels) and, first, :func:`exports.verdict.project_verdict` (the answer
+in one paragraph of plain words, built from the two). :func:`benchmark_report` returns one
+JSON-ready dict; :func:`to_markdown` writes it as the verdict, then Markdown tables with the
+design, the methods and the counts.
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import math
 
 from annotation.estimates import PPI_DESIGN_METHOD, benchmark_estimates, require_study
 from evaluation.leaderboard import MIN_QUERIES, MIN_SYSTEMS, leaderboard_change
+from exports.verdict import project_verdict
 from storage import projects, studies
 from storage.db import Database
 
@@ -25,27 +28,37 @@ PPI_METHOD = ("prediction-powered inference, power-tuned (PPI++, ppi_py.ppi_mean
 
 
 def benchmark_report(db: Database, study_ids: list[int], *, judge: dict | None = None, measure: str = "nDCG@10",
-                     n_boot: int = 2000, seed: int = 0, alpha: float = 0.05) -> dict:
-    """``{"studies": [benchmark_estimates...], "leaderboards": [leaderboard_change per project],
-    "methods": {...}}`` for the studies named (their projects' leaderboards, each once)."""
+                     n_boot: int = 2000, seed: int = 0, alpha: float = 0.05, builds: dict | None = None) -> dict:
+    """``{"verdicts": [project_verdict per project], "studies": [benchmark_estimates...],
+    "leaderboards": [leaderboard_change per project], "methods": {...}}`` for the studies named
+    (their projects' leaderboards and verdicts, each once; a verdict states the shares of the
+    named studies of its project; ``builds``: the qrels versions an export built, which the
+    verdict's coverage describes, :func:`exports.verdict.project_verdict`)."""
     for sid in study_ids:
         require_study(db, sid)
     out_studies = [benchmark_estimates(db, sid, judge=judge, alpha=alpha) for sid in study_ids]
-    project_ids = list(dict.fromkeys(studies.get_study(db, sid)["project_id"] for sid in study_ids))
-    boards = [leaderboard_change(db, projects.get_project_by_id(db, pid), measure=measure, n_boot=n_boot, seed=seed, alpha=alpha)
-              for pid in project_ids]
-    return {"studies": out_studies, "leaderboards": boards,
+    project_of = {sid: studies.get_study(db, sid)["project_id"] for sid in study_ids}
+    project_ids = list(dict.fromkeys(project_of.values()))
+    boards, verdicts = [], []
+    for pid in project_ids:
+        proj = projects.get_project_by_id(db, pid)
+        board = leaderboard_change(db, proj, measure=measure, n_boot=n_boot, seed=seed, alpha=alpha)
+        mine = [sid for sid in study_ids if project_of[sid] == pid]
+        boards.append(board)
+        verdicts.append(project_verdict(db, proj, study_ids=mine, boards=board, alpha=alpha, builds=builds,
+                                        estimates=[e for sid, e in zip(study_ids, out_studies) if sid in mine]))
+    return {"verdicts": verdicts, "studies": out_studies, "leaderboards": boards,
             "methods": {"estimates": out_studies[0]["method"] if out_studies else None,
                         "prediction_powered": PPI_METHOD if judge is not None else None,
                         "leaderboard": LEADERBOARD_METHOD, "confidence": 1 - alpha,
                         "bootstrap_replicates": n_boot, "seed": seed}}
 
 
-def _cell(value) -> str:
+def md_cell(value) -> str:
     """A Markdown table cell: numbers to 3 decimals, None as an em dash, text with ``|`` and line
     breaks escaped (names and labels are data, shown literally).
 
-    >>> _cell(0.12345), _cell(None), _cell("a|b\\nc")
+    >>> md_cell(0.12345), md_cell(None), md_cell("a|b\\nc")
     ('0.123', '—', 'a\\\\|b c')
     """
     if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -72,23 +85,23 @@ def md_text(value) -> str:
 def _ci(d: dict | None) -> str:
     if not d or d.get("low") is None:
         return "—" if not d or not d.get("undefined") else f"undefined: {d['undefined']}"
-    return f"[{_cell(d['low'])}, {_cell(d['high'])}]"
+    return f"[{md_cell(d['low'])}, {md_cell(d['high'])}]"
 
 
 def estimates_table(est: dict) -> list[str]:
     """One study's estimates as Markdown lines (a table plus the design and method)."""
-    lines = [f"### Study {est['study']['id']}: {_cell(est['study']['name'])}", "",
-             f"Design: {_cell(est['design']['description'])}.", "",
-             *[line for n in est["design"].get("notes") or [] for line in (f"Note: {_cell(n)}.", "")],
+    lines = [f"### Study {est['study']['id']}: {md_cell(est['study']['name'])}", "",
+             f"Design: {md_cell(est['design']['description'])}.", "",
+             *[line for n in est["design"].get("notes") or [] for line in (f"Note: {md_cell(n)}.", "")],
              f"Method: {est['method']}; {round((1 - est['alpha']) * 100)}% intervals.", "",
              "| estimate | share | 95% CI (design) | naive independent CI (Wilson) | deff | effective n | decided items | "
              "groups | further labels to halve the CI |", "|---|---|---|---|---|---|---|---|---|"]
     for e in est["estimates"]:
         naive = e.get("naive_independent")
-        ci = _ci(e) if e.get("undefined") is None else f"undefined: {_cell(e['undefined'])}"
-        lines.append(f"| {_cell(e['estimand'])} | {_cell(e['share'])} | {ci} | {_ci(naive)} | {_cell(e['deff'])} | "
-                     f"{_cell(e['n_effective'])} | {e['n_items']} | {e['n_groups']} | "
-                     f"{_cell(e['to_halve']['further_labels'])} |")
+        ci = _ci(e) if e.get("undefined") is None else f"undefined: {md_cell(e['undefined'])}"
+        lines.append(f"| {md_cell(e['estimand'])} | {md_cell(e['share'])} | {ci} | {_ci(naive)} | {md_cell(e['deff'])} | "
+                     f"{md_cell(e['n_effective'])} | {e['n_items']} | {e['n_groups']} | "
+                     f"{md_cell(e['to_halve']['further_labels'])} |")
     ppi = [e for e in est["estimates"] if "ppi" in e]
     if ppi:
         lines += ["", "Prediction-powered (the judge labelled every item; the humans' sample corrects its bias):", "",
@@ -98,42 +111,42 @@ def estimates_table(est: dict) -> list[str]:
         for e in ppi:
             p = e["ppi"]
             if p.get("undefined"):
-                lines.append(f"| {_cell(e['estimand'])} | undefined: {_cell(p['undefined'])} | | | | | | | | | |")
+                lines.append(f"| {md_cell(e['estimand'])} | undefined: {md_cell(p['undefined'])} | | | | | | | | | |")
                 continue
             a = p["judge_agreement"]
             d = e.get("ppi_design") or {}
-            design_cells = (f"undefined: {_cell(d.get('undefined'))} | | " if d.get("undefined") or not d
-                            else f"{_cell(d['share'])} | {_ci(d)} | {_cell(d['lam'])}")
-            lines.append(f"| {_cell(e['estimand'])} | {_cell(p['ppi']['share'])} | {_ci(p['ppi'])} | {_ci(p['human_only'])} | "
-                         f"{_cell(p['reported_method'])} | {_cell(a['agreement'])} | {_cell(a['cohen_kappa'])} | "
+            design_cells = (f"undefined: {md_cell(d.get('undefined'))} | | " if d.get("undefined") or not d
+                            else f"{md_cell(d['share'])} | {_ci(d)} | {md_cell(d['lam'])}")
+            lines.append(f"| {md_cell(e['estimand'])} | {md_cell(p['ppi']['share'])} | {_ci(p['ppi'])} | {_ci(p['human_only'])} | "
+                         f"{md_cell(p['reported_method'])} | {md_cell(a['agreement'])} | {md_cell(a['cohen_kappa'])} | "
                          f"{p['n_labelled']} / {p['n_unlabelled']} | {design_cells} |")
     return lines
 
 
 def leaderboard_tables(board: dict) -> list[str]:
     """One project's leaderboard comparison as Markdown lines."""
-    lines = [f"### Leaderboard of {_cell(board['project'])} ({_cell(board['measure'])})", ""]
+    lines = [f"### Leaderboard of {md_cell(board['project'])} ({md_cell(board['measure'])})", ""]
     if board.get("undefined"):
-        return lines + [f"Undefined: {_cell(board['undefined'])}.", ""]
+        return lines + [f"Undefined: {md_cell(board['undefined'])}.", ""]
     for c in board["comparisons"]:
-        lines += [f"{_cell(c['published'])} ({c['n_queries_published']} queries) vs {_cell(c['validated'])} "
+        lines += [f"{md_cell(c['published'])} ({c['n_queries_published']} queries) vs {md_cell(c['validated'])} "
                   f"({c['n_queries_validated']} queries), {c['n_systems']} systems, {c['n_boot']} bootstrap replicates "
                   f"(seed {c['seed']}).", "",
                   "| system | published | 95% CI | rank | validated | 95% CI | rank |", "|---|---|---|---|---|---|---|"]
         for r in c["systems"]:
-            lines.append(f"| {_cell(r['system'])} | {_cell(r['published']['value'])} | {_ci(r['published'])} | "
-                         f"{r['rank_published']} | {_cell(r['validated']['value'])} | {_ci(r['validated'])} | "
+            lines.append(f"| {md_cell(r['system'])} | {md_cell(r['published']['value'])} | {_ci(r['published'])} | "
+                         f"{r['rank_published']} | {md_cell(r['validated']['value'])} | {_ci(r['validated'])} | "
                          f"{r['rank_validated']} |")
         lines += ["", "| a | b | a - b published | 95% CI | a - b validated | 95% CI | P(swap) published | "
                   "P(swap) validated | P(order differs) |", "|---|---|---|---|---|---|---|---|---|"]
         for p in c["pairs"]:
-            lines.append(f"| {_cell(p['a'])} | {_cell(p['b'])} | {_cell(p['difference_published']['value'])} | "
-                         f"{_ci(p['difference_published'])} | {_cell(p['difference_validated']['value'])} | "
-                         f"{_ci(p['difference_validated'])} | {_cell(p['p_swap_published'])} | "
-                         f"{_cell(p['p_swap_validated'])} | {_cell(p['p_order_differs'])} |")
+            lines.append(f"| {md_cell(p['a'])} | {md_cell(p['b'])} | {md_cell(p['difference_published']['value'])} | "
+                         f"{_ci(p['difference_published'])} | {md_cell(p['difference_validated']['value'])} | "
+                         f"{_ci(p['difference_validated'])} | {md_cell(p['p_swap_published'])} | "
+                         f"{md_cell(p['p_swap_validated'])} | {md_cell(p['p_order_differs'])} |")
         t = c["kendall_tau"]
         lines += ["", "Kendall tau (published vs validated): " + (
-            f"undefined ({_cell(t['undefined'])})" if t["undefined"] else f"{_cell(t['value'])} {_ci(t)}"), ""]
+            f"undefined ({md_cell(t['undefined'])})" if t["undefined"] else f"{md_cell(t['value'])} {_ci(t)}"), ""]
     return lines
 
 
@@ -156,9 +169,20 @@ def markdown_sections(report: dict) -> list[str]:
     return lines
 
 
+def verdict_section(report: dict) -> list[str]:
+    """The verdict as Markdown lines under a level-2 heading: one paragraph per project (its
+    names escaped: they are data)."""
+    lines = ["## Verdict", ""]
+    many = len(report.get("verdicts") or []) > 1
+    for v in report.get("verdicts") or []:
+        lines += [(f"**{md_cell(v['project'])}.** " if many else "") + md_cell(v["text"]), ""]
+    return lines
+
+
 def to_markdown(report: dict) -> str:
-    """The report as Markdown (design, methods and counts stated)."""
-    lines = ["# Do the benchmark's conclusions survive?", "", *markdown_sections(report)]
+    """The report as Markdown: the verdict first, then the tables (design, methods and counts
+    stated)."""
+    lines = ["# Do the benchmark's conclusions survive?", "", *verdict_section(report), *markdown_sections(report)]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -167,14 +191,18 @@ def _num(value) -> str:
     return "" if value is None or (isinstance(value, float) and math.isnan(value)) else repr(value)
 
 
+CSV_HEADER = ["question", "statistic", "value", "ci_low", "ci_high", "band", "undefined_reason", "note"]
+
+
 def csv_rows(report: dict) -> list[list[str]]:
     """The report as rows of the validation report's CSV (``question, statistic, value, ci_low,
-    ci_high, band, undefined_reason``): per estimate its design-aware share and interval, the naive
+    ci_high, band, undefined_reason, note``): first the verdict of each project (``question``
+    "verdict", ``statistic`` the project, the paragraph in ``note``), then per estimate its design-aware share and interval, the naive
     independent (Wilson) one for comparison, the design effect, the effective n, the decided items,
     the sampled groups and the further labels to halve the interval; per leaderboard comparison each
     system's published and validated score, each pair's P(order differs) and Kendall tau (or why the
     comparison is undefined)."""
-    rows = []
+    rows = [["verdict", v["project"], "", "", "", "", "", v["text"]] for v in report.get("verdicts") or []]
     for est in report["studies"]:
         for e in est["estimates"]:
             q = f"benchmark-wide: {e['estimand']}"
@@ -205,7 +233,7 @@ def csv_rows(report: dict) -> list[list[str]]:
             t = c["kendall_tau"]
             rows.append([q, "Kendall tau (published vs validated)", _num(t["value"]), _num(t["low"]), _num(t["high"]), "",
                          t["undefined"] or ""])
-    return rows
+    return [r + [""] * (len(CSV_HEADER) - len(r)) for r in rows]
 
 
 def latex_escape(text: str) -> str:
@@ -224,11 +252,11 @@ def latex_tables(report: dict) -> list[str]:
     """The benchmark-wide estimates and each leaderboard comparison as LaTeX tabulars (booktabs)."""
     def tex(value) -> str:
         if value is None or isinstance(value, float):
-            return latex_escape(_cell(value))
+            return latex_escape(md_cell(value))
         return latex_escape(" ".join(str(value).splitlines()))
 
     def ci(d) -> str:
-        return latex_escape("—" if not d or d.get("low") is None else f"[{_cell(d['low'])}, {_cell(d['high'])}]")
+        return latex_escape("—" if not d or d.get("low") is None else f"[{md_cell(d['low'])}, {md_cell(d['high'])}]")
 
     lines = []
     for est in report["studies"]:

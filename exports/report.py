@@ -8,7 +8,8 @@ from pathlib import Path
 
 from annotation.monitor import table7
 from annotation.scale_summary import scale_summary
-from exports.benchmark_report import benchmark_report, csv_rows, latex_escape, latex_tables, markdown_sections, md_text
+from exports.benchmark_report import (CSV_HEADER, md_cell, benchmark_report, csv_rows, latex_escape, latex_tables,
+                                      markdown_sections, md_text, verdict_section)
 from formats.bundle import VALIDATES
 from formats.spreadsheet import csv_writer
 from storage import studies
@@ -45,32 +46,37 @@ def write_report(db: Database, study_id: int, out: Path, *, n_boot: int = BOOTST
     done = study_completeness(db, study_id)
     seed = int(study["settings"].get("seed", 0))
     rows = table7(db, study_id, n_boot=n_boot, seed=seed)
-    bench = benchmark_report(db, [study_id], n_boot=n_boot, seed=seed)
+    bench = benchmark_report(db, [study_id], n_boot=n_boot, seed=seed, builds=builds)
     out = Path(out)
     csv_path = out / "report.csv"
     with csv_path.open("w", newline="", encoding="utf-8") as f:
         w = csv_writer(f, raw=raw_csv, lineterminator="\n")
-        w.writerow(["question", "statistic", "value", "ci_low", "ci_high", "band", "undefined_reason"])
+        w.writerow(CSV_HEADER)
+        bench_rows = csv_rows(bench)
+        w.writerows(r for r in bench_rows if r[0] == "verdict")  # the answer first, as in report.md
         for r in rows:
             w.writerow([r["question"], r["statistic"], "" if r["value"] is None else repr(r["value"]),
                         "" if r["low"] is None else repr(r["low"]), "" if r["high"] is None else repr(r["high"]),
-                        r["band"] or "", r["undefined_reason"] or ""])
-        w.writerows(csv_rows(bench))
-    md = [f"# Human verification: study {study_id} ({md_text(study['name'])})", "",
+                        r["band"] or "", r["undefined_reason"] or "", ""])
+        w.writerows(r for r in bench_rows if r[0] != "verdict")
+    md = [f"# Human verification: study {study_id} ({md_text(study['name'])})", "", *verdict_section(bench),
+          "## Agreement (InstructIR Table 7)", "",
           f"Completeness: {done['labelled']} of {done['planned']} planned labels"
           f"{'' if done['complete'] else ' (the study is not finished)'}.", "",
           "| | value | 95% CI | band |", "|---|---|---|---|"]
-    tex = [r"\begin{tabular}{lrr}", r"\toprule", r" & value & 95\% CI \\", r"\midrule"]
+    tex = [rf"% Human verification: study {study_id} ({latex_escape(' '.join(study['name'].split()))})",
+           *[rf"\paragraph{{Verdict.}} {latex_escape(' '.join(v['text'].split()))}" for v in bench["verdicts"]], "",
+           r"\begin{tabular}{lrr}", r"\toprule", r" & value & 95\% CI \\", r"\midrule"]
     last_q = None
     for r in rows:
         pct = _is_share(r["statistic"])
         ci = "" if r["low"] is None else f"[{_fmt(r['low'], pct)}, {_fmt(r['high'], pct)}]"
         if r["question"] != last_q:
-            md.append(f"| *{r['question']}* | | | |")
+            md.append(f"| *{md_cell(r['question'])}* | | | |")
             tex.append(rf"\multicolumn{{3}}{{l}}{{\textit{{{latex_escape(r['question'])}}}}} \\")
             last_q = r["question"]
         value = _fmt(r["value"], pct) + ("" if r["value"] is not None else f" ({r['undefined_reason']})")
-        md.append(f"| {r['statistic']} | {value} | {ci} | {r['band'] or ''} |")
+        md.append(f"| {md_cell(r['statistic'])} | {md_cell(value)} | {ci} | {r['band'] or ''} |")
         tex.append(rf"{latex_escape(r['statistic'])} & {latex_escape(_fmt(r['value'], pct))} & {latex_escape(ci)} \\")
     tex += [r"\bottomrule", r"\end{tabular}"]
     tex += latex_tables(bench)

@@ -178,6 +178,14 @@ def _export_jsonl(job: ExportJob) -> list[Path]:
     return written
 
 
+def _export_instructir(job: ExportJob) -> list[Path]:
+    """The InstructIR release layout: the validated instance set (the instances the validation
+    keeps, with the validated qrels) when a validated version was built, else the published set."""
+    if "validated" in job.builds:
+        return layouts.write_instructir(_kept_subset(job.bundle, job.decisions), job.out)
+    return layouts.write_instructir(job.bundle, job.out)
+
+
 def _export_report(job: ExportJob) -> list[Path]:
     """The report of each study (one folder per study when there are several)."""
     from exports import report
@@ -193,7 +201,8 @@ def _export_report(job: ExportJob) -> list[Path]:
 # The one table of export formats: name -> writer of an ExportJob (the order is the CLI's and the page's).
 EXPORTERS: dict[str, Callable[[ExportJob], list[Path]]] = {
     "trec": _export_trec, "beir": _export_beir, "followir": _export_followir, "infosearch": _export_infosearch,
-    "mteb": _export_mteb, "ifir": _export_ifir, "jsonl": _export_jsonl, "report": _export_report,
+    "mteb": _export_mteb, "ifir": _export_ifir, "instructir": _export_instructir, "jsonl": _export_jsonl,
+    "report": _export_report,
 }
 FORMATS = tuple(EXPORTERS)
 
@@ -388,12 +397,46 @@ def _manifest(job: ExportJob, proj: dict, fmt: str, infos: list[dict], rules: Va
         },
         "files": [{"path": str(p.relative_to(out)), "sha256": _sha256(p)} for p in written],
         "notes": job.notes,
-        "left_out": job.left_out,
+        "left_out": job.left_out + validation_left_out(builds),
     }
 
 
+def validation_left_out(builds: dict) -> list[dict]:
+    """What the validated versions leave out of their published version, for the manifest's
+    ``left_out`` (beside what a layout could not hold): per version the instances the studies
+    dropped, with their reasons counted, or the judgments left out; each entry marked ``"by":
+    "validation"``.
+
+    >>> from annotation.qrels_builds import QrelsBuild
+    >>> gone = {"relevance": None, "published": 1, "provenance": "majority"}
+    >>> b = QrelsBuild("validated", "original", {"a_1": {"d": 1}}, [gone, gone], [], {},
+    ...                instances={"a_2": {"keep": False, "why": ["invalid"]}, "a_3": {"keep": False, "why": ["invalid",
+    ...                           "unnatural"]}, "a_1": {"keep": True, "why": []}})
+    >>> validation_left_out({"validated": b})
+    [{'what': 'instances', 'count': 2, 'judgments': 2, 'version': 'validated', 'why': 'the studies dropped them: invalid 2, unnatural 1', 'by': 'validation'}]
+    >>> left_out_lines({"format": "trec", "left_out": validation_left_out({"validated": b})})
+    ['the validated qrels leave out 2 instances (2 judgments): the studies dropped them: invalid 2, unnatural 1']
+    """
+    from collections import Counter
+
+    out = []
+    for v, b in builds.items():
+        n = b.counts["left_out"]
+        dropped = [d for d in b.instances.values() if not d["keep"]]
+        if dropped:
+            why = Counter(r for d in dropped for r in (d["why"] or ["unresolved, dropped"]))
+            out.append({"what": "instances", "count": len(dropped), "judgments": n, "version": v,
+                        "why": "the studies dropped them: " + ", ".join(f"{r} {k}" for r, k in why.most_common()),
+                        "by": "validation"})
+        elif n:
+            out.append({"what": "judgments", "count": n, "version": v, "by": "validation",
+                        "why": "unresolved, left out as chosen for unresolved judgments"})
+    return out
+
+
 def left_out_lines(manifest: dict) -> list[str]:
-    """One sentence per thing the export's layout could not hold (``manifest["left_out"]``).
+    """One sentence per thing the export leaves out (``manifest["left_out"]``): what its layout
+    could not hold, and what the validation dropped.
 
     Examples
     --------
@@ -401,7 +444,8 @@ def left_out_lines(manifest: dict) -> list[str]:
     ...     {"what": "bare queries", "count": 2, "judgments": 8, "why": "not a query of MTEB's IFIR tasks"}]})
     ["mteb export left out 2 bare queries (8 judgments): not a query of MTEB's IFIR tasks"]
     """
-    return [f"{manifest['format']} export left out {e['count']} {e['what']}"
+    return [(f"the {e['version']} qrels leave out" if e.get("by") == "validation"
+             else f"{manifest['format']} export left out") + f" {e['count']} {e['what']}"
             + (f" ({e['judgments']} judgments)" if e.get("judgments") else "") + f": {e['why']}"
             for e in manifest.get("left_out", [])]
 
@@ -634,18 +678,23 @@ def _write_instances_jsonl(bundle: Bundle, decisions: dict, path: Path) -> Path:
     return layouts.write_jsonl(path, records)
 
 
-def _write_validated_set(bundle: Bundle, decisions: dict, out: Path) -> list[Path]:
-    """The instances the validated set keeps, in the project's own layout (InstructIR when the ids
-    have that shape, else BEIR), with the validated qrels."""
+def _kept_subset(bundle: Bundle, decisions: dict) -> Bundle:
+    """The instances the validated set keeps, with the validated qrels as their ``original``."""
     dropped = {i for i, d in decisions.items() if not d["keep"]}
     kept = [i for i in bundle.instances if i.instance_id not in dropped]
     keep_ids = {i.instance_id for i in kept} | {i.query_id for i in kept}  # once, not per qrel (quadratic)
-    subset = replace(
+    return replace(
         bundle,
         instances=kept,
         qrels=[replace(q, version="original") for q in bundle.qrels if q.version == "validated" and q.qid in keep_ids],
         narratives=[], top_ranked={}, runs={},
     )
+
+
+def _write_validated_set(bundle: Bundle, decisions: dict, out: Path) -> list[Path]:
+    """The instances the validated set keeps, in the project's own layout (InstructIR when the ids
+    have that shape, else BEIR), with the validated qrels."""
+    subset = _kept_subset(bundle, decisions)
     try:
         return layouts.write_instructir(subset, out)
     except ValueError:

@@ -12,7 +12,7 @@ import streamlit as st
 from annotation import adjudication
 from storage import studies
 from storage.errors import IFJudgeError
-from annotation.glossary import PROVENANCE, label, votes
+from annotation.glossary import PROVENANCE, label, page_message, votes
 from annotation.monitor_view import page_slice
 from ui.keys import keep_keys_on_item
 from ui.layout import compact_page
@@ -21,12 +21,13 @@ from ui.markdown import md_escape
 from ui.text import literal
 
 lead = require_role("lead")
-conn = studies.share_reads(db())  # the queue is asked for each filter: outcomes computed once; a write ends it
+conn = db()
 compact_page()
 keep_keys_on_item()
 top_left, top_right = st.columns([2, 3], vertical_alignment="bottom")
 with top_left:
-    study = pick_study(conn, key="adj_study")
+    study = pick_study(conn, key="adj_study")  # may write the lead's last choice: before the reads are shared
+studies.share_reads(conn)  # the queue is asked for each filter: outcomes computed once; a write ends it
 sid = study["id"]
 
 SHOW_LABELS = {"unresolved": "Unresolved", "majority": "Decided by majority", "decided": "Decided by a lead", "all": "All"}
@@ -51,7 +52,7 @@ if current is not None and st.session_state.get(f"adj_record:{sid}:{current}"):
             adjudication.record(conn, sid, current, value, lead=lead["name"],
                                 note=st.session_state.get(f"adj_note:{sid}:{current}", ""))
         except IFJudgeError as exc:
-            error = str(exc)
+            error = page_message(str(exc))
         else:
             studies.share_reads(conn)  # the write ended the sharing; the rest of the run only reads
             nxt = adjudication.next_in_queue(conn, sid, current, show=show)

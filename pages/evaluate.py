@@ -9,7 +9,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from annotation.glossary import cell, measure_help
+from annotation.glossary import cell, header_help, measure_help, page_message, when
 from evaluation.compare import common_queries, compare_project
 from evaluation.measure_registry import GENERIC_MEASURES
 from evaluation.results import load_run, protocol_of, same_as, without_ties
@@ -17,6 +17,7 @@ from evaluation import jobs as eval_jobs
 from evaluation.protocols import PROTOCOLS, WISE_VERSIONS
 from evaluation.protocols import resolve as resolve_protocol
 from evaluation.templates import TEMPLATES
+from exports.verdict import project_verdict
 from formats.trec_io import run_lines
 from storage import eval_runs, projects
 from storage import jobs as job_store
@@ -41,7 +42,7 @@ if counts["documents"] == 0:
 if not versions:
     st.error(f"Project {md_escape(proj['name'])} has no qrels: no query is judged, nothing can be evaluated.")
 for build in {b["version"]: b for b in reversed(projects.qrels_builds(conn, proj["id"]))}.values():
-    st.caption(f"{build['version']} (validates {build['base_version']}) built {build['created_at']} from "
+    st.caption(f"{build['version']} (validates {build['base_version']}) built {when(build['created_at'])} from "
                + "; ".join(f"study {s['id']} ({md_escape(s['name'])}): {s['labelled']}/{s['planned']} labels" for s in build["studies"])
                + f"; unresolved: {build['counts'].get('unresolved', 0)} ({build['settings'].get('unresolved') or 'none'})")
 
@@ -54,7 +55,9 @@ else:
     kept = [v for v in st.session_state["ev_versions"] if v in versions]
     st.session_state["ev_versions"] = kept + [v for v in versions if v not in seen[1] and v not in kept]
 st.session_state["ev_versions_seen"] = (proj["id"], list(versions))
-with st.form("ev_form"):
+runs = eval_runs.list_eval_runs(conn, proj["id"])
+run_box = st.expander("Run an evaluation", expanded=not runs)
+with run_box, st.form("ev_form", enter_to_submit=False):
     models = st.multiselect("Models", ["bm25", "minilm"], default=["bm25"], key="ev_models",
                             help="bm25 (bm25s) or the bundled all-MiniLM-L6-v2 bi-encoder")
     local = st.text_input("Or a local sentence-transformers model directory", key="ev_local_model")
@@ -72,6 +75,7 @@ with st.form("ev_form"):
                         "official evaluator's (1 - sqrt(R_ori - R_ins)/20)/sqrt(R_ins)") if proj["kind"] == "infosearch" else "paper"
     go = st.form_submit_button("Run", help="queues one evaluation job per model, template and qrels version")
 if go:
+    run_box.caption("Queued: the evaluation runs in the background; its progress shows below.")
     combos = [(m, t, v) for m in models + ([local.strip()] if local.strip() else []) for t in templates for v in chosen_versions]
     if not combos:
         st.error("Models, templates and qrels versions: choose at least one of each.")
@@ -83,7 +87,7 @@ if go:
                                                  wise_version=wise)
         except IFJudgeError as exc:
             shown = resolve_protocol(proj["kind"], protocol).template if t == BY_PROTOCOL else t
-            st.error(md_escape(f"{m} / {shown} / {v}: {exc}"))
+            st.error(md_escape(f"{m} / {shown} / {v}: {page_message(str(exc))}"))
             continue
         if not created:
             st.info(f"{m} / {job['parameters']['template']} / {v}: job {job['id']} already runs this evaluation ({job['state']}).")
@@ -127,8 +131,9 @@ def show_jobs(project_id: int) -> None:
         st.caption(f"{len(active)} evaluation job(s) queued or running; a worker runs them even if you leave this page.")
         waiting = [j for j in active if j["state"] == "queued" and time.time() - j["created_at"] > NO_WORKER_SECONDS]
         if waiting and not any(j["state"] == "running" for j in active):
-            st.warning(f"No worker has taken job {waiting[-1]['id']} for {NO_WORKER_SECONDS} s: is a worker running? "
-                       "`ifjudge serve` starts one; `ifjudge worker --db PATH` starts another.")
+            st.warning(f"No worker has taken job {waiting[-1]['id']} for {NO_WORKER_SECONDS} s: the evaluation worker "
+                       "that runs beside the app server seems to be stopped. Whoever runs the server can start it "
+                       "again (the deployment guide, docs/deployment.md, says how).")
     recent = time.time() - RECENT_FAILURES_SECONDS
     for job in job_store.list_jobs(fconn, project_id=project_id, states=["failed", "cancelled"], limit=5):
         if (job["finished_at"] or 0) >= recent:  # reasons shown literally: they may quote the data
@@ -142,14 +147,38 @@ st.fragment(run_every=JOBS_REFRESH_SECONDS if has_active else None)(show_jobs)(p
 
 runs = eval_runs.list_eval_runs(conn, proj["id"])
 if not runs:
-    st.caption("No evaluation yet.")
+    st.info("No evaluation yet: run one above (open “Run an evaluation”), on the published qrels and, once a study "
+            "has validated them, on the validated ones.")
     st.stop()
-measure = st.selectbox("Measure", list(GENERIC_MEASURES), key="ev_measure")
+measure = st.selectbox("Measure", list(GENERIC_MEASURES), key="ev_measure",
+                       help="The measure of the verdict and of every table below; hover a column's header for its "
+                            "definition.")
 try:
     comp = compare_project(conn, proj, measure=measure, n_permutations=2000)
 except IFJudgeError as exc:
-    st.error(str(exc))
+    st.error(md_escape(page_message(str(exc))))
     st.stop()
+VERDICT_BOOTSTRAP = 1000
+
+
+def verdict_for(project: dict, comparison: dict, measure: str) -> dict:
+    """The verdict (exports.verdict), computed once per project, measure, evaluation and build: its
+    bootstrap takes a moment, and the page reruns on every click."""
+    builds = tuple(b["id"] for b in projects.qrels_builds(conn, project["id"]))
+    key = (project["id"], measure, max(r["id"] for r in runs), builds)
+    kept = st.session_state.get("ev_verdict")
+    if kept is None or kept[0] != key:
+        kept = (key, project_verdict(conn, project, comparison=comparison, measure=measure, n_boot=VERDICT_BOOTSTRAP))
+        st.session_state["ev_verdict"] = kept
+    return kept[1]
+
+
+with st.container(border=True, key="ev_verdict_box"):
+    st.subheader("Verdict")
+    st.markdown(md_escape(verdict_for(proj, comp, measure)["text"]))
+    st.caption(f"Ranks and Kendall tau over every query each qrels version judges ({VERDICT_BOOTSTRAP:,} bootstrap "
+               "replicates over queries); the score change on the queries the study checked; the shares from the "
+               "studies the validated qrels come from. The tables below give every figure.")
 MIN_TAU_SYSTEMS = 3  # Kendall tau of 2 systems is only +1 or -1
 MIN_TEST_QUERIES = 10  # a paired test on fewer queries says little
 
@@ -178,33 +207,93 @@ measures = list(dict.fromkeys(m for r in comp["table"] for m in r["metrics"]))
 # p-MRR(qrels='changed') is p-MRR itself when changed is the version compared: one column, not two equal ones
 measures = [m for m in measures if not (same_as(m) in measures and all(
     r["metrics"].get(m) == r["metrics"].get(same_as(m)) for r in comp["table"]))]
+
+
+def helped(frame: pd.DataFrame, widths: dict | None = None) -> dict:
+    """column_config of every column of ``frame``: its definition on hover (the glossary)."""
+    return {c: st.column_config.Column(c, help=header_help(c), width=(widths or {}).get(c)) for c in frame.columns}
+
+
+# the views that can move first: the queries the study checked, then every query; the queries both
+# versions judge (0 by construction on InstructIR, where validation only drops instances) last
+for pair in comp["published_vs_validated"]:
+    pub, val = pair["published"], pair["validated"]
+    rows = pair["systems"]
+    checked_n = pair["n_checked_queries"]
+    st.subheader(f"{pub} (published) vs {val}: {measure}")
+    if checked_n is None:
+        st.caption(f"The {val} qrels were stored without a build: which queries a study checked is not known.")
+    else:
+        st.caption(f"On the {checked_n} queries the study checked: {pub} over all of them, {val} over those it keeps. "
+                   "This is where validation shows when it drops instances.")
+        frame = pd.DataFrame([{
+            "System": r["system"],
+            "Checked: queries (published / validated)": f"{r['checked_n_published']} / {r['checked_n_validated']}",
+            f"Checked: {pub}": num(r["checked_published"]), f"Checked: {val}": num(r["checked_validated"]),
+            "Change": num(r["checked_delta"], "+.4f")} for r in rows])
+        st.dataframe(frame, hide_index=True, key=f"ev_pv_checked_{val}", column_config=helped(
+            frame, {"System": 210, "Checked: queries (published / validated)": 260}))
+    frame = pd.DataFrame([{
+        "System": r["system"],
+        "Full set: queries (published / validated)": f"{r['full_n_published']} / {r['full_n_validated']}",
+        f"Full set: {pub}": num(r["full_published"]), f"Full set: {val}": num(r["full_validated"]),
+        "Change": num(r["full_delta"], "+.4f")} for r in rows])
+    st.caption("On every query each version judges:")
+    st.dataframe(frame, hide_index=True, key=f"ev_pv_views_{val}", column_config=helped(
+        frame, {"System": 210, "Full set: queries (published / validated)": 260}))
+    tau = pair["kendall_tau"]
+    if len(rows) >= MIN_TAU_SYSTEMS and tau["tau"] is not None:
+        st.caption(f"Kendall tau of the two leaderboards: {tau['tau']:.3f} over {len(rows)} systems "
+                   "(1: same order, -1: reversed).")
+    else:
+        st.caption(f"Kendall tau not shown: n = {len(rows)} system(s) evaluated on both, it needs at least "
+                   f"{MIN_TAU_SYSTEMS}.")
+    n_common = sorted({r["n_common_queries"] for r in rows})
+    n_text = str(n_common[0]) if len(n_common) == 1 else "/".join(map(str, n_common))
+    with st.expander(f"On the {n_text} queries both versions judge ({pair['judgment_flips']} judgments flipped)"):
+        st.caption("These means are on the compared queries only. On InstructIR a kept instance keeps its published "
+                   "judgment, so the change here is 0 by construction: the views above are the ones that can move.")
+        frame = pd.DataFrame([{
+            "System": r["system"], "Compared queries": r["n_common_queries"],
+            f"{measure}, {pub} qrels": num(r["published"]), f"{measure}, {val} qrels": num(r["validated"]),
+            "Change": num(r["delta"], "+.4f"),
+            "Queries whose score changed": r["queries_changed"]} for r in rows])
+        st.dataframe(frame, hide_index=True, key=f"ev_pv_{val}", column_config={
+            **helped(frame), **measure_columns([f"{measure}, {pub} qrels", f"{measure}, {val} qrels"])})
+        for r in rows:
+            st.text(f"{r['system']}: {r['n_common_queries']} compared queries: {id_list([q['qid'] for q in r['per_query']])}"
+                    f"\nleft out, judged only by {pub}: {id_list(r['left_out_published'])}"
+                    f"\nleft out, judged only by {val}: {id_list(r['left_out_validated'])}")
+        st.dataframe(pd.DataFrame([{"System": r["system"], "Query": q["qid"], f"{pub}": q["published"],
+                                    f"{val}": q["validated"], "Change": q["delta"]}
+                                   for r in rows for q in r["per_query"]]), hide_index=True, key=f"ev_pq_{val}")
+
 st.subheader("Scores per system and qrels version")
 st.caption("Each score is the mean over all the queries that qrels version judges (their number in 'Queries'; "
            "in a project published in subsets, the mean over its subsets), under the protocol in 'Protocol'; "
-           "hover a measure's header for its definition.")
-st.dataframe(pd.DataFrame([{"System": r["system"], "Protocol": r["protocol"], "Ties": r["ties"],
-                            "Qrels version": r["qrels_version"], "Queries": r["n_queries"],
-                            **{m: num(r["metrics"].get(m)) for m in measures}} for r in comp["table"]]),
-             hide_index=True, key="ev_table", column_config=measure_columns(measures))
+           "hover a header for its definition.")
+frame = pd.DataFrame([{"System": r["system"], "Protocol": r["protocol"], "Ties": r["ties"],
+                       "Qrels version": r["qrels_version"], "Queries": r["n_queries"],
+                       **{m: num(r["metrics"].get(m)) for m in measures}} for r in comp["table"]])
+st.dataframe(frame, hide_index=True, key="ev_table",
+             column_config={**helped(frame, {"System": 230}), **measure_columns(measures)})
 if any(r["metrics"].get(m) is None for r in comp["table"] for m in measures):
     st.caption("— : not computed for that qrels version (Robustness needs instruction groups, p-MRR the changed "
                "qrels, WISE and SICR the reversed ones).")
 changed = [r for r in comp["table"] if r["qrels_version"] != "original"]
 if changed:
-    st.subheader("Change against the original qrels")
-    st.caption("Each Δ is this version's mean minus original's, on the queries both versions judge (their number in "
-               "'Compared queries'; the ids below).")
-    st.dataframe(pd.DataFrame([{
-        "System": r["system"], "Qrels version": r["qrels_version"],
-        "Compared queries": (r["common_with_original"] or {}).get("n_common", 0),
-        **{f"Δ {m}": num(r["delta_vs_original"].get(m), "+.4f") for m in measures}} for r in changed]),
-        hide_index=True, key="ev_common",
-        column_config={f"Δ {m}": st.column_config.TextColumn(
-            f"Δ {m}", help=(measure_help(m) + " Δ > 0: higher on this version than on original.")
-            if measure_help(m) else None) for m in measures})
-    with st.expander("Compared queries (ids)"):
+    with st.expander("Change of every version against the original qrels, on the queries both judge"):
+        st.caption("Each Δ is this version's mean minus original's, on the queries both versions judge (their number "
+                   "in 'Compared queries'; the ids below).")
+        frame = pd.DataFrame([{
+            "System": r["system"], "Qrels version": r["qrels_version"],
+            "Compared queries": (r["common_with_original"] or {}).get("n_common", 0),
+            **{f"Δ {m}": num(r["delta_vs_original"].get(m), "+.4f") for m in measures}} for r in changed])
+        st.dataframe(frame, hide_index=True, key="ev_common", column_config={
+            **helped(frame), **{f"Δ {m}": st.column_config.TextColumn(
+                f"Δ {m}", help=(measure_help(m) + " Δ > 0: higher on this version than on original.")
+                if measure_help(m) else None) for m in measures}})
         for r in changed:
-            runs_by_id = {x["id"]: x for x in runs}
             base = next((x for x in comp["table"] if x["system"] == r["system"] and x["qrels_version"] == "original"), None)
             if base is None:
                 st.text(f"{r['system']} / {r['qrels_version']}: no original run to compare with")
@@ -215,52 +304,6 @@ if changed:
             st.text(f"{r['system']} / {r['qrels_version']} vs original: {len(common)} compared queries: "
                     f"{id_list(common)}\nleft out, judged only by original: {id_list(only_o)}\n"
                     f"left out, judged only by {r['qrels_version']}: {id_list(only_v)}")
-for pair in comp["published_vs_validated"]:
-    pub, val = pair["published"], pair["validated"]
-    rows = pair["systems"]
-    n_common = sorted({r["n_common_queries"] for r in rows})
-    n_text = str(n_common[0]) if len(n_common) == 1 else "/".join(map(str, n_common))
-    st.subheader(f"{pub} (published) vs {val}: {measure} on the {n_text} queries both judge")
-    st.caption(f"{pair['judgment_flips']} judgments flipped between the two qrels on these queries. These means are on "
-               "the compared queries only, so they can differ from the table above (all judged queries).")
-    st.dataframe(pd.DataFrame([{
-        "System": r["system"], "Compared queries": r["n_common_queries"],
-        f"{measure}, {pub} qrels": num(r["published"]), f"{measure}, {val} qrels": num(r["validated"]),
-        "Change": num(r["delta"], "+.4f"),
-        "Queries whose score changed": r["queries_changed"]} for r in rows]),
-        hide_index=True, key=f"ev_pv_{val}",
-        column_config={**measure_columns([f"{measure}, {pub} qrels", f"{measure}, {val} qrels"]),
-                       "Change": st.column_config.TextColumn(help=f"{val} minus {pub}")})
-    with st.expander(f"Compared queries and per-query changes ({val})"):
-        for r in rows:
-            st.text(f"{r['system']}: {r['n_common_queries']} compared queries: {id_list([q['qid'] for q in r['per_query']])}"
-                    f"\nleft out, judged only by {pub}: {id_list(r['left_out_published'])}"
-                    f"\nleft out, judged only by {val}: {id_list(r['left_out_validated'])}")
-        st.dataframe(pd.DataFrame([{"System": r["system"], "Query": q["qid"], f"{pub}": q["published"], f"{val}": q["validated"],
-                                    "Change": q["delta"]} for r in rows for q in r["per_query"]]), hide_index=True)
-    tau = pair["kendall_tau"]
-    checked_n = pair["n_checked_queries"]
-    st.caption(f"The same {measure} on the instances the study checked "
-               f"({'unknown: the validated qrels were stored without a build' if checked_n is None else checked_n} "
-               "queries; published over all of them, validated over those it keeps) and on the full set (every "
-               "query each version judges). On InstructIR the compared queries above keep their published "
-               "judgments, so their change is 0 by construction: these two views are the ones that can move.")
-    st.dataframe(pd.DataFrame([{
-        "System": r["system"],
-        "Checked: queries (published / validated)": f"{r['checked_n_published'] if r['checked_n_published'] is not None else '—'}"
-                                                    f" / {r['checked_n_validated'] if r['checked_n_validated'] is not None else '—'}",
-        f"Checked: {pub}": num(r["checked_published"]), f"Checked: {val}": num(r["checked_validated"]),
-        "Checked: change": num(r["checked_delta"], "+.4f"),
-        "Full set: queries (published / validated)": f"{r['full_n_published']} / {r['full_n_validated']}",
-        f"Full set: {pub}": num(r["full_published"]), f"Full set: {val}": num(r["full_validated"]),
-        "Full set: change": num(r["full_delta"], "+.4f")} for r in rows]),
-        hide_index=True, key=f"ev_pv_views_{val}")
-    if len(rows) >= MIN_TAU_SYSTEMS and tau["tau"] is not None:
-        st.caption(f"Kendall tau of the two leaderboards: {tau['tau']:.3f} over {len(rows)} systems "
-                   "(1: same order, -1: reversed).")
-    else:
-        st.caption(f"Kendall tau not shown: n = {len(rows)} system(s) evaluated on both, it needs at least "
-                   f"{MIN_TAU_SYSTEMS}.")
 if comp["p_mrr_published_vs_validated"]:
     st.subheader("p-MRR: published vs validated qrels")
     for r in comp["p_mrr_published_vs_validated"]:
@@ -306,7 +349,7 @@ if not long.empty:
     st.altair_chart(
         alt.Chart(ranks).mark_line(point=True).encode(
             x=alt.X("qrels version:N", title="Qrels version"),
-            y=alt.Y("rank:Q", scale=alt.Scale(reverse=True), title="Rank"),
+            y=alt.Y("rank:Q", scale=alt.Scale(reverse=True), title="Rank", axis=alt.Axis(tickMinStep=1, format="d")),
             color=alt.Color("system:N", title="System"), tooltip=list(ranks.columns))
         .properties(title=f"Rank of each system by {measure}",
                     description=f"Line chart of each system's rank by {measure} per qrels version: " + "; ".join(

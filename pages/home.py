@@ -14,7 +14,8 @@ from formats.readers.upload import materialize
 from annotation.imports import Upload, add_files, import_files
 from storage import projects, studies
 from storage.errors import IFJudgeError
-from annotation.glossary import label
+from annotation.glossary import label, page_message
+from annotation.monitor_view import SHORT
 from ui.markdown import md_escape
 from ui.session import db, require_role
 
@@ -32,18 +33,27 @@ if overview:
         pd.DataFrame([{  # progress first: it stays in view on a 1280 px screen
             "Study": f"{r['id']}: {r['study']}",
             "Done": 100 * r["share_done"] if r["share_done"] is not None else 0.0,
-            "Answers": f"{r['answers_given']} of {r['answers_needed']}", "Unresolved items": r["unresolved"],
+            "Answers": f"{r['answers_given']} of {r['answers_needed']}", "Awaiting labels": r["awaiting_labels"],
+            "Ties": r["ties"],
             "Project": r["project"], "Annotators": r["annotators"],
-            "Questions": ", ".join(label(q) for q in r["questions"]),
+            "Questions": ", ".join(SHORT.get(q, label(q)) for q in r["questions"]),
         } for r in overview]),
         hide_index=True, key="studies_overview",
         column_config={
-            "Study": st.column_config.TextColumn(width="medium"),
-            "Done": st.column_config.ProgressColumn("Done", format="%.0f%%", min_value=0, max_value=100, width="small",
+            "Study": st.column_config.TextColumn(width=185),
+            "Done": st.column_config.ProgressColumn("Done", format="%.0f%%", min_value=0, max_value=100, width=70,
                                                     help="answers given / answers needed (0% when nothing is assigned)"),
-            "Answers": st.column_config.TextColumn(help="answers given of answers needed (one per item and annotator)"),
-            "Unresolved items": st.column_config.NumberColumn(
-                help="items without a decision yet: no label, too few labels, or a tie"),
+            "Answers": st.column_config.TextColumn(width=90, help="answers given of answers needed (one per item and "
+                                                                 "annotator, check items included)"),
+            "Awaiting labels": st.column_config.NumberColumn(
+                width=100, help="items some of whose planned labels are not given yet: more labels may decide them"),
+            "Ties": st.column_config.NumberColumn(
+                width=40, help="items with every planned label given and no majority: a lead settles them under "
+                               "Adjudicate"),
+            "Project": st.column_config.TextColumn(width=105),
+            "Annotators": st.column_config.NumberColumn(width=75),
+            "Questions": st.column_config.TextColumn(width=155, help="Valid: Q1 valid instruction; Natural: Q2 natural "
+                                                                   "instruction; Passage: Q3 most natural passage"),
         },
     )
     if any(r["share_done"] == 1 for r in overview):
@@ -56,16 +66,25 @@ st.subheader("Projects")
 projects_slot = st.container()  # filled last: an import below shows up in it at once
 
 st.subheader("Import")
-with st.form("import_form"):
+flash = st.session_state.pop("import_flash", None)
+if flash:  # what the last import did (the form below is empty again, ready for the next one)
+    for kind, text in flash:
+        getattr(st, kind)(text)
+upload_round = st.session_state.setdefault("import_round", 0)  # a new uploader (empty) after each import
+with st.form("import_form", enter_to_submit=False):
     name = st.text_input("Project name", key="import_project")
     fmt = st.selectbox("Format", importers.CHOICES, key="import_format",
                        help="auto recognises the published layouts of InstructIR, FollowIR, InfoSearch, IFIR, MTEB, BEIR and TREC")
     files = st.file_uploader(
         "Files: one .zip of the benchmark folder (keeps folders such as qrels_og/ and qrels_changed/), "
         "or the files themselves (keep their names: corpus.jsonl, queries.jsonl, qrels .tsv ...)",
-        accept_multiple_files=True, key="import_files",
+        accept_multiple_files=True, key=f"import_files:{upload_round}",
     )
-    qrels_dir = st.text_input("Folder of loose .tsv qrels files (BEIR: qrels)", value="qrels", key="import_qrels_dir")
+    c1, c2 = st.columns(2)
+    qrels_dir = c1.text_input("Folder of loose .tsv qrels files (BEIR: qrels)", value="qrels", key="import_qrels_dir")
+    subset = c2.text_input("Subset (optional)", key="import_subset",
+                           help="the part of the release these files are: an IFIR domain (fiqa, ...) or an InfoSearch "
+                                "dimension (Language, ...), when the file names do not say it")
     go = st.form_submit_button("Import")
 if go:
     if not name.strip():
@@ -78,23 +97,28 @@ if go:
             upload = Upload(Path(tmp), files[0].name if len(files) == 1 and files[0].name.lower().endswith(".zip") else "")
             try:
                 root = materialize([(f.name, f.getvalue()) for f in files], Path(tmp), qrels_dir=qrels_dir)
-                result = import_files(conn, name.strip(), [root], fmt=fmt, upload=upload)
-            except IFJudgeError as exc:
-                st.error(md_escape(upload.shown(str(exc))))
+                result = import_files(conn, name.strip(), [root], fmt=fmt, upload=upload, subset=subset.strip() or None)
+            except IFJudgeError as exc:  # the page names its own boxes, never a command-line option
+                st.error(md_escape(page_message(upload.shown(str(exc)))))
             else:
                 counts = result.counts
                 said = ", ".join(f"{v} {label(k).lower()}" for k, v in counts.items() if v)
                 empty = [label(k).lower() for k in ("documents", "queries", "instances") if k in counts and not counts[k]]
+                out = []
+                where = md_escape(f"{name.strip()} from {', '.join(f.name for f in files)}")
                 if empty:  # partial data is said out loud, not under a green success
-                    st.warning(f"Imported into {md_escape(name.strip())}: {said}. No {' and no '.join(empty)} in these files: "
-                               "studies and evaluations need them; import them before setting up a study.")
+                    out.append(("warning", f"Imported into {where}: {said}. No {' and no '.join(empty)} "
+                                           "in these files: studies and evaluations need them; import them before setting "
+                                           "up a study."))
                 else:
-                    st.success(f"Imported into {md_escape(name.strip())}: {said}")
+                    out.append(("success", f"Imported into {where}: {said}"))
                 if result.detected:
-                    st.caption(md_escape(f"Recognised as {result.format}: {result.detected}"))
-                for note in result.notes:
-                    st.warning(md_escape(note))
-                st.caption(NEXT_AFTER_IMPORT)
+                    out.append(("caption", md_escape(f"Recognised as {result.format}: {result.detected}")))
+                out += [("warning", md_escape(page_message(note))) for note in result.notes]
+                out.append(("caption", NEXT_AFTER_IMPORT))
+                st.session_state["import_flash"] = out
+                st.session_state["import_round"] = upload_round + 1
+                st.rerun()
 
 
 st.markdown("**Add to an existing project**")

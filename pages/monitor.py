@@ -1,18 +1,21 @@
-"""Monitor a study (lead): Table 7 view, benchmark-wide estimates, annotators, agreement charts, disagreements, reasons."""
+"""Monitor a study (lead): Table 7 view, benchmark-wide estimates, each annotator's habits,
+agreement per question, disagreements and reasons; every header explains itself on hover."""
 from __future__ import annotations
 
 import altair as alt
 import pandas as pd
 import streamlit as st
 
-from annotation import monitor
+from annotation import check_items, monitor, study_lifecycle
 from annotation import monitor_view as view
 from annotation.gc_pause import paused_gc
-from annotation.glossary import STATISTIC_HELP, label
+from annotation.glossary import STATISTIC_HELP, header_help, label, when
+from annotation.habits import annotator_habits
 from annotation.scale_summary import scale_summary
 from annotation.qrels_builds import study_completeness
 from ui.markdown import md_escape
 from storage import projects, studies
+from storage.errors import IFJudgeError
 from ui.estimates_view import render_estimates
 from ui.judge_view import render_judge_section
 from ui.session import db, pick_study, require_role
@@ -29,36 +32,59 @@ def page_picker(part: dict, what: str, *, key: str) -> None:
     st.number_input("Page", min_value=1, max_value=part["pages"], step=1, key=key)
 
 
-require_role("lead")
+def columns(frame: pd.DataFrame, widths: dict | None = None, helps: dict | None = None) -> dict:
+    """column_config for every column of ``frame``: its definition on hover (the glossary's, or
+    ``helps``) and its width (pixels or a name), so that no column is cut at 1280 px."""
+    out = {}
+    for c in frame.columns:
+        out[c] = st.column_config.Column(c, help=(helps or {}).get(c) or header_help(c), width=(widths or {}).get(c))
+    return out
+
+
+user = require_role("lead")
 # a read-only run over a large study's rows (no reference cycles): the cyclic collector waits for its end
 with paused_gc():
-    conn = studies.share_reads(db(), across_runs=True)  # read-only page: labels read once, kept while unchanged
+    conn = db()
     st.title("Monitor")
-    study = pick_study(conn, key="mon_study")
+    deleted = st.session_state.pop("mon_deleted", None)
+    if deleted:
+        st.success(md_escape(f"Deleted study “{deleted[0]}”: its rows are kept in backup {deleted[1]} (download it "
+                             "under “Backups of deleted studies” at the end of this page)."))
+    study = pick_study(conn, key="mon_study")  # may write the lead's last choice: before the reads are shared
+    # read-only from here: the study's labels are read once, and kept across runs while unchanged
+    studies.share_reads(conn, across_runs=True)
     sid = study["id"]
-    n_boot = st.select_slider("Bootstrap replicates for the intervals", [0, 200, 1000], value=200, key="mon_boot")
-    if st.button("Refresh", key="mon_refresh"):
-        st.rerun()
-
     kind = projects.get_project_by_id(conn, study["project_id"])["kind"]
     done = study_completeness(conn, sid)
-    st.caption(f"Completeness: {done['labelled']} of {done['planned']} planned labels"
-               + ("" if done["complete"] else " (unfinished: missing labels count as unresolved in exports)"))
-    st.subheader(view.heading(kind, study["questions"]))
+    top_left, top_right = st.columns([5, 1], vertical_alignment="center")
+    top_left.caption(f"Completeness: {done['labelled']:,} of {done['planned']:,} planned labels"
+                     + ("" if done["complete"] else " (unfinished: missing labels count as unresolved in exports)")
+                     + (" · closed: no new screens are handed out" if study_lifecycle.is_closed(study) else ""))
+    if top_right.button("Refresh", key="mon_refresh"):
+        st.rerun()
+    with st.expander("Advanced: precision of the intervals"):
+        n_boot = st.select_slider("Bootstrap replicates for the intervals", [0, 200, 1000], value=200, key="mon_boot",
+                                  help="More replicates: steadier 95% intervals, a slower page. 0: no intervals.")
     seed = study["settings"].get("seed", 0)
-    t7 = view.table7_rows(monitor.table7(conn, sid, n_boot=n_boot, seed=seed))
+
+    st.subheader(view.heading(kind, study["questions"]))
+    reports = {q: monitor.question_report(conn, sid, q, n_boot=n_boot, seed=seed) for q in study["questions"]}
+    t7 = view.table7_rows(monitor.table7(conn, sid, n_boot=n_boot, seed=seed), reports)
     if t7:
         meanings = "\n".join(f"- **{r['Statistic']}**: {r['What it means']}" for r in
                              {r["Statistic"]: r for r in t7 if r["What it means"]}.values())
-        st.dataframe(pd.DataFrame(t7).drop(columns=["What it means"]), hide_index=True, key="mon_table7",
-                     column_config={
-                         "Question": st.column_config.TextColumn(help="\n".join(
-                             f"- **{label(q)}**: {monitor.PROMPTS.get(q, q)}" for q in study["questions"])),
-                         "Statistic": st.column_config.TextColumn(width="large", help=meanings or None),
-                         "Value": st.column_config.TextColumn(width="small", help=meanings or None),
-                         "95% interval": st.column_config.TextColumn(help="bootstrap percentile interval, items resampled"),
-                         "Band": st.column_config.TextColumn(help="Landis & Koch (1977) band of a kappa"),
-                     })
+        frame = pd.DataFrame(t7).drop(columns=["What it means"])
+        if not frame["Why undefined"].any():
+            frame = frame.drop(columns=["Why undefined"])
+        st.dataframe(frame, hide_index=True, key="mon_table7", height="content", column_config=columns(
+            frame, {"Question": 140, "Statistic": 220, "Value": 60, "95% interval": 110, "Band": 110, "Over": 130,
+                    "Why undefined": 150},
+            {"Question": "\n".join(f"- **{label(q)}**: {monitor.PROMPTS.get(q, q)}" for q in study["questions"]),
+             "Statistic": meanings or None, "Value": meanings or None}))
+        if any(q in ("validity", "naturalness", "condition") for q in study["questions"]):
+            st.caption("Proportion of Yes response (as InstructIR's Table 7) counts the items whose majority says Yes "
+                       "among every labelled item, undecided ones included; the benchmark-wide share below counts "
+                       "decided instances only, weighted by how they were sampled.")
     else:
         st.caption("These questions have no agreement table; see the tables below.")
 
@@ -69,21 +95,64 @@ with paused_gc():
     scales = scale_summary(conn, sid, n_boot=n_boot)
     if not scales.empty:
         st.subheader("Mean scores (IFIR Table 2)")
-        st.dataframe(pd.DataFrame([{
+        frame = pd.DataFrame([{
             "Question": label(r["question"]), "Statistic": r["statistic"], "Passages": r["kind"] or "—",
             "By": r["by"], "Group": r["group"], "Items": r["items"], "Labels": r["labels"],
             "Mean": "—" if pd.isna(r["mean"]) else f"{r['mean']:.2f}",
             "95% interval": "—" if pd.isna(r["ci_low"]) else f"{r['ci_low']:.2f} to {r['ci_high']:.2f}",
-        } for r in scales.to_dict("records")]), hide_index=True, key="mon_scales",
-            column_config={"Statistic": st.column_config.TextColumn(width="medium"),
-                           "95% interval": st.column_config.TextColumn(help="bootstrap percentile interval, items resampled")})
+        } for r in scales.to_dict("records")])
+        st.dataframe(frame, hide_index=True, key="mon_scales", column_config=columns(frame, {
+            "Question": 120, "Statistic": 190, "Passages": 70, "By": 60, "Group": 80, "Items": 50, "Labels": 50,
+            "Mean": 50, "95% interval": 110}, {
+            "Passages": "Gold: the passages the dataset marks relevant; excluded: those the instruction rules out.",
+            "By": "How the rows are broken down: overall, by instruction level, by domain.",
+            "Group": "The level or domain of the row.", "Items": "Items scored.", "Labels": "Scores given.",
+            "Mean": "Mean of the items' mean scores (each item weighs the same).",
+            "95% interval": "Percentile bootstrap 95% interval, items resampled."}))
 
     st.subheader("Annotators")
-    st.dataframe(pd.DataFrame(view.annotator_rows(monitor.annotator_table(conn, sid))), hide_index=True,
-                 key="mon_annotators")
+    table = monitor.annotator_table(conn, sid)
+    habits = annotator_habits(conn, sid, seconds={r["annotator"]: r["median_seconds_per_screen"] for r in table})
+    checks = check_items.accuracy(conn, sid)
+    rows = view.habit_rows(table, habits, study["questions"], checks or None)
+    frame = pd.DataFrame(rows)
+    if not checks:
+        frame = frame.drop(columns=["Checks right"])
+    answer_names = {view.SHORT.get(q, label(q)): q for q in study["questions"]}
+    st.dataframe(frame, hide_index=True, key="mon_annotators", column_config=columns(
+        frame, {"Annotator": 80, "Done": 70, "Median s": 65, **dict.fromkeys(answer_names, 80), "Agreement": 90,
+                "Checks right": 90, "Flag": 130},
+        {name: view.answer_help(q) for name, q in answer_names.items()}))
+    for h in habits["annotators"]:  # one box per flagged annotator, each flag on its own line
+        if h["flags"]:
+            st.warning(f"**{md_escape(h['annotator'])}**\n" + "\n".join(f"- {md_escape(f)}." for f in h["flags"]),
+                       icon=":material/flag:")
+    timeline = pd.DataFrame([r for r in habits["timeline"] if r["share"] is not None])
+    if not timeline.empty:
+        left, right = st.columns(2)
+        for slot, measure, title in ((left, "agrees with the others' majority", "Agreement with the others' majority"),
+                                     (right, "agrees pairwise", "Agreement with each other annotator")):
+            part = timeline[timeline["measure"] == measure]
+            if part.empty:
+                continue
+            slot.altair_chart(
+                alt.Chart(part).mark_line(point=True).encode(
+                    x=alt.X("labels:Q", title="Labels given so far"),
+                    y=alt.Y("share:Q", title="Share agreeing", scale=alt.Scale(domain=[0, 1])),
+                    color=alt.Color("annotator:N", title="Annotator"),
+                    tooltip=[alt.Tooltip("annotator:N", title="Annotator"), alt.Tooltip("labels:Q", title="Labels given"),
+                             alt.Tooltip("share:Q", title="Share agreeing", format=".0%")])
+                .properties(title=f"{title}, over time", height=260, description=(
+                    f"Line chart of each annotator's {measure} share per window of their labels in the order given: "
+                    + "; ".join(f"{a}: {', '.join(f'{s:.0%}' for s in g['share'])}" for a, g in part.groupby("annotator")))),
+                key=f"mon_time_{'majority' if 'majority' in measure else 'pairs'}")
+        st.caption("Each point: one window of an annotator's labels in their queue order (the order the study hands "
+                   "screens out, which is the order they answer them but for skips). Majority: the share "
+                   "equal to the majority of the other annotators of the item; each other: the share of pairs (this "
+                   "label, another label of the item) that agree. A line that falls: the annotator drifts.")
 
     question = st.selectbox("Question", study["questions"], key="mon_question", format_func=label)
-    rep = monitor.question_report(conn, sid, question, n_boot=n_boot, seed=seed)  # Table 7's report: computed once
+    rep = reports.get(question)
     if rep is None:
         st.info("No labels for this question yet.")
     else:
@@ -110,21 +179,30 @@ with paused_gc():
                 description="Heatmap of Cohen kappa per pair of annotators: " + "; ".join(
                     f"{c['a']} and {c['b']}: {c['text']}" for c in cells.to_dict("records") if c["a"] < c["b"]))
             left.altair_chart(heat, key="mon_heatmap")
+            left.caption("Cohen's kappa of each pair over the items both labelled: 1 they always agree, 0 no more "
+                         "than chance; — when undefined (hover the cell for why).")
         dist = pd.DataFrame([{"label": k, "share": v} for k, v in rep["label_shares"].items()])
         right.altair_chart(alt.Chart(dist).mark_bar().encode(x=alt.X("label:N", title="Answer"),
                                                              y=alt.Y("share:Q", title="Share of labels"))
                            .properties(title="Label distribution", description="Bar chart of the share of each answer: "
                                        + "; ".join(f"{r['label']}: {r['share']:.0%}" for r in dist.to_dict("records"))),
                            key="mon_distribution")
+        right.caption("Share of all labels given to this question that are each answer (labels, not decided items).")
         st.markdown(f"**Agreement on this question** ({rep['n_items']} items, {rep['n_labels']} labels, "
                     f"{rep['n_annotators']} annotators)")
-        rows = monitor.report_rows(rep)
+        rows = view.question_rows(question, rep)
         keys = {label(k): k for k in STATISTIC_HELP}
         meanings = "\n".join(f"- **{r['Statistic']}**: {STATISTIC_HELP[keys[r['Statistic']]]}"
                              for r in rows if r["Statistic"] in keys)
-        st.dataframe(pd.DataFrame(rows), hide_index=True, key="mon_report",
-                     column_config={"Statistic": st.column_config.TextColumn(width="large", help=meanings or None),
-                                    "Why undefined": st.column_config.TextColumn(width="large")})
+        frame = pd.DataFrame(rows)
+        if not frame["Why undefined"].any():
+            frame = frame.drop(columns=["Why undefined"])
+        st.dataframe(frame, hide_index=True, key="mon_report", height="content", column_config=columns(
+            frame, {"Statistic": 240, "Value": 60, "Band": 100, "Report": 190, "Why undefined": 180},
+            {"Statistic": meanings or None}))
+        st.caption("Report: the coefficient the benchmark's own paper reports for this question (put it in your "
+                   "paper); the others are shown for comparison, to see that the conclusion does not hang on one "
+                   "coefficient.")
         for note in rep.get("notes", []):
             st.caption(md_escape(view.readable_note(note)))
 
@@ -136,14 +214,10 @@ with paused_gc():
         qf = st.multiselect("Filter by question", questions, key="mon_dis_filter")
         part = view.disagreement_page(conn, sid, questions=qf, page=st.session_state.get("mon_dis_page", 1))
         shown = part["rows"]
-        st.dataframe(pd.DataFrame([{k: v for k, v in r.items() if k not in ("item", "full")} for r in shown]),
-                     hide_index=True, key="mon_disagreements",
-                     column_config={
-                         "Instruction": st.column_config.TextColumn(width="medium"),
-                         "Passage": st.column_config.TextColumn(width="medium"),
-                         "Votes": st.column_config.TextColumn(help="each answer and how many annotators gave it"),
-                         "Disagreement": st.column_config.NumberColumn(format="%.2f", help=STATISTIC_HELP["disagreement"]),
-                     })
+        frame = pd.DataFrame([{k: v for k, v in r.items() if k not in ("item", "full")} for r in shown])
+        st.dataframe(frame, hide_index=True, key="mon_disagreements", column_config={
+            **columns(frame, {"Question": 130, "Votes": 190, "Disagreement": 90, "Decision": 160, "Instruction": 200}),
+            "Disagreement": st.column_config.NumberColumn(format="%.2f", help=header_help("Disagreement"), width=90)})
         page_picker(part, "disagreements", key="mon_dis_page")
         pick = st.selectbox("Read an item in full", list(range(len(shown))), key="mon_dis_item",
                             format_func=lambda i: f"{shown[i]['Question']}: {shown[i]['Instruction'][:60]}")
@@ -165,10 +239,52 @@ with paused_gc():
         part = view.reason_page(conn, sid, contains=text, page=st.session_state.get("mon_reason_page", 1))
         if not part["total"]:
             st.caption(md_escape(f"No reason contains “{text}”."))
-        st.dataframe(pd.DataFrame(part["rows"]), hide_index=True, key="mon_reasons",
-                     column_config={"Reason": st.column_config.TextColumn(width="medium"),
-                                    "Instruction": st.column_config.TextColumn(width="large")})
+        frame = pd.DataFrame(part["rows"])
+        st.dataframe(frame, hide_index=True, key="mon_reasons", column_config=columns(
+            frame, {"Question": 130, "Annotator": 80, "Answer": 60, "Reason": 280, "Instruction": 220},
+            {"Question": "The question the reason answers."}))
         page_picker(part, "reasons", key="mon_reason_page")
 
     # an automatic judge measured against the human outcomes (its labels shown to the lead only)
     render_judge_section(conn, sid, n_boot=n_boot, seed=seed)
+
+    with st.expander("Close or delete this study"):
+        closed = study_lifecycle.is_closed(study)
+        if closed:
+            st.caption(f"Closed since {when(study['closed_at'])}: annotators get no new screen of it.")
+            if st.button("Open the study again", key=f"mon_reopen:{sid}"):
+                study_lifecycle.reopen(conn, sid)
+                st.rerun()
+        else:
+            st.caption("Closing stops handing out screens of this study (an annotator may still submit the screen "
+                       "open in front of them); its labels, Monitor and exports stay. You can open it again.")
+            if st.button("Close the study", key=f"mon_close:{sid}"):
+                study_lifecycle.close(conn, sid)
+                st.rerun()
+        st.divider()
+        st.caption("Deleting removes the study, its items, assignments, labels and decisions. All of them are first "
+                   "kept in a backup (a JSON file you can download below). Qrels already built from it keep their "
+                   "provenance.")
+        with st.form(f"mon_delete_form:{sid}", enter_to_submit=False):
+            typed = st.text_input(md_escape(f"Type the study's name to confirm: {study['name']}"),
+                                  key=f"mon_delete_name:{sid}")
+            gone = st.form_submit_button("Delete the study (after a backup)")
+        if gone:
+            try:
+                backup = study_lifecycle.delete(conn, sid, by=user["name"], confirm=typed)
+            except IFJudgeError as exc:
+                st.error(md_escape(str(exc)))
+            else:
+                st.session_state["mon_deleted"] = (study["name"], backup)
+                st.session_state.pop("mon_study", None)
+                st.rerun()
+
+backups = studies.study_backups(conn)
+if backups:
+    with st.expander(f"Backups of deleted studies ({len(backups)})"):
+        for b in backups:
+            st.download_button(md_escape(f"Backup {b['id']}: study {b['study_id']} “{b['name']}”, deleted "
+                                         f"{when(b['deleted_at'])} by {b['deleted_by']} (JSON)"),
+                               lambda i=b["id"]: studies.study_backup(db(), i),
+                               file_name=f"study-{b['study_id']}-backup-{b['id']}.json", mime="application/json",
+                               key=f"mon_backup:{b['id']}")

@@ -14,9 +14,9 @@ from ui.markdown import diff_markdown, md_escape
 from storage import narratives as store
 from storage import projects, studies, users
 from storage.errors import IFJudgeError
-from annotation.glossary import SCALES, UNDEFINED
+from annotation.glossary import SCALES, UNDEFINED, page_message, when
 from ui.keys import keep_keys_on_item
-from ui.session import db, require_role
+from ui.session import db, open_on_last_project, remember_project, require_role
 from ui.text import literal
 
 user = require_role("expert", "lead")
@@ -29,8 +29,10 @@ if not plist:
     st.info("No project has narratives yet: import a FollowIR project or TREC topics with narratives.")
     st.stop()
 names = [p["name"] for p in plist]
+open_on_last_project(conn, "nar_project", {p["id"]: p["name"] for p in plist})
 project = st.selectbox("Project", names, key="nar_project", label_visibility="collapsed" if len(names) == 1 else "visible")
 pid = next(p["id"] for p in plist if p["name"] == project)
+remember_project(conn, pid)
 qtext = projects.queries(conn, pid)
 query_id = st.selectbox("Query", store.narrative_queries(conn, pid), key=f"nar_query:{pid}",
                         format_func=lambda q: f"{q}: {qtext.get(q, '')}")
@@ -42,7 +44,7 @@ if flash:
     (st.success if flash[0] == "ok" else st.info)(flash[1])
 
 literal("Query", state["query"])
-literal(f"Original narrative (v{root['id']}, {root['author']})", root["text"])
+literal(f"Original narrative (v1, {root['author']}, {when(root['created_at'])})", root["text"])
 
 n_rel = len(state["relevant"])
 st.subheader(f"Documents relevant under the original narrative: {n_rel}")
@@ -54,16 +56,17 @@ for d in state["relevant"]:
 st.subheader("Versions")
 st.dataframe(
     pd.DataFrame([
-        {"version": v["id"], "variant": v["variant"], "parent": v["parent_id"], "author": v["author"],
-         "saved": v["created_at"], "tokens added": v["added"], "tokens removed": v["removed"]}
+        {"version": f"v{v['number']}" + (" (original)" if v["number"] == 1 else ""),
+         "started from": f"v{v['parent_number']}" if v["parent_number"] else UNDEFINED, "author": v["author"],
+         "saved": when(v["created_at"]), "tokens added": v["added"], "tokens removed": v["removed"]}
         for v in versions
     ]),
     hide_index=True, key=f"nar_versions:{pid}:{query_id}",
 )
 by_id = {v["id"]: v for v in versions}
 shown = st.selectbox("Read a version", list(reversed(by_id)), key=f"nar_read:{pid}:{query_id}:{newest['id']}",
-                     format_func=lambda i: f"v{i} by {by_id[i]['author']} ({by_id[i]['created_at']})")
-with st.expander(f"Version {shown}", expanded=False):
+                     format_func=lambda i: f"v{by_id[i]['number']} by {by_id[i]['author']} ({when(by_id[i]['created_at'])})")
+with st.expander(f"Version v{by_id[shown]['number']}", expanded=False):
     st.text(by_id[shown]["text"], width="stretch")
     st.caption("Against the original narrative")
     st.markdown(diff_markdown(word_diff(root["text"], by_id[shown]["text"])))
@@ -76,7 +79,8 @@ with right:
         st.caption(f"{n_rel} documents are relevant now: aim for about {n_rel // 2 or 1} of them to become non-relevant.")
 with left:
     base_id = st.selectbox("Start from", list(reversed(by_id)), key=f"nar_base:{pid}:{query_id}:{newest['id']}",
-                           format_func=lambda i: f"v{i} by {by_id[i]['author']}" + (" (newest)" if i == newest["id"] else ""))
+                           format_func=lambda i: f"v{by_id[i]['number']} by {by_id[i]['author']}"
+                           + (" (newest)" if i == newest["id"] else ""))
     text = st.text_area("Modified narrative", by_id[base_id]["text"], height=180,
                         key=f"nar_text:{pid}:{query_id}:{newest['id']}:{base_id}")
     spans = word_diff(root["text"], text)
@@ -95,7 +99,8 @@ settings = study["settings"] if study else {}
 st.markdown("**Re-judging**" + (f" (study {study_id})" if study else " (a re-judging study is created on the first save)"))
 pool = sorted({u["name"] for u in users.list_users(conn, "annotator")} | set(study["annotators"] if study else []))
 c1, c2, c3, c4 = st.columns([4, 1, 1, 2])
-chosen = c1.multiselect("Annotators", pool, default=(study["annotators"] if study else pool), key=f"nar_annotators:{pid}")
+chosen = c1.multiselect("Who re-judges this save", pool, default=[], key=f"nar_annotators:{pid}",
+                        help="who re-judges the documents of the saved version (nobody is chosen for you)")
 overlap = c2.number_input("Per document", 1, 50, int(settings.get("overlap", 3)), key=f"nar_overlap:{pid}")
 controls = c3.number_input("Controls", 0, 1000, 0, key=f"nar_controls:{pid}",
                            help="also re-judge this many originally non-relevant documents (seeded sample)")
@@ -110,11 +115,12 @@ if st.button("Save as a new version", type="primary", key=f"nar_save:{pid}:{quer
             relevance=None if study else scale,
         )
     except IFJudgeError as exc:
-        st.error(str(exc))
+        st.error(md_escape(page_message(str(exc))))
     else:
         if result["created"]:
+            number = store.version_numbers(conn, pid).get(result["version_id"], "?")
             st.session_state["nar_flash"] = ("ok", (
-                f"Saved version {result['version_id']}: {result['items']} documents to re-judge "
+                f"Saved version v{number} of query {query_id}: {result['items']} documents to re-judge "
                 f"({result['controls']} controls), {result['assignments']} assignments in study {result['study_id']}."
                 + "".join(f" Note: {n}." for n in result["notes"])))
         else:
@@ -137,10 +143,11 @@ if user["role"] == "lead":
         st.info("Every query with a published changed instruction is being re-judged"
                 + (f" (study {pub_sid})." if pub_sid else "; this project has none."))
     else:
-        with st.form(key=f"nar_pub_form:{pid}"):
+        with st.form(key=f"nar_pub_form:{pid}", enter_to_submit=False):
             pub_queries = st.multiselect("Queries", open_queries, default=open_queries, key=f"nar_pub_queries:{pid}")
             p1, p2, p3 = st.columns([4, 1, 1])
-            pub_annotators = p1.multiselect("Annotators", pool, default=pool, key=f"nar_pub_annotators:{pid}")
+            pub_annotators = p1.multiselect("Annotators", pool, default=[], key=f"nar_pub_annotators:{pid}",
+                                            help="who re-judges (nobody is chosen for you)")
             pub_overlap = p2.number_input("Per document", 1, 50, 3, key=f"nar_pub_overlap:{pid}")
             pub_controls = p3.number_input("Controls", 0, 1000, 0, key=f"nar_pub_controls:{pid}",
                                            help="per query, also judge this many originally non-relevant documents "
@@ -152,7 +159,7 @@ if user["role"] == "lead":
                     conn, project=project, author=user["name"], annotators=pub_annotators, query_ids=pub_queries,
                     overlap=int(pub_overlap), controls=int(pub_controls))
             except IFJudgeError as exc:
-                st.error(str(exc))
+                st.error(md_escape(page_message(str(exc))))
             else:
                 st.session_state["nar_flash"] = ("ok", (
                     f"Re-judging of the published changed instruction started in study {res['study_id']}: "
@@ -170,6 +177,7 @@ KIND_LABELS = {"published": "the published changed instruction (changed-validate
                "edit": "expert edits: a new instruction version (edited-validated)"}
 kind = st.radio("Re-judging of", have, format_func=KIND_LABELS.get, horizontal=True, key=f"nar_kind:{pid}")
 summary = rejudging.rejudge_summary(conn, project, kind=kind)
+numbers = store.version_numbers(conn, pid)  # versions as a lead reads them: per query, v1 the original
 
 
 def pct(v):
@@ -187,7 +195,7 @@ m3.metric("Percent agreement", pct(ov["agreement"]["percent_agreement"]),
 m4.metric("Unresolved", ov["unresolved"], help="ties and documents without judgments keep their original relevance")
 st.dataframe(
     pd.DataFrame([
-        {"query": q["query_id"], "version": q["version_id"], "relevant (original)": q["relevant_original"],
+        {"query": q["query_id"], "version": f"v{numbers.get(q['version_id'], '?')}", "relevant (original)": q["relevant_original"],
          "re-judged": q["rejudged"], "resolved": q["resolved"], "flipped": q["flipped"],
          "share flipped": pct(q["share_flipped"]), "unresolved": q["unresolved"], "ties": q["ties"],
          "adjudicated": q["adjudicated"], "controls": q["controls"],
@@ -205,7 +213,7 @@ st.dataframe(
 )
 docs = [d for d in summary["documents"] if d["query_id"] == query_id]
 if docs:
-    st.caption(f"Documents of {md_escape(query_id)} (newest round, version {docs[0]['version_id']})")
+    st.caption(f"Documents of {md_escape(query_id)} (newest round, version v{numbers.get(docs[0]['version_id'], '?')})")
     st.dataframe(
         pd.DataFrame([
             {"doc": d["doc_id"], "title": d["title"], "control": d["control"], "original": d["original"],
@@ -233,7 +241,7 @@ if user["role"] == "lead":
             stored = store_fn(conn, project, allow_incomplete=incomplete, created_by=user["name"],
                               unresolved=None if policy.startswith("(") else policy)
         except IFJudgeError as exc:
-            st.error(str(exc))
+            st.error(md_escape(page_message(str(exc))))
         else:
             st.success(f"Stored qrels '{stored['version']}': {stored['rows']} rows for {stored['queries']} re-judged "
                        f"queries ({stored['unresolved']} unresolved); {stored['changed']} differ from the "

@@ -11,13 +11,13 @@ import streamlit as st
 
 from annotation.questions import GUIDELINES, INSTANCE_QUESTIONS
 from annotation.instfol_study import create_instfol_study
-from annotation.glossary import SCALES, label
+from annotation.glossary import SCALES, label, page_message
 from annotation.studies import (StudySettings, creation_summary, create_study, questions_for_kind,
                                  sample_overlap)
 from storage import eval_runs, projects, users
 from storage.errors import IFJudgeError
 from ui.markdown import md_escape
-from ui.session import db, require_role
+from ui.session import db, open_on_last_project, remember_project, require_role
 
 lead = require_role("lead")
 conn = db()
@@ -56,7 +56,7 @@ STUDY_FORM = {
     "study_name": "", "study_remaining": False,
     "study_fraction": float(d.group_fraction), "study_per_group": d.per_group, "study_overlap": d.overlap,
     "study_passages": d.passages, "study_seed": d.seed, "study_stratify": False, "study_subset_fraction": 0.1,
-    "study_max_excluded": -1, "study_annotators": [], "study_goal": "",
+    "study_max_excluded": -1, "study_annotators": [], "study_goal": "", "study_check_share": 0.0,
     **{f"study_guideline_{q}": GUIDELINES[q] for q in INSTANCE_QUESTIONS},
 }
 INSTFOL_FORM = {"instfol_top_k": 10, "instfol_fraction": 1.0, "instfol_per_group": 3, "instfol_overlap": d.overlap,
@@ -74,7 +74,7 @@ def create(request: dict) -> None:
     try:
         result = create_study(conn, created_by=lead["name"], **request)
     except IFJudgeError as exc:
-        st.error(str(exc))
+        st.error(md_escape(page_message(str(exc))))
     else:
         created("study", result)
 
@@ -87,9 +87,11 @@ def created(section: str, result: dict) -> None:
 
 
 report_created("study")
+open_on_last_project(conn, "study_project", {p["id"]: p["name"] for p in plist})
 project = st.selectbox("Project", [p["name"] for p in plist], key="study_project",
                        help="the questions offered follow the project's benchmark")
 proj = next(p for p in plist if p["name"] == project)
+remember_project(conn, proj["id"])
 kq = questions_for_kind(proj["kind"], has_documents=bool(proj["counts"]["documents"]))
 if st.session_state.get("study_questions_for") != project or reset == "study":
     # a new project (or a fresh form): its benchmark's questions and scale, preselected
@@ -99,30 +101,54 @@ if st.session_state.get("study_questions_for") != project or reset == "study":
 if kq.note:
     st.info(md_escape(kq.note))
 if kq.offered:
-    with st.form("study_form"):
-        st.caption(f"{md_escape(project)} is a {KIND_NAMES.get(proj['kind'], proj['kind'])} project: "
-                   + ", ".join(label(q) for q in kq.offered) + " can be asked.")
+    st.caption(f"{md_escape(project)} is a {KIND_NAMES.get(proj['kind'], proj['kind'])} project: "
+               + ", ".join(label(q) for q in kq.offered) + " can be asked.")
+    # outside the form: the settings below follow the questions chosen
+    questions = st.multiselect("Questions", kq.offered, key="study_questions", format_func=label,
+                               help="condition (InfoSearch) is asked alone: one Yes/No item per query, mode "
+                                    "(changed, reversed) and originally relevant document; the fraction applies "
+                                    "to queries" if "condition" in kq.offered else None)
+    chosen = set(questions)
+    per_instance = bool(chosen - {"condition"})
+    has_subsets = bool(set(projects.query_subsets(conn, proj["id"]).values()) - {""})
+    with st.form("study_form", enter_to_submit=False):
         name = st.text_input("Study name", key="study_name")
-        questions = st.multiselect("Questions", kq.offered, key="study_questions", format_func=label,
-                                   help="condition (InfoSearch) is asked alone: one Yes/No item per query, mode "
-                                        "(changed, reversed) and originally relevant document; the fraction applies "
-                                        "to queries" if "condition" in kq.offered else None)
-        naturalness = st.radio("Naturalness answer", ["yesno", "likert"], horizontal=True, key="study_naturalness",
-                               format_func=lambda s: SCALES.get(s, s))
-        c1, c2, c3, c4, c5 = st.columns(5)
-        fraction = c1.number_input("Fraction of groups", 0.001, 1.0, key="study_fraction")
-        per_group = c2.number_input("Instances per group", 1, 100, key="study_per_group")
-        overlap = c3.number_input("Annotators per item", 1, 50, key="study_overlap")
-        passages = c4.number_input("Passages (best passage)", 2, 10, key="study_passages")
-        seed = c5.number_input("Seed", 0, 2**31 - 1, key="study_seed",
-                               help="the same seed draws the same sample: a second study needs another seed "
-                                    "or 'Only items no other study asks'")
-        s1, s2, s3 = st.columns(3)
-        stratify = s1.checkbox("Sample per domain (subset)", key="study_stratify",
-                               help="IFIR: 10% of the queries of each domain, at least one per domain")
-        subset_fraction = s2.number_input("Fraction of each domain", 0.001, 1.0, key="study_subset_fraction")
-        max_excluded = s3.number_input("Excluded passages per instance (passage match; -1: all)", -1, 1000,
-                                       key="study_max_excluded")
+        naturalness = (st.radio("Naturalness answer", ["yesno", "likert"], horizontal=True, key="study_naturalness",
+                                format_func=lambda s: SCALES.get(s, s)) if "naturalness" in chosen
+                       else st.session_state.get("study_naturalness", kq.naturalness))
+        boxes = [("fraction", "Fraction of queries" if not per_instance else "Fraction of groups", True),
+                 ("per_group", "Instances per group", per_instance), ("overlap", "Annotators per item", True),
+                 ("passages", "Passages (best passage)", "best_passage" in chosen), ("seed", "Seed", True)]
+        shown = [(k, text) for k, text, show in boxes if show]
+        cols = dict(zip([k for k, _ in shown], st.columns(len(shown))))
+        fraction = cols["fraction"].number_input(shown[0][1], 0.001, 1.0, key="study_fraction",
+                                                 help="the share of the project's query groups (queries) sampled; "
+                                                      "InstructIR validated 8%")
+        per_group = (cols["per_group"].number_input("Instances per group", 1, 100, key="study_per_group")
+                     if "per_group" in cols else d.per_group)
+        overlap = cols["overlap"].number_input("Annotators per item", 1, 50, key="study_overlap")
+        passages = (cols["passages"].number_input("Passages (best passage)", 2, 10, key="study_passages",
+                                                  help="passages shown for the most natural passage, the target among "
+                                                       "them")
+                    if "passages" in cols else d.passages)
+        seed = cols["seed"].number_input("Seed", 0, 2**31 - 1, key="study_seed",
+                                         help="the same seed draws the same sample: a second study needs another seed "
+                                              "or 'Only items no other study asks'")
+        stratify, subset_fraction = False, 0.1
+        if has_subsets and per_instance:
+            s1, s2 = st.columns(2)
+            stratify = s1.checkbox("Sample per domain (subset)", key="study_stratify",
+                                   help="IFIR: 10% of the queries of each domain, at least one per domain")
+            subset_fraction = s2.number_input("Fraction of each domain", 0.001, 1.0, key="study_subset_fraction")
+        max_excluded = (st.number_input("Excluded passages per instance (passage match; -1: all)", -1, 1000,
+                                        key="study_max_excluded") if "passage_match" in chosen else -1)
+        check_share = (st.number_input(
+            "Check items (share of the screens)", 0.0, 0.5, step=0.05, key="study_check_share",
+            help="Screens whose answers are known, mixed into each annotator's queue and never marked on screen; "
+                 "the Monitor shows each annotator's accuracy on them; they count in no estimate, agreement or "
+                 "export. Known answers: decisions of earlier studies of this project (a lead's, or unanimous), "
+                 "and for the best passage the target beside passages of other query groups. 0: none.")
+                       if per_instance else 0.0)
         remaining = st.checkbox("Only items no other study of this project asks", key="study_remaining",
                                 help="sample from the instances (condition: queries) that no other study asks "
                                      "the chosen questions about")
@@ -131,7 +157,7 @@ if kq.offered:
         goal = st.text_area("Project goal shown to annotators before their first item (empty: the default for the "
                             "project's kind; InstructIR Fig. 9a)", key="study_goal")
         guidelines = {}
-        for q in [q for q in INSTANCE_QUESTIONS if q in kq.offered]:
+        for q in [q for q in INSTANCE_QUESTIONS if q in chosen]:
             with st.expander(f"Guidelines: {label(q)}"):
                 text = st.text_area(label(q), key=f"study_guideline_{q}", label_visibility="collapsed")
                 if text != GUIDELINES[q]:  # unchanged: the default (which knows the study's scale) applies
@@ -146,13 +172,13 @@ if kq.offered:
                                    guidelines=guidelines, goal=goal.strip(),
                                    subset_fraction=float(subset_fraction) if stratify else None,
                                    max_excluded=None if int(max_excluded) < 0 else int(max_excluded),
-                                   skip_covered=bool(remaining)),
+                                   skip_covered=bool(remaining), check_share=float(check_share)),
         )
         try:
             found = None if remaining or not questions or not annotators else sample_overlap(
                 conn, project=project, questions=questions, settings=request["settings"])
         except IFJudgeError as exc:
-            st.error(str(exc))
+            st.error(md_escape(page_message(str(exc))))
         else:
             if found is not None and found.covered:
                 st.session_state[PENDING] = (request, found)  # the lead chooses below; nothing created yet
@@ -176,17 +202,20 @@ if kq.offered:
             st.session_state.pop(PENDING, None)
             create({**request, "settings": choice})
 
+ifir_projects = [p["name"] for p in plist if p["kind"] == "ifir"]
+if not ifir_projects:  # INSTFOL is IFIR's measure: nothing to set up for other benchmarks
+    st.stop()
 st.subheader("INSTFOL with human judges")
 report_created("instfol")
 st.caption("Annotators score 0-3 the top-k passages of a bare-query run and of an instructed run (IFIR, App. A.2); "
-           "the mean of their labels per passage is INSTFOL's judge (`ifjudge eval instfol --study ID`). Runs come from stored "
-           "eval runs; the CLI also takes TREC run files.")
-iproject = st.selectbox("Project", [p["name"] for p in plist], key="instfol_project")
+           "the mean of their labels per passage is INSTFOL's judge. Runs come from the project's stored "
+           "evaluations (Evaluate).")
+iproject = st.selectbox("Project", ifir_projects, key="instfol_project")
 ipid = projects.get_project(conn, iproject)["id"]
 runs = {r["id"]: r for r in eval_runs.list_eval_runs(conn, ipid, include_external=True)}
 if len(runs) < 1:
-    st.info("This project has no stored run yet: run a retriever on the Evaluate page (or `ifjudge eval run`) "
-            "with and without the instructions first.")
+    st.info("This project has no stored run yet: run a retriever on the Evaluate page with and without the "
+            "instructions first.")
 else:
     run_label = lambda i: f"{i}: {runs[i]['model']} ({runs[i]['template']}, {runs[i]['created_at']})"  # noqa: E731
     r1, r2, r3 = st.columns(3)
@@ -212,6 +241,6 @@ else:
                 sources={"query": f"eval run {bare_id}", "instructed": f"eval run {inst_id}"},
             )
         except IFJudgeError as exc:
-            st.error(str(exc))
+            st.error(md_escape(page_message(str(exc))))
         else:
             created("instfol", result)

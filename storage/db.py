@@ -402,6 +402,23 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         DELETE FROM settings WHERE key = 'session_key';
         """,
     ),
+    (
+        10,
+        "check items (known answers mixed into a study), closing a study, and the backups of deleted studies",
+        """
+        ALTER TABLE items ADD COLUMN is_check INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE studies ADD COLUMN closed_at TEXT;
+        CREATE TABLE study_backups (
+            id INTEGER PRIMARY KEY,
+            study_id INTEGER NOT NULL,
+            project_id INTEGER NOT NULL REFERENCES projects (id),
+            name TEXT NOT NULL,
+            deleted_by TEXT NOT NULL,
+            deleted_at TEXT NOT NULL,
+            content TEXT NOT NULL
+        );
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

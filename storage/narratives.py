@@ -37,14 +37,27 @@ def _row(r) -> dict:
 
 
 def versions(db: Database, project_id: int, query_id: str) -> list[dict]:
-    """Every narrative version of a query, oldest first."""
-    return [
+    """Every narrative version of a query, oldest first, each with its ``number`` among the
+    query's versions (1: the original) and its parent's (``parent_number``, None for the root)."""
+    out = [
         _row(r)
         for r in db.execute(
             f"SELECT {', '.join(VERSION_KEYS)} FROM narrative_versions WHERE project_id = ? AND query_id = ? ORDER BY id",
             [project_id, query_id],
         )
     ]
+    number = {v["id"]: n for n, v in enumerate(out, start=1)}
+    for v in out:
+        v["number"], v["parent_number"] = number[v["id"]], number.get(v["parent_id"])
+    return out
+
+
+def version_numbers(db: Database, project_id: int) -> dict[int, int]:
+    """version id -> its number among its query's versions (1: the original), for every narrative
+    version of the project: what a lead reads ("v2 of query 301"), not the database-wide id."""
+    return {r[0]: r[1] for r in db.execute(
+        "SELECT id, ROW_NUMBER() OVER (PARTITION BY query_id ORDER BY id) FROM narrative_versions WHERE project_id = ?",
+        [project_id])}
 
 
 def get_version(db: Database, version_id: int) -> dict | None:

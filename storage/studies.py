@@ -16,6 +16,9 @@ from storage import dialect, study_reads
 from storage.db import SHARED_READS, Database, now_iso, user_lock, write
 from storage.errors import IFJudgeError, NotFound, PermissionDenied
 
+# check items (known answers mixed into a study, annotation.check_items) are served like any item but
+# left out of every read of outcomes, agreement, estimates and exports: those reads filter on this
+NOT_CHECK = "is_check = 0"
 ITEM_KEYS = ("id", "study_id", "screen", "position", "instance_id", "question", "doc_id", "narrative_version_id", "payload", "cap")
 
 
@@ -64,11 +67,11 @@ def insert_items(db, study_id: int, items: list[dict], plan: dict[str, list[int]
     """Insert items and their assignment plan inside the caller's write transaction."""
     for it in items:
         item_id = db.execute(
-            "INSERT INTO items (study_id, screen, position, instance_id, question, doc_id, narrative_version_id, payload, cap)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO items (study_id, screen, position, instance_id, question, doc_id, narrative_version_id, payload, cap,"
+            " is_check) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 study_id, it["screen"], it["position"], it["instance_id"], it["question"], it.get("doc_id"),
-                it.get("narrative_version_id"), json.dumps(it.get("payload", {})), it["cap"],
+                it.get("narrative_version_id"), json.dumps(it.get("payload", {})), it["cap"], int(bool(it.get("is_check"))),
             ],
         ).lastrowid
         users = plan.get(it["screen"], [])
@@ -82,11 +85,11 @@ def insert_items(db, study_id: int, items: list[dict], plan: dict[str, list[int]
 
 def get_study(db: Database, study_id: int) -> dict:
     row = db.execute(
-        "SELECT id, project_id, name, questions, settings, created_by, created_at FROM studies WHERE id = ?", [study_id]
-    ).fetchone()
+        "SELECT id, project_id, name, questions, settings, created_by, created_at, closed_at FROM studies WHERE id = ?",
+        [study_id]).fetchone()
     if row is None:
         raise NotFound(f"no study with id {study_id}")
-    s = dict(zip(("id", "project_id", "name", "questions", "settings", "created_by", "created_at"), row))
+    s = dict(zip(("id", "project_id", "name", "questions", "settings", "created_by", "created_at", "closed_at"), row))
     s["questions"] = json.loads(s["questions"])
     s["settings"] = json.loads(s["settings"])
     s["annotators"] = [
@@ -203,7 +206,7 @@ def _row_items(rows) -> list[dict]:
 
 
 def items_of_study(db: Database, study_id: int, question: str | None = None) -> list[dict]:
-    sql, args = f"SELECT {', '.join(ITEM_KEYS)} FROM items WHERE study_id = ?", [study_id]
+    sql, args = f"SELECT {', '.join(ITEM_KEYS)} FROM items WHERE study_id = ? AND {NOT_CHECK}", [study_id]
     shared = _shared_rows(db, ("items", study_id), lambda: _row_items(db.execute(sql + " ORDER BY position, id", args)))
     if shared is not None:  # copies: a caller may change its dicts
         return [{**d, "payload": dict(d["payload"])} for d in shared if not question or d["question"] == question]
@@ -220,7 +223,7 @@ def item_columns(db: Database, study_id: int, question: str | None = None) -> di
     order: id, instance_id, question, doc_id, cap and ``gold`` (the payload's, None when it has
     none), without decoding each item's payload (a study of 33,000 items)."""
     sql = ("SELECT id, instance_id, question, doc_id, cap, json_extract(payload, '$.gold') FROM items"
-           " WHERE study_id = ? ORDER BY position, id")
+           f" WHERE study_id = ? AND {NOT_CHECK} ORDER BY position, id")
 
     def read() -> dict[str, list]:
         rows = db.execute(sql, [study_id]).fetchall()
@@ -242,7 +245,8 @@ def item_rows_of_questions(db: Database, study_id: int, questions) -> list[tuple
     parsed: dict[str, dict] = {}
     out = []
     for item_id, inst, q, doc, cap, raw in db.execute(
-            f"SELECT id, instance_id, question, doc_id, cap, payload FROM items WHERE study_id = ? AND question IN ({marks})"
+            f"SELECT id, instance_id, question, doc_id, cap, payload FROM items WHERE study_id = ? AND {NOT_CHECK}"
+            f" AND question IN ({marks})"
             " ORDER BY position, id", [study_id, *questions]):
         payload = parsed.get(raw)
         if payload is None:
@@ -259,7 +263,7 @@ def item_payloads(db: Database, study_id: int) -> dict[int, dict]:
     def read() -> dict[int, dict]:
         parsed: dict[str, dict] = {}
         out = {}
-        for item_id, raw in db.execute("SELECT id, payload FROM items WHERE study_id = ?", [study_id]):
+        for item_id, raw in db.execute(f"SELECT id, payload FROM items WHERE study_id = ? AND {NOT_CHECK}", [study_id]):
             if raw not in parsed:
                 parsed[raw] = json.loads(raw)
             out[item_id] = parsed[raw]
@@ -283,16 +287,20 @@ def claim_next(
 
     In one write transaction: (1) a screen the user already holds; (2) else their first pending
     screen; (3) else a screen whose claim by someone else expired (older than ``timeout_s``),
-    transferred to the user when they have never had it and the per-item cap holds.
+    transferred to the user when they have never had it and the per-item cap holds. A closed study
+    (:func:`close_study`) hands out only (1).
     SQLite: the transaction holds the one write lock. PostgreSQL: only this user's lock, and the
     rows handed out are locked with ``FOR UPDATE SKIP LOCKED``: annotators never wait on each other
     and two of them never take the same expired screen.
     """
     now = time.time() if now is None else now
     with write(db, lock=user_lock(user_id)):
+        # a closed study hands out no new screen: only one the user already holds can be finished
+        closed = db.execute("SELECT closed_at FROM studies WHERE id = ?", [study_id]).fetchone()
+        closed = bool(closed and closed[0])
         for _ in range(3):  # a screen taken from under us between the pick and the update: pick again
-            screen = _own_next(db, study_id, user_id)
-            if screen is None:
+            screen = _own_next(db, study_id, user_id, states=("claimed",) if closed else ("claimed", "pending"))
+            if screen is None and not closed:
                 screen = _take_expired(db, study_id, user_id, now - timeout_s)
             if screen is None:
                 return None
@@ -306,11 +314,11 @@ def claim_next(
     return None
 
 
-def _own_next(db: Database, study_id: int, user_id: int) -> str | None:
-    """The screen the user holds, else their first pending one."""
+def _own_next(db: Database, study_id: int, user_id: int, states=("claimed", "pending")) -> str | None:
+    """The screen the user holds, else their first pending one (of ``states``)."""
     # held first, then the first pending: two queries that each walk the index
     # (user_id, state, position) in order, instead of sorting all of the user's open rows
-    for state in ("claimed", "pending"):
+    for state in states:
         row = db.execute(
             "SELECT i.screen FROM assignments a JOIN items i ON i.id = a.item_id"
             " WHERE a.user_id = ? AND a.state = ? AND i.study_id = ?"
@@ -515,7 +523,7 @@ def _current_label_rows(db: Database, study_id: int, question: str | None) -> li
         "SELECT l.item_id, i.instance_id, i.question, i.doc_id, u.name, l.value, l.reason, l.shown_order,"
         " l.submitted_at, l.duration_ms, i.screen"
         " FROM labels l JOIN items i ON i.id = l.item_id JOIN users u ON u.id = l.user_id"
-        " WHERE i.study_id = ? AND " + _CURRENT
+        " WHERE i.study_id = ? AND i.is_check = 0 AND " + _CURRENT
     )
     args: list = [study_id]
     shared = _shared_rows(db, ("labels", study_id), lambda: db.execute(sql + " ORDER BY l.item_id, u.name", args).fetchall())
@@ -590,7 +598,7 @@ def _current_by_annotator_name(db: Database, study_id: int, question: str | None
     or all), by item, then annotator name (the order of :func:`current_labels`)."""
     return db.execute(
         f"SELECT {columns} FROM labels l JOIN items i ON i.id = l.item_id JOIN users u ON u.id = l.user_id"
-        " WHERE i.study_id = ?" + (" AND i.question = ?" if question else "") + " AND " + _CURRENT
+        " WHERE i.study_id = ? AND i.is_check = 0" + (" AND i.question = ?" if question else "") + " AND " + _CURRENT
         + " ORDER BY l.item_id, u.name", [study_id, question] if question else [study_id]).fetchall()
 
 
@@ -609,7 +617,7 @@ def labelled_assignments(db: Database, study_id: int) -> tuple[int, int]:
         n, done = db.execute(
             "SELECT COUNT(*), COALESCE(SUM(CASE WHEN EXISTS (SELECT 1 FROM labels l WHERE l.item_id = a.item_id"
             " AND l.user_id = a.user_id) THEN 1 ELSE 0 END), 0) FROM assignments a JOIN items i ON i.id = a.item_id"
-            " WHERE i.study_id = ?",
+            " WHERE i.study_id = ? AND i.is_check = 0",
             [study_id],
         ).fetchone()
         return int(done), int(n)
@@ -694,7 +702,7 @@ def current_values(db: Database, study_id: int) -> dict[int, list[str]]:
     out: dict[int, list[str]] = {}
     for item, value in db.execute(
         "SELECT l.item_id, l.value FROM labels l JOIN items i ON i.id = l.item_id JOIN users u ON u.id = l.user_id"
-        " WHERE i.study_id = ? AND " + _CURRENT + " ORDER BY l.item_id, u.name",
+        " WHERE i.study_id = ? AND i.is_check = 0 AND " + _CURRENT + " ORDER BY l.item_id, u.name",
         [study_id],
     ):
         out.setdefault(item, []).append(value)
@@ -705,7 +713,7 @@ def items_of_questions(db: Database, study_id: int, questions) -> list[dict]:
     """The study's items asking one of ``questions``, as :func:`items_of_study` (same keys and
     order); a payload text shared by many items (``{}``) is parsed once and copied (shallow)."""
     marks = ",".join("?" * len(questions))
-    return _row_items(db.execute(f"SELECT {', '.join(ITEM_KEYS)} FROM items WHERE study_id = ? AND question IN ({marks})"
+    return _row_items(db.execute(f"SELECT {', '.join(ITEM_KEYS)} FROM items WHERE study_id = ? AND {NOT_CHECK} AND question IN ({marks})"
                                  " ORDER BY position, id", [study_id, *questions]))
 
 
@@ -723,7 +731,7 @@ def label_vote_columns(db: Database, study_id: int) -> dict[str, tuple]:
     def read() -> dict[str, tuple]:
         rows = db.execute(
             "SELECT l.item_id, l.user_id, l.value, l.reason, l.duration_ms FROM labels l JOIN items i ON i.id = l.item_id"
-            " WHERE i.study_id = ? AND " + _CURRENT, [study_id]).fetchall()
+            " WHERE i.study_id = ? AND i.is_check = 0 AND " + _CURRENT, [study_id]).fetchall()
         return dict(zip(LABEL_VOTE_KEYS, tuple(zip(*rows)) or ((),) * len(LABEL_VOTE_KEYS)))
 
     kept = study_reads.label_state(db, study_id, vars(db).get(SHARED_READS))
@@ -739,7 +747,8 @@ def item_candidates(db: Database, study_id: int, question: str = "best_passage")
     payload is decoded. Shared while ``db`` shares its reads (:func:`share_reads`): do not change it."""
 
     def read() -> dict[int, list[str]]:
-        rows = db.execute("SELECT id, json_extract(payload, '$.candidates') FROM items WHERE study_id = ? AND question = ?"
+        rows = db.execute(f"SELECT id, json_extract(payload, '$.candidates') FROM items WHERE study_id = ? AND {NOT_CHECK}"
+                          " AND question = ?"
                           " AND json_extract(payload, '$.candidates') IS NOT NULL", [study_id, question]).fetchall()
         # one decode of all the lists (a JSON array of them) instead of one per item
         return dict(zip((r[0] for r in rows), json.loads("[" + ",".join(r[1] for r in rows) + "]")))
@@ -753,7 +762,8 @@ def item_screens(db: Database, study_id: int) -> list[str]:
     shares its reads (:func:`share_reads`)."""
 
     def read() -> list[str]:
-        return [r[0] for r in db.execute("SELECT screen FROM items WHERE study_id = ? ORDER BY position, id", [study_id])]
+        return [r[0] for r in db.execute(f"SELECT screen FROM items WHERE study_id = ? AND {NOT_CHECK} ORDER BY position, id",
+                                         [study_id])]
 
     shared = _shared_rows(db, ("item_screens", study_id), read)
     return read() if shared is None else shared
@@ -772,7 +782,7 @@ def item_parts(db: Database, study_id: int) -> dict[str, list]:
         named = " OR ".join(f"payload LIKE '%\"{k}\"%'" for k in ITEM_PART_KEYS)
         parsed: dict[str, dict] = {}
         cols: dict[str, list] = {k: [] for k in ITEM_PART_KEYS}
-        for (raw,) in db.execute(f"SELECT CASE WHEN {named} THEN payload END FROM items WHERE study_id = ?"
+        for (raw,) in db.execute(f"SELECT CASE WHEN {named} THEN payload END FROM items WHERE study_id = ? AND {NOT_CHECK}"
                                  " ORDER BY position, id", [study_id]):
             payload = {} if raw is None else parsed.get(raw)
             if payload is None:
@@ -783,3 +793,109 @@ def item_parts(db: Database, study_id: int) -> dict[str, list]:
 
     shared = _shared_rows(db, ("item_parts", study_id), read)
     return read() if shared is None else shared
+
+
+SHOWN_ORDER_KEYS = ("item", "user", "shown_order")
+
+
+def shown_order_columns(db: Database, study_id: int, question: str = "best_passage") -> dict[str, tuple]:
+    """In what order the passages were shown for each current label of ``question`` (the best
+    passage) in the study: :data:`SHOWN_ORDER_KEYS`, key -> one tuple (``shown_order`` the stored
+    JSON list, or None), in no particular order. What an annotator's habits read to tell the
+    position on screen of the passage they chose. Shared while ``db`` shares its reads
+    (:func:`share_reads`)."""
+
+    def read() -> dict[str, tuple]:
+        rows = db.execute(
+            "SELECT l.item_id, l.user_id, l.shown_order FROM labels l JOIN items i ON i.id = l.item_id"
+            " WHERE i.study_id = ? AND i.is_check = 0 AND i.question = ? AND " + _CURRENT, [study_id, question]).fetchall()
+        return dict(zip(SHOWN_ORDER_KEYS, tuple(zip(*rows)) or ((),) * len(SHOWN_ORDER_KEYS)))
+
+    shared = _shared_rows(db, ("shown_order_columns", study_id, question), read)
+    return read() if shared is None else shared
+
+
+def close_study(db: Database, study_id: int, *, closed: bool = True) -> None:
+    """Close a study (no new screen is handed out; labels and screens already held stay) or open
+    it again (``closed=False``)."""
+    get_study(db, study_id)
+    with write(db):
+        db.execute("UPDATE studies SET closed_at = ? WHERE id = ?", [now_iso() if closed else None, study_id])
+
+
+STUDY_TABLES = ("labels", "adjudications", "drafts", "guideline_acks", "assignments", "items", "study_annotators")
+
+
+def study_rows(db: Database, study_id: int) -> dict[str, list[dict]]:
+    """Every row that belongs to a study, table -> rows (dicts): the study itself, its annotators,
+    items, assignments, labels (with their history), adjudications, drafts and guideline
+    acknowledgements. What a backup of a deleted study keeps."""
+    def rows(sql: str) -> list[dict]:
+        cur = db.execute(sql, [study_id])
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, r)) for r in cur.fetchall()]
+
+    by_item = "IN (SELECT id FROM items WHERE study_id = ?)"
+    return {
+        "studies": rows("SELECT * FROM studies WHERE id = ?"),
+        "study_annotators": rows("SELECT sa.*, u.name AS user_name FROM study_annotators sa JOIN users u ON u.id = sa.user_id"
+                                 " WHERE sa.study_id = ?"),
+        "items": rows("SELECT * FROM items WHERE study_id = ? ORDER BY id"),
+        "assignments": rows(f"SELECT * FROM assignments WHERE item_id {by_item} ORDER BY item_id, user_id"),
+        "labels": rows(f"SELECT l.*, u.name AS user_name FROM labels l JOIN users u ON u.id = l.user_id"
+                       f" WHERE l.item_id {by_item} ORDER BY l.id"),
+        "adjudications": rows(f"SELECT * FROM adjudications WHERE item_id {by_item} ORDER BY id"),
+        "drafts": rows("SELECT * FROM drafts WHERE study_id = ?"),
+        "guideline_acks": rows("SELECT * FROM guideline_acks WHERE study_id = ?"),
+    }
+
+
+def delete_study(db: Database, study_id: int, *, deleted_by: str) -> int:
+    """Delete a study and everything that belongs to it, in one transaction, after keeping all its
+    rows (:func:`study_rows`, as JSON) in ``study_backups``; returns the backup's id. Nothing is
+    deleted unless the backup is written."""
+    with write(db):
+        study = get_study(db, study_id)
+        content = json.dumps(study_rows(db, study_id), ensure_ascii=False, default=str)
+        backup_id = db.execute(
+            "INSERT INTO study_backups (study_id, project_id, name, deleted_by, deleted_at, content)"
+            " VALUES (?, ?, ?, ?, ?, ?)", [study_id, study["project_id"], study["name"], deleted_by, now_iso(), content],
+        ).lastrowid
+        by_item = "item_id IN (SELECT id FROM items WHERE study_id = ?)"
+        for sql in (f"DELETE FROM labels WHERE {by_item}", f"DELETE FROM adjudications WHERE {by_item}",
+                    "DELETE FROM drafts WHERE study_id = ?", "DELETE FROM guideline_acks WHERE study_id = ?",
+                    f"DELETE FROM assignments WHERE {by_item}", "DELETE FROM items WHERE study_id = ?",
+                    "DELETE FROM study_annotators WHERE study_id = ?", "DELETE FROM studies WHERE id = ?"):
+            db.execute(sql, [study_id])
+    return backup_id
+
+
+def study_backups(db: Database, project_id: int | None = None) -> list[dict]:
+    """The backups of deleted studies (newest first), without their content."""
+    sql = "SELECT id, study_id, project_id, name, deleted_by, deleted_at FROM study_backups"
+    args: list = []
+    if project_id is not None:
+        sql, args = sql + " WHERE project_id = ?", [project_id]
+    keys = ("id", "study_id", "project_id", "name", "deleted_by", "deleted_at")
+    return [dict(zip(keys, r)) for r in db.execute(sql + " ORDER BY id DESC", args)]
+
+
+def study_backup(db: Database, backup_id: int) -> str:
+    """The JSON text of one backup of a deleted study (:func:`study_rows`)."""
+    row = db.execute("SELECT content FROM study_backups WHERE id = ?", [backup_id]).fetchone()
+    if row is None:
+        raise NotFound(f"no study backup with id {backup_id}")
+    return row[0]
+
+
+def has_check_items(db: Database, study_id: int) -> bool:
+    """Whether the study has check items (annotation.check_items)."""
+    return db.execute("SELECT 1 FROM items WHERE study_id = ? AND is_check = 1 LIMIT 1", [study_id]).fetchone() is not None
+
+
+def check_labels(db: Database, study_id: int) -> list[tuple[str, str, str | None]]:
+    """(annotator, value, known answer or None) of every current label on a check item of the
+    study (the known answer is the item payload's ``check_answer``)."""
+    return [tuple(r) for r in db.execute(
+        "SELECT u.name, l.value, json_extract(i.payload, '$.check_answer') FROM labels l JOIN items i ON i.id = l.item_id"
+        " JOIN users u ON u.id = l.user_id WHERE i.study_id = ? AND i.is_check = 1 AND " + _CURRENT, [study_id])]

@@ -45,9 +45,9 @@ _lock = threading.Lock()
 
 # a study's labels, each row (id, item_id, user_id, value, reason, duration_ms); their totals (rows, id sum, highest id)
 _LABEL_ROWS = ("SELECT l.id, l.item_id, l.user_id, l.value, l.reason, l.duration_ms FROM labels l"
-               " JOIN items i ON i.id = l.item_id WHERE i.study_id = ?")
+               " JOIN items i ON i.id = l.item_id WHERE i.study_id = ? AND i.is_check = 0")
 _LABEL_TOTALS = ("SELECT COUNT(*), COALESCE(SUM(l.id), 0), COALESCE(MAX(l.id), 0) FROM labels l"
-                 " JOIN items i ON i.id = l.item_id WHERE i.study_id = ?")
+                 " JOIN items i ON i.id = l.item_id WHERE i.study_id = ? AND i.is_check = 0")
 
 
 #: the tables a study's shared values are read from, with the column that grows with each new row

@@ -216,6 +216,19 @@ def label_ifir(db, study_id, values: dict[tuple[str, str | None, str], list[str]
                        [it["id"], ids[name], v])
 
 
+def labelled_ifir_study(db) -> int:
+    """Project ``ifir`` (:func:`ifir_bundle`), annotators a0..a2 and a passage-match study of a
+    fifth of its groups, every item labelled 5 / 4 / 1 (split votes); returns the study id."""
+    projects.import_bundle(db, "ifir", ifir_bundle(), fmt="ifir")
+    for n in range(3):
+        auth.add_user(db, f"a{n}", "annotator", "pw")
+    sid = create_study(db, project="ifir", questions=["passage_match"], annotators=["a0", "a1", "a2"],
+                       settings=StudySettings(group_fraction=0.2, per_group=1, seed=1))["study_id"]
+    label_ifir(db, sid, {(it["instance_id"], it["doc_id"], "passage_match"): ["5", "4", "1"]
+                         for it in studies.items_of_study(db, sid)})
+    return sid
+
+
 # ---- uploads (tests/fixtures/importers) --------------------------------------------------------
 IMPORTER_FIXTURES = ROOT / "tests" / "fixtures" / "importers"
 

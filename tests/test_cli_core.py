@@ -25,6 +25,9 @@ def test_demo_then_study_and_labels(run_cli, db_path):
 
 
 def test_users_add_reads_password_from_stdin(run_cli, db_path, monkeypatch):
+    from storage.db import connect as open_db
+
+    open_db(db_path)  # users add reads an existing database (only demo, import and serve create one)
     monkeypatch.setattr("sys.stdin", io.StringIO("pa55word\n"))
     code, out, _ = run_cli("users", "add", "--db", db_path, "carol", "--role", "annotator", "--password-stdin")
     assert code == 0

@@ -40,11 +40,38 @@ def test_commands_show_the_one_help_text():
         assert DB_HELP in " ".join(_subparser(*names).format_help().split())
 
 
-def test_shared_options_parse_as_before():
-    args = build_parser().parse_args(["eval", "compare", "--db", "x.db", "--project", "p", "--json"])
-    assert (args.db, args.project, args.json) == ("x.db", "p", True)
-    args = build_parser().parse_args(["jobs", "--db", "x.db", "cancel", "3"])
-    assert (args.db, args.json, args.job_id) == ("x.db", False, 3)
+def test_shared_options_parse_as_before(tmp_path):
+    db = tmp_path / "x.db"
+    db.write_bytes(b"")
+    args = build_parser().parse_args(["eval", "compare", "--db", str(db), "--project", "p", "--json"])
+    assert (args.db, args.project, args.json) == (str(db), "p", True)
+    args = build_parser().parse_args(["jobs", "--db", "postgresql://u@h/d", "cancel", "3"])
+    assert (args.db, args.json, args.job_id) == ("postgresql://u@h/d", False, 3)
+
+
+def _refused(run_cli, capsys, *argv) -> str:
+    """What argparse says when it refuses ``argv`` (it exits 2, as for any bad option)."""
+    import pytest
+
+    with pytest.raises(SystemExit) as stop:
+        run_cli(*argv)
+    assert stop.value.code == 2
+    out = capsys.readouterr()
+    assert out.out == ""
+    return out.err
+
+
+def test_a_db_path_that_does_not_exist_is_refused_unless_the_command_creates_one(run_cli, capsys, tmp_path):
+    typo = tmp_path / "ifjduge.db"
+    for argv in (["monitor", "--db", typo, "--study", "1"], ["report", "--db", typo, "--study", "1", "--json"],
+                 ["export", "--db", typo, "--project", "p", "--format", "trec", "--out", tmp_path / "o"],
+                 ["users", "list", "--db", typo]):
+        err = _refused(run_cli, capsys, *argv)
+        assert f"argument --db: no IFJudge database at {typo} (no such file)" in err, argv
+        assert "only demo, import and serve create a database" in err
+    assert not typo.exists()  # nothing was created
+    assert "a folder, not a database file" in _refused(run_cli, capsys, "monitor", "--db", tmp_path, "--study", "1")
+    assert run_cli("demo", "--db", typo)[0] == 0 and typo.exists()  # demo (like import and serve) creates it
 
 
 def test_fmt_value_rounds_and_names_undefined():

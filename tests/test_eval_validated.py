@@ -192,7 +192,6 @@ def test_evaluate_page_refuses_a_project_without_documents(tmp_path, monkeypatch
     at = signed_in_page(db, "pages/evaluate.py", "lead", timeout=60)
     assert any("has no documents" in e.value for e in at.error)
     at.button[0].click().run()
-    # the message is escaped Markdown (names are shown as typed): compare what a reader sees
     assert any("bm25 / query_instruction / original: project 'nodocs' has no documents" in e.value.replace("\\", "")
-               for e in at.error)
+               for e in at.error)  # (the page shows it as escaped Markdown: the model name is data)
     assert not db.execute("SELECT COUNT(*) FROM eval_runs").fetchone()[0] and not at.dataframe

@@ -35,9 +35,14 @@ def test_no_study_by_default_and_a_second_unlabelled_study_changes_nothing(expor
     # the study's name is Markdown-escaped (untrusted): read as rendered
     assert any(f"study {sid} (demo: InstructIR validation): 72/72 labels" in c.value.replace("\\", "") for c in again.caption)
     both = run([sid, sid2])
-    assert any("Unfinished studies" in w.value for w in both.warning) and frame(both, "What") is None
+    unfinished = [w.value.replace("\\", "") for w in both.warning if "Unfinished studies" in w.value]
+    # the study named in words, not a bare id: "Unfinished studies: 2" said nothing
+    assert unfinished == [f"Unfinished studies: study {sid2} “second” (0 of 48 labels given). Their missing labels "
+                          "count as unresolved."] and frame(both, "What") is None
     blocked = run([sid, sid2], exp_allow_incomplete=True)
-    assert any("unresolved judgment(s) for validated" in e.value for e in blocked.error)
+    errors = [e.value.replace("\\", "") for e in blocked.error]
+    assert any("unresolved judgment(s) for validated" in e and "the “Unresolved judgments” box above" in e for e in errors)
+    assert not any("--" in e for e in errors)  # the page names its own controls, never a command-line flag
     assert len(blocked.dataframe) == 2  # the picked studies and the unresolved judgments
     chosen = run([sid, sid2], exp_allow_incomplete=True, exp_unresolved="keep-published")
     # the second study's unlabelled instances keep their published qrels; what the first rejected stays out
@@ -74,6 +79,10 @@ def test_the_report_carries_the_estimates_and_the_leaderboard_change(export_page
     at = run([sid], exp_format="report")
     assert not at.exception
     assert any("benchmark-wide estimates" in c.value and "1,000 bootstrap replicates" in c.value for c in at.caption)
-    (shown,) = [c.value for c in at.code]  # report.md, shown literally in its expander
-    assert "## Benchmark-wide estimates" in shown and "| valid instruction | 0.875 |" in shown  # 7 of 8 valid
+    (shown,) = [m.value for m in at.markdown if "## Benchmark-wide estimates" in m.value]  # report.md, formatted
+    assert shown.index("## Verdict") < shown.index("## Agreement (InstructIR Table 7)") < shown.index(
+        "## Benchmark-wide estimates")
+    assert "| valid instruction | 0.875 |" in shown  # 7 of 8 valid
     assert "## Does the leaderboard change?" in shown and "Extrapolation" not in shown
+    assert not at.code  # not its Markdown source
+    assert sum("report." in str(b.proto.label) for b in at.get("download_button")) == 3  # .md, .csv, .tex

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from annotation import auth, monitor
+from annotation import monitor
 from annotation.estimates import benchmark_estimates
 from annotation.glossary import ESTIMATES, EXTRAPOLATION, STATISTICS, label
-from annotation.studies import StudySettings, create_study
-from storage import projects, studies
-from tests.builders import ifir_bundle, label_ifir
+from storage import studies
+from tests.builders import labelled_ifir_study
 from ui.estimates_view import estimate_rows
 
 
@@ -20,13 +19,7 @@ def reports(labelled, db_path):
     and those of an IFIR passage-match study (ordinal 1-5, split votes): (db, study id, reports)."""
     db, sid, _ = labelled
     out = {q: monitor.question_report(db, sid, q) for q in studies.get_study(db, sid)["questions"]}
-    projects.import_bundle(db, "ifir", ifir_bundle(), fmt="ifir")
-    for n in range(3):
-        auth.add_user(db, f"a{n}", "annotator", "pw")
-    ifir = create_study(db, project="ifir", questions=["passage_match"], annotators=["a0", "a1", "a2"],
-                        settings=StudySettings(group_fraction=0.2, per_group=1, seed=1))["study_id"]
-    label_ifir(db, ifir, {(it["instance_id"], it["doc_id"], "passage_match"): ["5", "4", "1"]
-                          for it in studies.items_of_study(db, ifir)})
+    ifir = labelled_ifir_study(db)
     out["passage_match"] = monitor.question_report(db, ifir, "passage_match")
     return db, sid, out
 

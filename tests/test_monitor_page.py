@@ -30,10 +30,12 @@ def test_heatmap_cells_show_their_value_or_a_dash_with_the_reason(env_db):
     cells = {(c["a"], c["b"]): c for c in data}
     assert cells[("ann1", "ann2")]["text"] == "—" and "0/0" in cells[("ann1", "ann2")]["why"]
     assert cells[("ann1", "ann3")]["text"] == "0.000" and cells[("ann3", "ann1")]["why"] == ""
-    report = next(d.value for d in at.dataframe if "Why undefined" in d.value.columns and "Question" not in d.value.columns)
-    assert list(report.columns) == ["Statistic", "Value", "Band", "Why undefined"]
+    report = next(d.value for d in at.dataframe if "Report" in d.value.columns)
+    assert list(report.columns) == ["Statistic", "Value", "Band", "Report"]  # no undefined row: no "Why" column
     fleiss = report[report["Statistic"] == "Fleiss kappa"].iloc[0]
-    assert fleiss["Value"] == "-0.500"
+    assert fleiss["Value"] == "-0.500" and fleiss["Report"] == "comparison"
+    randolph = report[report["Statistic"] == "Randolph free-marginal kappa"].iloc[0]
+    assert randolph["Report"] == "Report (InstructIR Table 7)"
     assert at.selectbox(key="mon_question").format_func("validity") == "Valid instruction"
 
 
@@ -69,10 +71,9 @@ def test_disagreements_read_as_words_with_the_texts(env_db):
     label_demo(db, r["study_id"])  # validity: ann1, ann2 Yes; ann3 No
     at = _monitor(db)
     dis = _frame(at, "Votes").value
-    assert list(dis.columns) == ["Question", "Votes", "Disagreement", "Decision", "Instruction", "Query", "Passage",
-                                 "How decided"]
+    assert list(dis.columns) == ["Question", "Votes", "Disagreement", "Decision", "Instruction"]
     valid = dis[dis["Question"] == "Valid instruction"]
-    assert set(valid["Votes"]) == {"Yes 2 · No 1"} and set(valid["Decision"]) == {"Yes"}
+    assert set(valid["Votes"]) == {"Yes 2 · No 1"} and set(valid["Decision"]) == {"Yes (majority)"}
     assert set(valid["Disagreement"]) == {0.33}  # 1 - 2/3
     assert not any("{" in v for v in dis["Votes"])  # no JSON
     from storage import projects
@@ -97,8 +98,9 @@ def test_statistics_carry_their_meaning_and_an_empty_study_shows_dashes_with_the
     assert list(rows["Value"]) == ["—", "—"] and set(rows["Why undefined"]) == {"no labels yet"}
     help_ = json.loads(t7.proto.columns)["Statistic"]["help"]
     assert "Randolph's free-marginal kappa" in help_ and "Range -1 to 1" in help_
-    annotators = _frame(at, "Screens done").value
-    assert set(annotators["Median seconds per screen"]) == {"— no screen done"}
+    annotators = _frame(at, "Done").value
+    assert set(annotators["Median s"]) == {"— none yet"}
+    assert set(annotators["Agreement"]) == {"— none yet"}
     _no_none(at)
 
 
@@ -160,3 +162,50 @@ def test_a_long_disagreement_or_reason_table_shows_one_page_and_says_how_many(en
     assert not at.exception
     assert any(c.value.startswith("No reason contains") and "no match" in c.value for c in at.caption)
     _no_none(at)
+
+
+def test_every_header_of_the_monitor_says_what_it_means(env_db):
+    """Every column of every table of the Monitor has its definition on hover (one glossary), the
+    bootstrap control is folded away, and a straight-lining annotator is flagged in words."""
+    db, r = env_db
+    label_demo(db, r["study_id"])  # ann1 and ann2 answer validity Yes to everything, ann3 No
+    at = _monitor(db)
+    missing = []
+    for d in at.dataframe:
+        config = json.loads(d.proto.columns) if d.proto.columns else {}
+        for c in list(d.proto.column_order) or d.value.columns:  # the columns shown
+            if not (config.get(c) or {}).get("help"):
+                missing.append(c)
+    assert missing == []
+    assert [e.label for e in at.expander if "bootstrap" in e.label.lower() or "precision" in e.label.lower()]
+    band = json.loads(_frame(at, "Band").proto.columns)["Band"]["help"]
+    assert "Landis & Koch" in band and "0.41 to 0.60 moderate" in band
+
+
+def test_a_straight_lining_annotator_is_flagged_on_the_monitor(env_db):
+    import time
+
+    from annotation import workspace
+    from annotation.studies import StudySettings, create_study
+    from storage import projects
+
+    db, _ = env_db
+    groups = sorted({i["group_id"] for i in projects.instances(db, 1) if "_" in i["instance_id"]})
+    sid = create_study(db, project="demo", questions=["validity", "naturalness"], annotators=["ann1", "ann2", "ann3"],
+                       name="twelve", groups=groups, settings=StudySettings(group_fraction=1.0, per_group=3, seed=2))[
+        "study_id"]
+    for name in ("ann1", "ann2", "ann3"):
+        u = user_row(db, name)
+        k = 0
+        while (s := workspace.open_screen(db, sid, u)) is not None:
+            v = "Yes" if name == "ann1" or k % 3 else "No"  # ann1 says Yes to everything; the others not always
+            k += 1
+            workspace.submit_screen(db, s, u, {"validity": {"value": v, "reason": "r"},
+                                               "naturalness": {"value": v, "reason": "r"}}, started_at=time.time() - 1)
+    at = _monitor(db, sid)
+    flagged = [w.value.replace("\\", "") for w in at.warning if "Straight" in w.value]  # escaped Markdown
+    assert len(flagged) == 1 and flagged[0].startswith("**ann1**")
+    assert "Straight-lining on Valid instruction: “Yes” to all 12 items" in flagged[0]
+    table = _frame(at, "Flag").value
+    assert dict(zip(table["Annotator"], table["Flag"])) == {"ann1": "⚑ straight-lining", "ann2": "", "ann3": ""}
+    assert dict(zip(table["Annotator"], table["Valid"]))["ann1"] == "Yes 100%"

@@ -448,8 +448,16 @@ def test_page_live_diff_and_save(env_db):
     box.input(box.value + " Not **knee** surgery.").run()
     diff = at.container(key="nar_diff").markdown[0].value
     assert diff.endswith(r":green-background[**Not \*\*knee\*\* surgery\.**]")
+    annotators = next(m for m in at.multiselect if m.key.startswith("nar_annotators"))
+    assert annotators.value == []  # nobody is chosen for the lead
+    annotators.set_value(["ann1", "ann2", "ann3"])
     at.button(key=next(b.key for b in at.button if b.key.startswith("nar_save"))).click().run()
-    assert [s.value for s in at.success] == ["Saved version 3: 5 documents to re-judge (0 controls), 15 assignments in study 2."]
+    # versions are numbered per query (v1 the original, v2 the published change, v3 this save)
+    assert [s.value for s in at.success] == [
+        "Saved version v3 of query f-robot: 5 documents to re-judge (0 controls), 15 assignments in study 2."]
+    versions = next(d.value for d in at.dataframe if "started from" in d.value.columns)
+    assert list(versions["version"]) == ["v1 (original)", "v2", "v3"] and list(versions["started from"]) == ["—", "v1", "v2"]
+    assert all(t.endswith("UTC") for t in versions["saved"])  # readable times, not ISO
     # after a save, "Read a version" shows the new version, not the one chosen before
     read = next(sb for sb in at.selectbox if sb.label == "Read a version")
     assert read.value == 3
@@ -503,3 +511,14 @@ def test_graded_rejudging_stores_the_majority_grade(demo):
     with pytest.raises(IFJudgeError):
         workspace.submit_screen(db, workspace.open_screen(db, r["study_id"], users.get_user(db, "ann1"), screen.screen),
                                 users.get_user(db, "ann1"), {"relevance": {"value": "relevant"}}, started_at=None)
+
+
+def test_versions_are_numbered_per_query_not_database_wide(demo):
+    db, _ = demo
+    from annotation.demo import demo_bundle
+
+    projects.import_bundle(db, "second", demo_bundle(), fmt="demo", kind="generic")  # ids 3 and 4 in the database
+    pid = projects.get_project(db, "second")["id"]
+    vs = store.versions(db, pid, "f-robot")
+    assert [v["id"] for v in vs] == [3, 4] and [(v["number"], v["parent_number"]) for v in vs] == [(1, None), (2, 1)]
+    assert store.version_numbers(db, pid) == {3: 1, 4: 2}

@@ -112,7 +112,10 @@ def test_mteb_export_after_a_study_leaves_out_the_dropped_instance(labelled, tmp
     back = importers.parse("mteb", [tmp_path])
     ids = {q.query_id for q in back.queries}
     assert len(ids) == 13 and order[1] not in ids and order[0] in ids
-    assert manifest["left_out"] == [] and manifest["counts"]["instances_dropped"] == 1
+    # what the validation left out is counted in left_out too (not only what the layout cannot hold)
+    assert manifest["left_out"] == [{"what": "instances", "count": 1, "judgments": 1, "by": "validation",
+                                     "version": "validated", "why": "the studies dropped them: invalid 1, unnatural 1"}]
+    assert manifest["counts"]["instances_dropped"] == 1
 
 
 def test_jsonl_export_carries_provenance_and_label_counts(labelled, tmp_path):

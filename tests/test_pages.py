@@ -61,15 +61,17 @@ def test_lead_lands_on_an_overview_of_studies_with_progress(env_db):
     assert not at.exception
     row = at.dataframe[0].value.iloc[0]  # the overview comes first
     assert row["Study"] == "1: demo: InstructIR validation" and row["Project"] == "demo"
-    assert row["Questions"] == "Valid instruction, Natural instruction, Most natural passage"
+    assert row["Questions"] == "Valid, Natural, Passage"  # short: every column in view at 1280 px
     assert (row["Answers"], row["Done"]) == ("72 of 72", 100.0)
     # progress comes right after the study's name: in view on a 1280 px screen
-    assert list(at.dataframe[0].value.columns)[:4] == ["Study", "Done", "Answers", "Unresolved items"]
+    assert list(at.dataframe[0].value.columns)[:5] == ["Study", "Done", "Answers", "Awaiting labels", "Ties"]
     assert any(c.value.startswith("Next step for a finished study") for c in at.caption)
     from annotation.outcomes import item_outcomes
 
-    # each picks the first passage *shown to them* (orders differ): some best_passage items tie
-    assert row["Unresolved items"] == sum(o.provenance == "unresolved" for o in item_outcomes(db, r["study_id"]))
+    # each picks the first passage *shown to them* (orders differ): some best_passage items tie; every item
+    # has its three labels, so nothing awaits labels and every unresolved item is a tie
+    assert row["Awaiting labels"] == 0
+    assert row["Ties"] == sum(o.provenance == "unresolved" for o in item_outcomes(db, r["study_id"])) > 0
 
 
 def test_expert_lands_on_narratives(env_db):
@@ -122,7 +124,8 @@ def test_monitor_shows_table7_charts_and_reasons(env_db):
     t7 = at.dataframe[0].value  # the Table 7 view comes first
     assert list(t7["Statistic"])[:2] == ["kappa coefficient (Randolph, 2005)", "Proportion of Yes response"]
     assert t7.iloc[1]["Value"] == "1.000"  # every validity majority is Yes
-    assert len(at.get("vega_lite_chart")) == 2  # the kappa heatmap and the label distribution
+    # agreement over time (with the others' majority, with each other), the kappa heatmap, the label distribution
+    assert len(at.get("vega_lite_chart")) == 4
     reasons = next(d.value for d in at.dataframe if "Reason" in d.value.columns)  # the reasons list
     assert set(reasons["Reason"]) == {"<b>not</b> a *user*"}
 
@@ -190,9 +193,11 @@ def test_evaluate_page_runs_bm25_on_two_qrels_versions_and_compares(env_db, db_p
     assert work(db_path, once=True) == 4
     at.run(timeout=120)
     assert not at.exception and not at.error and not at.get("progress")
-    table = at.dataframe[0].value  # one row per (system, qrels version), one column per measure
+    # the verdict first, then the views that can move: the checked queries, then every query
+    assert at.subheader[0].value == "Verdict" and at.dataframe[0].value.columns[1].startswith("Checked:")
+    table = next(d.value for d in at.dataframe if "Qrels version" in d.value.columns)  # (system, version) x measure
     assert len(table) == 4 and set(table["Qrels version"]) == {"original", "validated"} and "nDCG@10" in table.columns
-    delta = at.dataframe[1].value
+    delta = next(d.value for d in at.dataframe if "Δ nDCG@10" in d.value.columns)
     assert len(delta) == 2 and "Δ nDCG@10" in delta.columns and (delta["Compared queries"] > 0).all()
     # Kendall tau of 2 systems is not shown: the page says why, with n
     assert not [d for d in at.dataframe if "Kendall tau" in d.value.columns]

@@ -42,7 +42,10 @@ def test_questions_follow_the_project_kind(env_db, kind, documents, offered, pre
     box = at.multiselect(key="study_questions")
     assert box.options == [label(q) for q in offered]
     assert list(box.value) == preselected
-    assert at.radio(key="study_naturalness").value == scale
+    if "naturalness" in preselected:  # its scale is asked only when naturalness is
+        assert at.radio(key="study_naturalness").value == scale
+    else:
+        assert not [r for r in at.radio if r.key == "study_naturalness"]
     if not documents:
         assert any("no documents" in i.value and "best passage" in i.value for i in at.info)
 
@@ -81,3 +84,38 @@ def test_a_second_study_on_the_same_sample_warns_and_offers_a_new_seed(env_db):
     assert not at.exception and at.success and "created" in at.success[0].value
     assert studies.get_study(db, 2)["settings"]["seed"] == new_seed
     assert any("Next step" in c.value for c in at.caption)
+
+
+def _keys(at) -> set[str]:
+    return {w.key for kind in ("number_input", "checkbox", "radio") for w in getattr(at, kind)}
+
+
+def test_only_the_settings_of_the_chosen_questions_are_shown(env_db):
+    db, _ = env_db
+    at = _page(db, "demo")  # InstructIR's three questions
+    assert {"study_passages", "study_per_group", "study_naturalness", "study_check_share"} <= _keys(at)
+    assert not {"study_max_excluded", "study_stratify", "study_subset_fraction"} & _keys(at)  # no domains, no passage match
+    at.multiselect(key="study_questions").set_value(["validity"]).run()
+    assert not {"study_passages", "study_naturalness"} & _keys(at)
+    assert not [s for s in at.subheader if "INSTFOL" in s.value]  # IFIR's measure: no IFIR project here
+    _project(db, "ifir-p", "ifir")
+    at = _page(db, "ifir-p")
+    assert "study_max_excluded" in _keys(at) and "study_passages" not in _keys(at)
+    assert [s for s in at.subheader if "INSTFOL" in s.value]
+
+
+def test_enter_in_a_number_box_does_not_create_and_check_items_are_mixed_in(env_db):
+    db, _ = env_db
+    at = _page(db, "demo")
+    form = next(f for f in at.get("form") if f.proto.form.form_id == "study_form")
+    assert form.proto.form.enter_to_submit is False  # Enter in "Seed" or "Annotators per item" submits nothing
+    assert at.multiselect(key="study_annotators").value == []  # nobody preselected
+    at.multiselect(key="study_annotators").set_value(["ann1", "ann2", "ann3"])
+    at.number_input(key="study_seed").set_value(3)
+    at.number_input(key="study_check_share").set_value(0.25)
+    at.checkbox(key="study_remaining").check()
+    at.button(key="FormSubmitter:study_form-Create study").click().run()
+    assert not at.exception and at.success, [w.value for w in at.warning]
+    assert "check screens with known answers" in at.success[0].value
+    sid = studies.list_studies(db)[-1]["id"]
+    assert studies.get_study(db, sid)["settings"]["check_share"] == 0.25 and studies.has_check_items(db, sid)

@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from annotation.estimates import benchmark_estimates
-from annotation.glossary import ESTIMATES
+from annotation.glossary import ESTIMATES, header_help
 from ui.markdown import md_escape
 
 
@@ -50,6 +50,19 @@ def render_estimates(conn, study_id: int) -> None:
     if not result["estimates"]:
         st.caption("No question of this study has a benchmark-wide estimate.")
         return
-    st.dataframe(pd.DataFrame(estimate_rows(result)), hide_index=True, key="mon_estimates")
-    st.caption(md_escape(f"Method: {result['method']}. The naive interval treats sampled instances as independent "
-                         "(too narrow when instances of a query group are alike)."))
+    frame = pd.DataFrame(estimate_rows(result))
+    main = [ESTIMATES[k] for k in ("estimand", "share", "interval", "naive_independent", "n_items", "n_groups")]
+    details = [ESTIMATES[k] for k in ("estimand", "deff", "n_effective", "to_halve")]
+    short = {ESTIMATES["naive_independent"]: "Naive CI (comparison)"}
+    widths = {ESTIMATES["estimand"]: 240, ESTIMATES["share"]: 60, ESTIMATES["interval"]: 120,
+              ESTIMATES["naive_independent"]: 150, ESTIMATES["n_items"]: 100, ESTIMATES["n_groups"]: 70,
+              ESTIMATES["deff"]: 110, ESTIMATES["n_effective"]: 100, ESTIMATES["to_halve"]: 220}
+
+    def config(names):
+        return {c: st.column_config.Column(short.get(c, c), help=header_help(c), width=widths.get(c)) for c in names}
+
+    st.dataframe(frame, hide_index=True, key="mon_estimates", column_order=main, column_config=config(main))
+    with st.expander("Design effect, effective sample size, labels to halve the interval"):
+        st.dataframe(frame, hide_index=True, key="mon_estimates_design", column_order=details, column_config=config(details))
+        st.caption(md_escape(f"Method: {result['method']}. The naive interval treats sampled instances as independent "
+                             "(too narrow when instances of a query group are alike)."))

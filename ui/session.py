@@ -234,8 +234,37 @@ def require_role(*roles: str) -> dict:
     return u
 
 
+def _remembered(conn, what: str) -> int | None:
+    from storage import settings
+
+    user = st.session_state.get("user")
+    return settings.remembered(conn, user["id"], what) if user else None
+
+
+def _remember(conn, what: str, value_id: int) -> None:
+    from storage import settings
+
+    user = st.session_state.get("user")
+    if user:
+        settings.remember(conn, user["id"], what, value_id)
+
+
+def open_on_last_project(conn, key: str, names_by_id: dict[int, str]) -> None:
+    """Before a page's own project select box ``key`` is drawn: open it on the project the lead
+    last used (when it is one of ``names_by_id``), unless the box already holds a choice."""
+    last = _remembered(conn, "project")
+    if key not in st.session_state and last in names_by_id:
+        st.session_state[key] = names_by_id[last]
+
+
+def remember_project(conn, project_id: int) -> None:
+    """The project a page's own select box chose: the one every lead page opens on next."""
+    _remember(conn, "project", project_id)
+
+
 def pick_project(conn, key: str, empty: str = "No project yet.") -> dict:
-    """A 'Project' select box over every project; stops the page with ``empty`` when there is none."""
+    """A 'Project' select box over every project, opened on the project the lead last used on
+    any page (kept in the database per user); stops the page with ``empty`` when there is none."""
     from storage import projects
 
     plist = projects.list_projects(conn)
@@ -243,12 +272,18 @@ def pick_project(conn, key: str, empty: str = "No project yet.") -> dict:
         st.info(empty)
         st.stop()
     by_name = {p["name"]: p for p in plist}
-    return by_name[st.selectbox("Project", list(by_name), key=key)]
+    last = _remembered(conn, "project")
+    if st.session_state.get(key) not in by_name:
+        st.session_state[key] = next((p["name"] for p in plist if p["id"] == last), plist[0]["name"])
+    chosen = by_name[st.selectbox("Project", list(by_name), key=key)]
+    _remember(conn, "project", chosen["id"])
+    return chosen
 
 
 def pick_study(conn, key: str) -> dict:
-    """A 'Study' select box (newest first chosen) naming each study's project; stops the page
-    when there is no study."""
+    """A 'Study' select box naming each study's project, opened on the study the lead last used
+    (else the newest study of the last used project, else the newest study); stops the page when
+    there is no study. Choosing a study makes its project the last used one."""
     from storage import projects, studies
 
     all_studies = studies.list_studies(conn)
@@ -257,5 +292,15 @@ def pick_study(conn, key: str) -> dict:
         st.stop()
     names = {p["id"]: p["name"] for p in projects.list_projects(conn)}
     by_id = {s["id"]: s for s in all_studies}
-    return by_id[st.selectbox("Study", list(by_id), index=len(by_id) - 1, key=key,
-                              format_func=lambda i: f"{i}: {by_id[i]['name']} ({names.get(by_id[i]['project_id'], '?')})")]
+    if st.session_state.get(key) not in by_id:
+        last, project = _remembered(conn, "study"), _remembered(conn, "project")
+        of_project = [i for i, s in by_id.items() if s["project_id"] == project]
+        if last in by_id and (project is None or by_id[last]["project_id"] == project):
+            st.session_state[key] = last
+        else:
+            st.session_state[key] = of_project[-1] if of_project else list(by_id)[-1]
+    chosen = by_id[st.selectbox("Study", list(by_id), key=key,
+                                format_func=lambda i: f"{i}: {by_id[i]['name']} ({names.get(by_id[i]['project_id'], '?')})")]
+    _remember(conn, "study", chosen["id"])
+    _remember(conn, "project", chosen["project_id"])
+    return chosen

@@ -28,7 +28,8 @@ def _user(db, name):
 
 @pytest.fixture
 def busy_server(tmp_path):
-    """The demo with ann1 and ann2 done (ann3 has work left), and BM25 evaluated on two qrels versions."""
+    """The demo with ann1 and ann2 done (ann3 has work left), its validated qrels stored, and BM25 with
+    three templates evaluated on the original, changed and validated qrels."""
     path = tmp_path / "axe.db"
     db = connect(path)
     r = load_demo(db)
@@ -39,9 +40,13 @@ def busy_server(tmp_path):
                 "validity": {"value": v, "reason": "" if v == "Yes" else "not a user's need"},
                 "naturalness": {"value": "Yes"}, "best_passage": {"value": s.items[2].passages[0]["doc_id"]},
             }, started_at=time.time() - 2)
+    from annotation.qrels_builds import store_versions
     from evaluation.runner import run_eval
-    for template in ("query", "instruction_query"):
-        for version in ("original", "changed"):
+    # validated qrels from the unfinished study (unresolved items keep their published judgment), so that
+    # the Evaluate page's verdict has a ranking to compare
+    store_versions(db, "demo", [r["study_id"]], unresolved="keep-published", allow_incomplete=True, created_by="lead")
+    for template in ("query", "instruction_query", "query_instruction"):
+        for version in ("original", "changed", "validated"):
             run_eval(db, "demo", model="bm25", template=template, qrels_version=version)
     s = Server(path)
     s.start()

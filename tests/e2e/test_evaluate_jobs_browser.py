@@ -33,7 +33,7 @@ def test_evaluation_job_outlives_the_page_and_its_results_show(page, job_server,
     sign_in(page, job_server.url, "lead", "lead-demo")
     page.get_by_role("link", name="Evaluate").click()
     expect(page.get_by_role("button", name="Run", exact=True)).to_be_visible(timeout=20_000)
-    expect(page.get_by_text("No evaluation yet.")).to_be_visible()
+    expect(page.get_by_text("No evaluation yet: run one above", exact=False)).to_be_visible()
     choose(page, "Models", "minilm")
     page.keyboard.press("Escape")
     settle(page)
@@ -54,7 +54,7 @@ def test_evaluation_job_outlives_the_page_and_its_results_show(page, job_server,
 
     # come back: the jobs are still there (running, or already done), then their results show by themselves
     page.get_by_role("link", name="Evaluate").click()
-    expect(page.get_by_role("button", name="Run", exact=True)).to_be_visible(timeout=20_000)
+    expect(page.get_by_text("Run an evaluation", exact=True)).to_be_visible(timeout=20_000)
     ended = wait_for_jobs(job_server.db_path, expected=4)
     assert [j["state"] for j in ended] == ["finished"] * 4, [(j["state"], j["error"]) for j in ended]
     expect(page.get_by_text("Scores per system and qrels version")).to_be_visible(timeout=30_000)

@@ -77,7 +77,14 @@ def test_followir_rejudging_flow(page, server, artifacts, run_cli, tmp_path):
     page.get_by_role("link", name="Narratives").click()
     start = page.get_by_role("button", name="Start re-judging the published instruction")
     expect(start).to_be_visible(timeout=20_000)
+    for name in ("ann1", "ann2", "ann3"):  # nobody is preselected
+        choose(page, "Annotators", name)
+    page.keyboard.press("Escape")
+    controls = page.get_by_test_id("stForm").get_by_role("spinbutton", name="Controls")
+    controls.fill("0")
+    controls.press("Enter")  # Enter in a number box submits nothing
     settle(page)
+    assert studies.list_studies(db, pid)[-1]["settings"].get("purpose") != "rejudge-published"
     start.click()
     expect(page.get_by_text(re.compile(r"Re-judging of the published changed instruction started in study \d+: "
                                        r"1 queries, 5 documents to judge \(0 controls\), 15 assignments"))

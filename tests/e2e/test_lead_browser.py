@@ -63,11 +63,11 @@ def test_lead_monitor_adjudicate_download(page, labelled_server, artifacts, tmp_
     choose(page, "Format", "trec")
     # built only on request
     expect(page.get_by_role("button", name="Build the export")).to_be_visible(timeout=20_000)
-    expect(page.get_by_role("button", name="Download trec export (zip)")).to_have_count(0)
+    expect(page.get_by_role("button", name="Download TREC qrels export (zip)")).to_have_count(0)
     settle(page)
     page.get_by_role("button", name="Build the export").click()
     # no study is chosen by default: only the published qrels, no validated download
-    expect(page.get_by_role("button", name="Download trec export (zip)")).to_be_visible(timeout=20_000)
+    expect(page.get_by_role("button", name="Download TREC qrels export (zip)")).to_be_visible(timeout=20_000)
     expect(page.get_by_role("button", name="Download validated TREC qrels")).to_have_count(0)
     expect(page.get_by_text("What the export holds", exact=False)).to_be_visible()
 
@@ -76,7 +76,7 @@ def test_lead_monitor_adjudicate_download(page, labelled_server, artifacts, tmp_
         page.keyboard.press("Escape")
         settle(page)
         # the choices changed: the earlier build is withdrawn until the lead builds again
-        expect(page.get_by_role("button", name="Download trec export (zip)")).to_have_count(0)
+        expect(page.get_by_role("button", name="Download TREC qrels export (zip)")).to_have_count(0)
         page.get_by_role("button", name="Build the export").click()
         with page.expect_download(timeout=20_000) as dl:
             page.get_by_role("button", name="Download validated TREC qrels").click()
@@ -116,11 +116,17 @@ def test_lead_imports_a_followir_zip_in_the_browser(page, server, tmp_path):
     expect(page.get_by_text("followir.zip")).to_be_visible(timeout=20_000)
     settle(page)
     page.get_by_role("button", name="Import").click()
-    expect(page.get_by_text(re.compile(r"^Imported into fir: "))).to_be_visible(timeout=20_000)
+    expect(page.get_by_text(re.compile(r"^Imported into fir from followir\.zip: "))).to_be_visible(timeout=20_000)
     expect(page.get_by_text(re.compile(r"^Next step: set up a study"))).to_be_visible()
     # what the page says names the upload, never the server's temporary folder
     main = page.locator("[data-testid='stMain']").inner_text()
     assert "/tmp" not in main and "followir.zip" in main
+    # after an import the uploader is empty: the same upload again needs choosing the file again
+    uploader = page.locator("[data-testid='stFileUploader'] input[type=file]")
+    expect(page.get_by_text("followir.zip", exact=True)).to_have_count(0, timeout=20_000)  # no file in the uploader
+    uploader.set_input_files(
+        files=[{"name": "followir.zip", "mimeType": "application/zip", "buffer": zipped(IMPORTER_FIXTURES / "followir")}])
+    expect(page.get_by_text("followir.zip", exact=True)).to_be_visible(timeout=20_000)
     # the same upload again under the same name: the project exists, what to do, nothing imported
     settle(page)
     page.get_by_role("button", name="Import").click()
@@ -131,6 +137,7 @@ def test_lead_imports_a_followir_zip_in_the_browser(page, server, tmp_path):
     pid = projects.get_project(db, "fir")["id"]
     assert {"original", "changed"} <= set(projects.qrels_versions(db, pid))
     # a second .zip added to the same upload: one clear message, nothing imported
+    settle(page)
     page.get_by_label("Project name").fill("broken")
     page.locator("[data-testid='stFileUploader'] input[type=file]").first.set_input_files(
         files=[{"name": "broken.zip", "mimeType": "application/zip", "buffer": b"PK not a zip"}])

@@ -20,7 +20,7 @@ def test_study_form_is_emptied_after_creation(page, server, artifacts):
     name = page.get_by_label("Study name")
     expect(name).to_be_visible(timeout=20_000)
     name.fill("second pilot")
-    page.get_by_label("Passages (best passage)").fill("10")  # more than a group holds: no best-passage item
+    page.get_by_role("spinbutton", name="Passages (best passage)").fill("10")  # more than a group holds: no best-passage item
     box = page.get_by_role("combobox", name="Annotators")
     box.click()
     for who in ("ann1", "ann2", "ann3"):
@@ -41,7 +41,7 @@ def test_study_form_is_emptied_after_creation(page, server, artifacts):
     page.screenshot(path=str(artifacts / "study-setup-created.png"))
     # the form starts over: no name, no annotator, the default passages
     expect(page.get_by_label("Study name")).to_have_value("")
-    expect(page.get_by_label("Passages (best passage)")).to_have_value("3")
+    expect(page.get_by_role("spinbutton", name="Passages (best passage)")).to_have_value("3")
     settle(page)
     page.get_by_role("button", name="Create study").click()  # a second click: refused, nothing created
     expect(page.locator("[data-testid='stAlertContentError']")).to_contain_text("only 0 annotators", timeout=20_000)
