@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import random
 
-from annotation.outcome_table import outcome_table
 from storage import projects, studies
 from storage.db import Database
 
@@ -48,6 +47,8 @@ def known_decisions(db: Database, project_id: int, questions: list[str], scales:
     earlier studies of the project that can serve as known answers (adjudicated, or unanimous over
     two labels or more), for ``questions`` asked on the same scale (``scales``: question ->
     ``naturalness`` / ``relevance`` setting of the new study)."""
+    from annotation.outcome_table import outcome_table  # numpy: not at import (the CLI's parsers import studies)
+
     out: dict = {}
     for s in studies.list_studies(db, project_id):
         if s["settings"].get("purpose"):

@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import json
 
-from annotation.demo import load_demo
-from storage.db import connect
 from cli.options import add_db, add_json
 
 
@@ -16,6 +14,9 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from annotation.demo import load_demo
+    from storage.db import connect
+
     result = load_demo(connect(args.db))
     if args.json:
         print(json.dumps({k: v for k, v in result.items() if k != "users"}))
