@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from cli.worker_cmd import worker_threads
+from storage.db import connect
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBE = ("import os; from cli.worker_cmd import yield_to_app; env = {'MKL_NUM_THREADS': '3'};"
@@ -20,6 +21,7 @@ def test_yield_to_app_lowers_the_priority_and_caps_threads_keeping_a_set_variabl
 
 
 def test_the_worker_command_runs_niced(tmp_path):
+    connect(tmp_path / "w.db")  # the worker serves an existing database (only demo, import and serve create one)
     run = subprocess.run([sys.executable, "-m", "cli", "worker", "--db", str(tmp_path / "w.db"), "--once"],
                          cwd=ROOT, capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert run.returncode == 0, run.stderr

@@ -64,8 +64,8 @@ def render_judge_section(conn, study_id: int, *, n_boot: int = 200, seed: int = 
     st.subheader("Automatic judge vs the humans")
     runs = runs_for_study(conn, study_id)
     if not runs:
-        st.caption("No judge run answers this study's questions. Start one with `ifjudge judge run` "
-                   "(docs/judges.md); its labels stay apart from the human labels.")
+        st.caption("No automatic judge has answered this study's questions yet (how to run one: docs/judges.md); "
+                   "a judge's labels stay apart from the human labels.")
         return
     questions = studies.get_study(conn, study_id)["questions"]
     by_question: dict[str, list[dict]] = {q: [] for q in questions}
