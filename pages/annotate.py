@@ -322,24 +322,37 @@ def passage_text(text: str) -> None:
         st.text(text, width="stretch")
 
 
-def draw_texts() -> None:
-    """The instruction and query (or the narrative), and the document: each in a box that scrolls when long."""
-    if screen.narrative:
-        literal("Query", screen.query)
-        literal("Narrative", screen.narrative)
-        if screen.narrative_changes and any(c.op != "equal" for c in screen.narrative_changes):
-            with st.container(border=True, key=f"changes:{sid}:{screen.screen}"):
-                st.caption("Changes from the original narrative (added in green, removed struck through)")
-                st.markdown(diff_markdown(screen.narrative_changes))  # every token Markdown-escaped
-    else:  # InstructIR Fig. 9b: the instruction, then the query, then the questions and their passages
-        left, right = st.columns(2)
-        with left.container(key="ifj-instruction"):
-            literal("Instruction", screen.instruction)
-        with right.container(key="ifj-query"):
+def draw_texts() -> st.delta_generator.DeltaGenerator:
+    """The instruction and query (or the narrative), and the document: each in a box that scrolls
+    when long. Returns where the questions go: below the texts, or (re-judging: the query and the
+    narrative beside the document) under the narrative, so that the document and its answers fit
+    one screen."""
+    if screen.narrative:  # the narrative once; what changed from the original one a click away
+        left, right = st.columns([2, 3], gap="medium")
+        with left:
             literal("Query", screen.query)
+            with st.container(key="ifj-narrative"):
+                literal("Narrative", screen.narrative)
+            if screen.narrative_changes and any(c.op != "equal" for c in screen.narrative_changes):
+                with st.expander("Changes from the original narrative (added in green, removed struck through)"):
+                    st.markdown(diff_markdown(screen.narrative_changes))  # every token Markdown-escaped
+        with right:
+            draw_document()
+        return left
+    # InstructIR Fig. 9b: the instruction, then the query, then the questions and their passages
+    left, right = st.columns(2)
+    with left.container(key="ifj-instruction"):
+        literal("Instruction", screen.instruction)
+    with right.container(key="ifj-query"):
+        literal("Query", screen.query)
+    draw_document()
+    return item_box
+
+
+def draw_document() -> None:
     if screen.document:
+        st.caption(md_escape(f"Document {screen.document['doc_id']}: {screen.document['title']}"))
         with st.container(key="ifj-document"):  # a long document scrolls in its box: the questions stay near
-            st.caption(md_escape(f"Document {screen.document['doc_id']}: {screen.document['title']}"))
             passage_text(screen.document["text"])
 
 
@@ -349,7 +362,7 @@ item_box = st.container(key=annotate_screen.item_key(sid, screen.screen))
 with item_box:
     if revising:
         st.info("You are changing an answer you already submitted; the earlier answer stays in the history.")
-    draw_texts()
+    questions_box = draw_texts()
 
 passages = max((len(it.passages) for it in screen.items if it.passages), default=0)
 keys = screen_shortcuts([it.question for it in screen.items], passages)
@@ -395,7 +408,7 @@ if len(short) >= 2:  # two Yes/No questions side by side (InstructIR Q1, Q2): th
     rest = [(n, it) for n, it in numbered if (n, it) not in short]
 else:
     rest = numbered
-with item_box:
+with questions_box:
     for n, it in rest:
         draw_question(n, it)
 

@@ -12,7 +12,11 @@ itself, before Streamlit sees them, on the annotate page only:
 - keys typed while busy are queued with the item they were typed on and pressed in order once the
   run is over, if that item is still shown; if a new item was opened meanwhile (a submit), they
   are refused in a notice that names them ("press them again"): a key never lands on another item;
-- a new item (its container key, :func:`item_key`, changes) is scrolled to its top;
+- a new item (its container key, :func:`item_key`, changes) is scrolled to its top, and so is every
+  box that scrolls a long text (Streamlit's text element centres its content: ``ITEM_CSS`` makes it
+  a block, so that a box opens at its first word); a box that scrolls is a named region the
+  keyboard reaches (``tabindex="0"``, "Passage 2 (scrolls)"), so the arrow keys, Page Up / Page Down
+  and Home / End scroll it;
 - a reason box that appears after a "No" takes the focus once the keys pause (250 ms: an answer
   key typed right after the No still answers); Escape leaves it; what is typed in it is handed to
   the server (where it is kept as a draft) after a short pause, without leaving it;
@@ -33,11 +37,16 @@ ITEM_CSS = """
 <style>
 [class*="st-key-ifj-item-"] [data-testid="stText"], [class*="st-key-ifj-item-"] textarea { unicode-bidi: plaintext; text-align: start; }
 [class*="st-key-ifj-item-"] [data-testid="stText"] { overflow-wrap: anywhere; }
+/* Streamlit draws st.text as a flex box that centres its one child: a box shorter than its text
+   would put the start of the text above its top, where no scrolling reaches. A block starts at the top. */
+[class*="st-key-ifj-item-"] [data-testid="stText"] { display: block; }
 .st-key-ifj-instruction [data-testid="stText"], .st-key-ifj-query [data-testid="stText"] { max-height: 30vh; overflow-y: auto; }
+.st-key-ifj-narrative [data-testid="stText"] { max-height: max(120px, calc(100vh - 440px)); overflow-y: auto; padding-right: 0.3rem; }
 [class*="st-key-ifj-passage-"] [data-testid="stText"], [class*="st-key-ifj-passage-"] [data-testid="stMarkdown"]
-  { max-height: 40vh; overflow-y: auto; padding-right: 0.3rem; }
+  { max-height: 34vh; overflow-y: auto; padding-right: 0.3rem; }
 .st-key-ifj-document [data-testid="stText"], .st-key-ifj-document [data-testid="stMarkdown"]
-  { max-height: 45vh; overflow-y: auto; padding-right: 0.3rem; }
+  { max-height: max(180px, calc(100vh - 270px)); overflow-y: auto; padding-right: 0.3rem; }
+.ifj-scroll:focus-visible { outline: 2px solid rgb(255, 75, 75); outline-offset: 1px; }
 [class*="st-key-ifj-item-"] [data-testid="stMarkdownContainer"] { unicode-bidi: plaintext; }
 [data-testid="stLayoutWrapper"]:has(> .st-key-ifj-bar) { position: sticky; bottom: 0; z-index: 50; }
 .st-key-ifj-bar { background-color: rgb(255, 255, 255); border-top: 1px solid rgba(49, 51, 63, 0.2); padding: 0.35rem 0 0.25rem 0; }
@@ -127,6 +136,39 @@ ITEM_JS = """
     document.querySelectorAll('[data-testid="stMain"], [data-testid="stAppViewContainer"], section.main')
       .forEach(function (el) { el.scrollTop = 0; });
     window.scrollTo(0, 0);
+    markBoxes(true);
+  }
+  // the boxes that scroll a long text: each opens at its first word (an element kept from the
+  // last item keeps its scroll position otherwise) and, while it scrolls, takes the keyboard's
+  // focus (Tab; then the arrow keys, Page Up / Page Down, Home / End) under its name
+  var BOXES = '.st-key-ifj-instruction [data-testid="stText"], .st-key-ifj-query [data-testid="stText"], ' +
+    '.st-key-ifj-narrative [data-testid="stText"], [class*="st-key-ifj-passage-"] [data-testid="stText"], ' +
+    '[class*="st-key-ifj-passage-"] [data-testid="stMarkdown"], .st-key-ifj-document [data-testid="stText"], ' +
+    '.st-key-ifj-document [data-testid="stMarkdown"], [class*="st-key-guidelines-"] [data-testid="stVerticalBlock"]';
+  var NAMES = [["st-key-ifj-instruction", "Instruction"], ["st-key-ifj-query", "Query"], ["st-key-ifj-narrative", "Narrative"],
+               ["st-key-ifj-document", "Document"], ["st-key-guidelines-", "Guidelines"]];
+  function boxName(el) {
+    var keyed = el.closest('[class*="st-key-ifj-"], [class*="st-key-guidelines-"]'), cls = keyed ? keyed.className : "";
+    var passage = /st-key-ifj-passage-([0-9]+)/.exec(cls);
+    if (passage) { return "Passage " + passage[1]; }
+    for (var i = 0; i < NAMES.length; i++) { if (cls.indexOf(NAMES[i][0]) >= 0) { return NAMES[i][1]; } }
+    return "Text";
+  }
+  function markBoxes(reset) {
+    document.querySelectorAll(BOXES).forEach(function (el) {
+      if (reset) { el.scrollTop = 0; }
+      var style = getComputedStyle(el);
+      var scrolls = (style.overflowY === "auto" || style.overflowY === "scroll") && el.scrollHeight > el.clientHeight + 1;
+      if (scrolls && !el.classList.contains("ifj-scroll")) {
+        el.classList.add("ifj-scroll");
+        el.setAttribute("tabindex", "0");
+        el.setAttribute("role", "region");
+        el.setAttribute("aria-label", boxName(el) + " (scrolls)");
+      } else if (!scrolls && el.classList.contains("ifj-scroll")) {
+        el.classList.remove("ifj-scroll");
+        ["tabindex", "role", "aria-label"].forEach(function (a) { el.removeAttribute(a); });
+      }
+    });
   }
   function setDirections() {
     document.querySelectorAll('[data-testid="stText"], [data-testid="stCaptionContainer"], textarea, [data-testid="stMarkdownContainer"]')
@@ -189,6 +231,7 @@ ITEM_JS = """
     }
   }
   setInterval(function () { tick(); focusNewReason(); }, 20);
+  setInterval(function () { markBoxes(false); }, 250);
 
   window.addEventListener("keydown", function (e) {
     if ((!newest() && !busy) || e.isComposing) { return; }
