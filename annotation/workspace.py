@@ -18,6 +18,11 @@ from storage.errors import IFJudgeError, InvalidAnswer, NotFound, PermissionDeni
 from storage.db import Database
 
 
+#: the longest reason kept (characters): InstructIR asks for "a clear and concise reason"; the
+#: annotate page counts them as they are typed
+REASON_MAX_CHARS = 500
+
+
 class ScreenRefused(InvalidAnswer):
     """A screen's answers were refused: ``problems`` maps each question id concerned to its
     message, in the screen's order; the message lists them all, one a line."""
@@ -179,7 +184,8 @@ def submit_screen(
     """Validate and store the answers of one screen (question id -> {"value", "reason"}).
 
     Refused with :class:`ScreenRefused` (an :class:`storage.errors.InvalidAnswer`) naming *every*
-    question that is unanswered, has a value outside its categories, or a "No" without a reason,
+    question that is unanswered, has a value outside its categories, a "No" without a reason, or a
+    reason longer than :data:`REASON_MAX_CHARS`,
     each as the annotator reads it ("Q2 “Is the instruction natural ...”: ..."). One current answer
     per item and annotator: ``screen`` carries the answers that were current when it was opened
     (:attr:`Screen.based_on`); when the user has answered it since (another tab or window, a double
@@ -201,6 +207,10 @@ def submit_screen(
             continue
         categories = tuple(p["doc_id"] for p in it.passages) if it.question.id == "best_passage" else None
         reason = (a.get("reason") or "").strip()
+        if len(reason) > REASON_MAX_CHARS:
+            problems[it.question.id] = (f"{name}: the reason is {len(reason):,} characters long; at most "
+                                        f"{REASON_MAX_CHARS} are accepted: please shorten it")
+            continue
         try:
             it.question.check(str(value), reason, categories=categories)
         except InvalidAnswer as exc:  # "validity: a reason ..." -> "Q1 “Is the instruction ...”: a reason ..."

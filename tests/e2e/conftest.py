@@ -149,14 +149,20 @@ def wait_progress(page, text: str) -> None:
     expect(page.get_by_text(text, exact=True)).to_be_visible(timeout=20_000)
 
 
+def chosen_option(page, key: str):
+    """The annotate page's option of ``key`` shown as chosen (ui/components/annotate_item.js)."""
+    return page.locator(f'.ifj-item button[aria-keyshortcuts="{key}"][aria-pressed="true"]')
+
+
 def answer_by_keyboard(page, keys) -> None:
-    """Press each answer key and wait until its button shows as chosen (a rerun has happened)."""
+    """Press each answer key of the annotate page and check that its option shows as chosen (at
+    once: the item is answered in the browser). A No moves the cursor to its reason box, so a No
+    comes last, or is followed by Escape."""
     page.evaluate("document.activeElement && document.activeElement.blur()")
+    expect(page.locator(".ifj-item .ifj-bar")).to_be_visible(timeout=20_000)
     for k in keys:
-        settle(page)
         page.keyboard.press(k)
-        chosen = page.locator('[data-testid="stBaseButton-primary"]:has(kbd[aria-label="Shortcut %s"])' % k)
-        expect(chosen).to_be_visible(timeout=10_000)
+        expect(chosen_option(page, k)).to_be_visible(timeout=10_000)
 
 
 def choose(page, label: str, option: str) -> None:

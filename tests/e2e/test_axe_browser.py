@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 from annotation import workspace
 from annotation.demo import load_demo
 from storage.db import connect
-from tests.e2e.conftest import ROOT, SHOTS, Server, settle, sign_in
+from tests.e2e.conftest import ROOT, SHOTS, Server, answer_by_keyboard, settle, sign_in
 
 pytestmark = pytest.mark.e2e
 
@@ -80,12 +80,7 @@ def test_no_serious_or_critical_axe_violation_on_the_main_pages(page, busy_serve
     # after a save: the "Saved" toast is on screen
     page.get_by_role("button", name="I have read the guidelines").click()
     settle(page)
-    for key in ("1", "3", "5"):
-        page.evaluate("document.activeElement && document.activeElement.blur()")
-        page.keyboard.press(key)
-        expect(page.locator('[data-testid="stBaseButton-primary"]:has(kbd[aria-label="Shortcut %s"])' % key)
-               ).to_be_visible(timeout=10_000)
-        settle(page)
+    answer_by_keyboard(page, ["1", "3", "5"])
     page.keyboard.press("Control+Enter")
     expect(page.get_by_text("1 of 8", exact=True)).to_be_visible(timeout=20_000)
     settle(page)  # the run that drew the next item is over (a stale, dimmed element fails contrast)

@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 
 from annotation import auth
 from storage.db import connect
-from tests.e2e.conftest import Server, sign_in
+from tests.e2e.conftest import Server, answer_by_keyboard, sign_in
 
 pytestmark = pytest.mark.e2e
 
@@ -92,10 +92,7 @@ def test_hostile_markup_is_shown_literally(page, hostile_server, artifacts, who)
     assert_nothing_injected(page)
     page.screenshot(path=str(artifacts / f"hostile-markup-{who}.png"), full_page=True)
     # answering and submitting the hostile screen works and renders the next one safely
-    page.evaluate("document.activeElement && document.activeElement.blur()")
-    for key in ("1", "3", "5"):
-        page.keyboard.press(key)
-        expect(page.locator('[data-testid="stBaseButton-primary"]:has(kbd[aria-label="Shortcut %s"])' % key)).to_be_visible(timeout=10_000)
+    answer_by_keyboard(page, ["1", "3", "5"])
     page.keyboard.press("Control+Enter")
     expect(page.get_by_text("1 of", exact=False).first).to_be_visible(timeout=20_000)
     assert_nothing_injected(page)
