@@ -14,11 +14,13 @@ current then), so a tab that opened an item before another tab answered it is re
 """
 from __future__ import annotations
 
+import time
+
 import streamlit as st
 
 from annotation import workspace
 from ui import annotate_screen
-from ui.annotate_flow import BadMessage, Tab, parse_message
+from ui.annotate_flow import LEAVING, BadMessage, Tab, parse_message
 from ui.highlight import terms
 from ui.keys import keep_keys_on_item
 from ui.layout import compact_page
@@ -29,8 +31,6 @@ compact_page()
 keep_keys_on_item()  # a study chosen with the mouse leaves the select box: the next key answers
 
 
-# the studies and their counts, read again when the item shown changes (a submit, skip, going back,
-# another study), not on every run
 def shown_items() -> tuple:
     """What the counts depend on in this tab: the item shown in each study, and the study chosen."""
     return (tuple(sorted((k, v) for k, v in st.session_state.items()
@@ -38,100 +38,107 @@ def shown_items() -> tuple:
             st.session_state.get("ann_study_pick"))
 
 
-@st.fragment
-def annotate() -> None:
-    """The page's body: a message of the item component reruns only this (not the router, not
-    the page's set-up), so that the next item is drawn as soon as the submission is committed."""
-    user = require_role("annotator", "expert", "lead")
-    conn = db()  # one connection per run (a run may be another thread)
-    cached_work = st.session_state.get("ann_work")
-    if cached_work is not None and cached_work[0] == shown_items():
-        work = cached_work[1]
-    else:
-        work = workspace.my_studies(conn, user)
-        st.session_state["ann_work"] = (shown_items(), work)
-    if not work:
-        st.info("You have no study assigned yet.")
-        return
-    by_id = {w.study["id"]: w for w in work}
-    ids = list(by_id)
-    # land on the study with the most work left; afterwards keep the annotator's own choice (the
-    # labels carry counts that change with every submission, so the choice is remembered by id)
-    picked = st.session_state.get("ann_study_pick")
-    if picked not in by_id:
-        picked = ids[workspace.most_work_left(work)]
-    sid = picked
+def my_work(conn, user, *, fresh: bool = False) -> list[workspace.StudyWork]:
+    """The annotator's studies and their counts, read again when the item shown changes (a submit,
+    skip, going back, another study), not on every run."""
+    cached = st.session_state.get("ann_work")
+    if fresh or cached is None or cached[0] != shown_items():
+        cached = st.session_state["ann_work"] = (shown_items(), workspace.my_studies(conn, user))
+    return cached[1]
 
 
-    def remember_study(key: str) -> None:
-        st.session_state["ann_study_pick"] = st.session_state[key]
-
-
-    # The messages of the item component, handled before anything is drawn: a submission is committed
-    # to the database before the next item appears, in this same run.
-    changed = False
+def handle_messages(conn, user, studies_shown: set[int], sid: int) -> tuple[list[tuple], bool, bool]:
+    """The item component's messages since the last run, each done once: a submission is committed
+    to the database before anything is drawn. Returns (toasts to show, whether counts changed,
+    whether a message that leaves the item was answered)."""
+    toasts, changed, answered = [], False, False
     for raw in annotate_screen.take_messages():
         try:
             msg = parse_message(raw)
         except BadMessage:
             continue  # not a message the page's component sends: nothing is done with it
-        target = msg.study if msg.study in by_id else sid
-        result = Tab(conn, user, target, st.session_state).handle(msg)
+        result = Tab(conn, user, msg.study if msg.study in studies_shown else sid, st.session_state).handle(msg)
         if result is None:
             continue
+        answered |= msg.kind in LEAVING
         changed |= result.status in ("saved", "notice") or msg.kind in ("skip", "next")
         if result.status == "saved":
-            st.toast(result.message)
+            toasts.append((result.message, {}))
         elif result.status == "refused":  # in view wherever the page is scrolled (the item says which)
             n = len(result.problems)
-            st.toast(f"Not saved: {n} question{'s' if n > 1 else ''} to fix, marked in red", icon=":material/error:",
-                     duration="long")
+            toasts.append((f"Not saved: {n} question{'s' if n > 1 else ''} to fix, marked in red",
+                           {"icon": ":material/error:", "duration": "long"}))
+    return toasts, changed, answered
 
-    tab = Tab(conn, user, sid, st.session_state)
-    screen = tab.current()
-    if changed:  # the counts changed
-        work = workspace.my_studies(conn, user)
-        by_id = {w.study["id"]: w for w in work}
-        st.session_state["ann_work"] = (shown_items(), work)
 
-    top_left, top_right = st.columns([3, 2], vertical_alignment="bottom")
+def submitted(conn, user, sid: int, done: int, changed: bool) -> list[str]:
+    """The submitted items, in order: read again only after a submission (here or, by its count,
+    elsewhere)."""
+    key = f"ann_past:{sid}"
+    cached = st.session_state.get(key)
+    if cached is None or cached[0] != done or changed:
+        cached = st.session_state[key] = (done, workspace.history(conn, sid, user))
+    return cached[1]
+
+
+def study_bar(work, by_id, sid: int) -> None:
+    """The study selector (with what is left in each) and the progress in the one chosen."""
+    ids = list(by_id)
+
+    def remember_study(key: str) -> None:
+        st.session_state["ann_study_pick"] = st.session_state[key]
+
+    left, right = st.columns([3, 2], vertical_alignment="bottom")
     # keyed by the counts too: a new count redraws the selector (a kept widget would show its old label)
     study_key = "ann_study:" + ",".join(f"{w.study['id']}-{w.done}" for w in work)
-    top_left.selectbox(
-        "Study", ids, index=ids.index(sid), format_func=lambda i: by_id[i].label(), key=study_key,
-        on_change=remember_study, args=(study_key,), label_visibility="collapsed" if len(work) == 1 else "visible",
-    )
-    st.session_state["ann_study_pick"] = sid
+    left.selectbox("Study", ids, index=ids.index(sid), format_func=lambda i: by_id[i].label(), key=study_key,
+                   on_change=remember_study, args=(study_key,),
+                   label_visibility="collapsed" if len(work) == 1 else "visible")
     done, total = by_id[sid].done, by_id[sid].total
-    top_right.progress(done / total if total else 1.0, text=f"{done} of {total}")
+    right.progress(done / total if total else 1.0, text=f"{done} of {total}")
 
-    # the guidelines, once acknowledged, do not change for this session: read them once
-    guide_cache = f"ann_guidelines:{sid}"
-    guide = st.session_state.get(guide_cache) or workspace.guidelines(conn, sid, user)
-    if guide.acknowledged_at is not None:
-        st.session_state[guide_cache] = guide
+
+def guidelines_box(conn, user, sid: int, guide: workspace.Guidelines) -> None:
+    """InstructIR Fig. 9a: the project goal and the labeler instructions come before the first item
+    (until the annotator acknowledges them) and are one key (g) away afterwards."""
     show_key = f"show_guidelines:{sid}"
+    if guide.acknowledged_at is not None and not st.session_state.get(show_key):
+        return
+    # a box of its own height: the first item shows below it, not a screen further down
+    with st.container(border=True, key=f"guidelines:{sid}", height=300):
+        st.subheader("Project goal")
+        st.text(guide.goal, width="stretch")
+        st.subheader("Instructions for the data labeler")
+        st.text(guide.instructions, width="stretch")
+        st.markdown("**About the questions**")
+        for _, prompt, text in guide.questions:
+            st.caption(prompt)
+            st.text(text, width="stretch")
+    if guide.acknowledged_at is None:
+        with st.container(horizontal=True, gap="small", vertical_alignment="center"):
+            if st.button("I have read the guidelines", key=f"guidelines_ack:{sid}", type="primary", shortcut="a"):
+                workspace.acknowledge_guidelines(conn, sid, user)
+                st.session_state[show_key] = False
+                st.session_state.pop(f"ann_guidelines:{sid}", None)
+                st.rerun()
+            st.caption("Scroll the box to read them all. Your first item follows below; press g at any time "
+                       "to see these guidelines again.")
+    else:
+        st.caption("Press g (or the Guidelines button) to hide them.")
 
+
+def sidebar(conn, user, sid: int, past: list[str]) -> None:
+    """The guidelines button, the highlighting switch, the keys, and the submitted items to go back to."""
+    show_key = f"show_guidelines:{sid}"
 
     def toggle_guidelines() -> None:
         st.session_state[show_key] = not st.session_state.get(show_key, False)
 
-
-    # the submitted items, in order: read again only after a submission (here or, by its count, elsewhere)
-    past_key = f"ann_past:{sid}"
-    cached_past = st.session_state.get(past_key)
-    if cached_past is None or cached_past[0] != done or changed:
-        cached_past = st.session_state[past_key] = (done, workspace.history(conn, sid, user))
-    past = cached_past[1]
-
-
     def open_back(key: str) -> None:
-        """The sidebar's "Open": that submitted item, to change an answer."""
         target = st.session_state.get(key)
         if target is not None:
-            Tab(conn, user, sid, st.session_state).open(target)
+            Tab(db(), user, sid, st.session_state).open(target)
             st.session_state[key] = None
-
 
     with st.sidebar:
         st.button("Guidelines", key=f"guidelines_toggle:{sid}", shortcut="g", on_click=toggle_guidelines,
@@ -153,52 +160,74 @@ def annotate() -> None:
             st.button("Open", key=f"open_back:{sid}", on_click=open_back, args=(f"back:{sid}",),
                       disabled=st.session_state.get(f"back:{sid}") is None)
 
-    # InstructIR Fig. 9a: the project goal and the labeler instructions come before the first item
-    # (until the annotator acknowledges them) and are one key (g) away afterwards.
-    if guide.acknowledged_at is None or st.session_state.get(show_key):
-        # a box of its own height: the first item shows below it, not a screen further down
-        with st.container(border=True, key=f"guidelines:{sid}", height=300):
-            st.subheader("Project goal")
-            st.text(guide.goal, width="stretch")
-            st.subheader("Instructions for the data labeler")
-            st.text(guide.instructions, width="stretch")
-            st.markdown("**About the questions**")
-            for _, prompt, text in guide.questions:
-                st.caption(prompt)
-                st.text(text, width="stretch")
-        if guide.acknowledged_at is None:
-            with st.container(horizontal=True, gap="small", vertical_alignment="center"):
-                if st.button("I have read the guidelines", key=f"guidelines_ack:{sid}", type="primary", shortcut="a"):
-                    workspace.acknowledge_guidelines(conn, sid, user)
-                    st.session_state[show_key] = False
-                    st.session_state.pop(guide_cache, None)
-                    st.rerun()
-                st.caption("Scroll the box to read them all. Your first item follows below; press g at any time "
-                           "to see these guidelines again.")
-        else:
-            st.caption("Press g (or the Guidelines button) to hide them.")
 
-    marked = None
-    if screen is not None and st.session_state.get("ann_highlight"):
-        marked = terms(screen.query, screen.instruction or "", screen.narrative or "")
+def item_for(tab: Tab, screen, work, sid: int, past: list[str]) -> tuple[dict | None, dict | None]:
+    """(the item as the component draws it, or None and what "All done" says)."""
     can_back = tab.previous(past) is not None
     if screen is None:
         others = [w for w in work if w.left and w.study["id"] != sid]
-        done_info = {"message": "All done: there is nothing left in your queue for this study. Thank you!",
-                     "others": ("Still waiting for you: " + "; ".join(w.label() for w in others) + ". Choose it under Study above.")
-                     if others else None,
-                     "can_back": can_back}
-        item = None
-    else:
-        done_info = None
-        initial_key = f"ann_initial:{sid}"  # the answers the item opens with: read once per opening
-        initial = st.session_state.get(initial_key)
-        if initial is None or initial[0] != tab.token:
-            initial = st.session_state[initial_key] = (tab.token, tab.initial_answers(screen))
-        item = annotate_screen.item_of(screen, answers=initial[1], can_back=can_back, marked=marked)
+        return None, {"message": "All done: there is nothing left in your queue for this study. Thank you!",
+                      "others": ("Still waiting for you: " + "; ".join(w.label() for w in others)
+                                 + ". Choose it under Study above.") if others else None,
+                      "can_back": can_back}
+    marked = None
+    if st.session_state.get("ann_highlight"):
+        marked = terms(screen.query, screen.instruction or "", screen.narrative or "")
+    initial_key = f"ann_initial:{sid}"  # the answers the item opens with: read once per opening
+    initial = st.session_state.get(initial_key)
+    if initial is None or initial[0] != tab.token:
+        initial = st.session_state[initial_key] = (tab.token, tab.initial_answers(screen))
+    return annotate_screen.item_of(screen, answers=initial[1], can_back=can_back, marked=marked), None
+
+
+@st.fragment
+def annotate() -> None:
+    """The page's body. A message of the item component reruns only this (not the router, not the
+    page's set-up), and the item is sent first, before the rest of the page: the next item is
+    drawn as soon as the submission is committed."""
+    user = require_role("annotator", "expert", "lead")
+    conn = db()  # one connection per run (a run may be another thread)
+    work = my_work(conn, user)
+    if not work:
+        st.info("You have no study assigned yet.")
+        return
+    by_id = {w.study["id"]: w for w in work}
+    # land on the study with the most work left; afterwards keep the annotator's own choice (the
+    # labels carry counts that change with every submission, so the choice is remembered by id)
+    sid = st.session_state.get("ann_study_pick")
+    if sid not in by_id:
+        sid = list(by_id)[workspace.most_work_left(work)]
+    st.session_state["ann_study_pick"] = sid
+    toasts, changed, answered = handle_messages(conn, user, set(by_id), sid)
+    tab = Tab(conn, user, sid, st.session_state)
+    screen = tab.current()
+    if changed:  # the counts changed
+        work = my_work(conn, user, fresh=True)
+        by_id = {w.study["id"]: w for w in work}
+    past = submitted(conn, user, sid, by_id[sid].done, changed)
+    # the guidelines, once acknowledged, do not change for this session: read them once
+    guide = st.session_state.get(f"ann_guidelines:{sid}") or workspace.guidelines(conn, sid, user)
+    if guide.acknowledged_at is not None:
+        st.session_state[f"ann_guidelines:{sid}"] = guide
+
+    header, guide_area = st.container(), st.container()  # drawn above the item, filled after it
+    item, done_info = item_for(tab, screen, work, sid, past)
     annotate_screen.mount(annotate_screen.item_data(
         study_id=sid, token=tab.token, ack=tab.ack, result=tab.result, item=item, done=done_info,
-        guidelines_acknowledged=guide.acknowledged_at is not None, marked=bool(marked)))
+        guidelines_acknowledged=guide.acknowledged_at is not None, marked=bool(st.session_state.get("ann_highlight"))))
+    if answered or st.session_state.get("ann_sent_token") != tab.token:
+        # the browser draws the item before the rest of the page's updates arrive: sent together,
+        # they are drawn together (bench/README.md: Ctrl+Enter to the next item drawn, median 121 ->
+        # 77 ms at load 7 on 2 cores with this pause)
+        time.sleep(annotate_screen.PAINT_PAUSE_S)
+    st.session_state["ann_sent_token"] = tab.token
+    with header:
+        study_bar(work, by_id, sid)
+    with guide_area:
+        guidelines_box(conn, user, sid, guide)
+    for text, kwargs in toasts:
+        st.toast(text, **kwargs)
+    sidebar(conn, user, sid, past)
 
 
 annotate()

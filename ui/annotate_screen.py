@@ -29,6 +29,8 @@ from ui.annotate_flow import Result
 from ui.highlight import highlight_parts
 
 ASSETS = Path(__file__).resolve().parent / "components"
+#: after a new item is sent, the page waits this long before drawing the rest of itself (see pages/annotate.py)
+PAINT_PAUSE_S = 0.05
 KEY = "ifj_item"  # one key for every item and study: the component stays mounted, the browser keeps its keys
 INBOX = "ann_inbox"  # the messages its callback kept, read by take_messages (tests put theirs here too)
 

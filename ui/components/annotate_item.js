@@ -2,7 +2,8 @@
 // mounts it). It draws the item (its texts in boxes that scroll, its questions, their options and
 // reason boxes, Submit / Skip / Back) and holds the item's answers: a key highlights its option at
 // once, with no server run; Ctrl+Enter sends ONE message carrying the item and every answer, and
-// the server's reply (the next item) arrives as new data. Drafts go at most every DRAFT_MS.
+// the server's reply (the next item) arrives as new data. A draft goes when the keys pause
+// (DRAFT_MS), never per key.
 //
 // Keys belong to the item, and to the box, they were typed on, in order: after a No, printable
 // keys go to its reason box from the very next key; keys typed after a Ctrl+Enter (or s, b) wait,
@@ -12,7 +13,8 @@
 // Every text from the data is set with textContent (never parsed as HTML); text runs in its own
 // direction (dir="auto": Persian and Arabic right to left).
 
-const DRAFT_MS = 600;        // a draft at most this often while answering or typing
+const DRAFT_MS = 600;        // a draft when the keys pause this long (never per key)
+const DRAFT_MAX_MS = 3000;   // and at least this often while they do not
 const RESEND_MS = 5000;      // a message not answered by then is sent again (same seq: done once)
 const STATE = "__ifjudgeAnnotateItem";
 
@@ -35,6 +37,7 @@ const S = window[STATE] || (window[STATE] = {
   lastResult: null,    // and that result, drawn again when the item is drawn again
   notes: [],           // lasting notes on the item drawn
   draftTimer: null,
+  dirtySince: 0,       // when the answers first changed since the last draft
   installed: false,
 });
 
@@ -380,17 +383,24 @@ function leave(kind, answers) {
   S.replayReason = null;
   lockTexts(true);
   if (S.draftTimer) { clearTimeout(S.draftTimer); S.draftTimer = null; }
+  S.dirtySince = 0;
   S.outbox = S.outbox.filter((m) => m.kind !== "draft");  // the message carries every answer
   status(kind === "submit" || kind === "replace" ? "Saving\u2026" : "Opening\u2026");
   enqueue({kind: kind, answers: answers || null});
 }
 
+// a draft once the keys pause for DRAFT_MS (a burst of keys and its Ctrl+Enter send no draft),
+// and at least every DRAFT_MAX_MS while they do not
 function markDirty() {
-  if (!S.draftTimer && item()) { S.draftTimer = setTimeout(flushDraft, DRAFT_MS); }
+  if (!item()) { return; }
+  if (!S.dirtySince) { S.dirtySince = Date.now(); }
+  if (S.draftTimer) { clearTimeout(S.draftTimer); }
+  S.draftTimer = setTimeout(flushDraft, Date.now() - S.dirtySince > DRAFT_MAX_MS ? 0 : DRAFT_MS);
 }
 
 function flushDraft() {
   S.draftTimer = null;
+  S.dirtySince = 0;
   if (!item() || S.locked) { return; }
   S.outbox = S.outbox.filter((m) => m.kind !== "draft");
   enqueue({kind: "draft", answers: collect()});
