@@ -9,6 +9,7 @@ import io
 import random
 from dataclasses import dataclass, field
 
+from annotation.item_order import spaced_order
 from annotation.word_diff import word_diff
 from annotation.questions import GUIDELINES, PROJECT_GOALS, Question, labeler_instructions, question
 from storage import drafts as draft_store
@@ -74,11 +75,15 @@ def _check_member(db: Database, study: dict, user: dict) -> None:
 
 def open_screen(db: Database, study_id: int, user: dict, screen: str | None = None) -> Screen | None:
     """The screen to show: ``screen`` when given (going back to a submitted one), else the user's
-    next screen (claimed in the same transaction that hands it out). None when the queue is empty."""
+    next screen in their own order (:mod:`annotation.item_order`; claimed in the same transaction
+    that hands it out). None when the queue is empty."""
     study = studies.get_study(db, study_id)
     _check_member(db, study, user)
     settings = study["settings"]
     if screen is None:
+        # the annotator's own order of the study's items (and of items that reached them since)
+        studies.order_own_queue(db, study_id, user["id"],
+                                lambda items: spaced_order(items, seed=f"{settings.get('seed', 0)}:{user['id']}"))
         screen = studies.claim_next(db, study_id, user["id"], timeout_s=settings.get("claim_timeout_s", 1800.0))
         if screen is None:
             return None
@@ -352,19 +357,23 @@ def discard_draft(db: Database, screen: Screen, user: dict) -> None:
     draft_store.clear(db, screen.study_id, user["id"], screen.screen)
 
 
-LABELS_CSV_COLUMNS = ("item", "instance", "question", "annotator", "value", "reason", "shown_order", "submitted_at")
+LABELS_CSV_COLUMNS = ("item", "instance", "question", "annotator", "value", "reason", "shown_order", "shown_position",
+                      "submitted_at")
 
 
 def labels_csv(db: Database, study_id: int) -> str:
-    """The current labels of a study as CSV (``ifjudge labels``)."""
+    """The current labels of a study as CSV (``ifjudge labels``); ``shown_position`` is the place in
+    the annotator's own sequence at which the item was answered (empty for older labels)."""
     studies.get_study(db, study_id)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(LABELS_CSV_COLUMNS)
+    positions = studies.shown_positions(db, study_id)
     for r in studies.current_labels(db, study_id):
+        position = positions.get((r["item"], r["annotator"]))
         w.writerow([
             r["item"], r["instance"], r["question"], r["annotator"], r["value"], r["reason"],
-            r["shown_order"] or "",
+            r["shown_order"] or "", "" if position is None else position,
             f"{r['submitted_at']:.3f}",
         ])
     return buf.getvalue()

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from annotation import auth
+from annotation import auth, workspace
+from storage import users
 from storage.db import connect
 from tests.e2e.conftest import Server, answer_by_keyboard, sign_in
 
@@ -24,11 +25,11 @@ PASSWORD = "hostile-pw"
 
 @pytest.fixture
 def hostile_server(demo_db):
-    """The demo database with hostile text written into it BEFORE the server starts: the first
-    instance every demo annotator sees gets a hostile instruction, all its candidate passages get
-    hostile text, and a user with a hostile name joins the demo study."""
+    """The demo database with hostile text written into it BEFORE the server starts: ann1's first
+    instance (in ann1's own order; claimed for them here) gets a hostile instruction, all its
+    candidate passages get hostile text, and a user with a hostile name joins the demo study."""
     db = connect(demo_db)
-    first = db.execute("SELECT instance_id FROM items WHERE study_id = 1 ORDER BY position, id LIMIT 1").fetchone()
+    first = [workspace.open_screen(db, 1, users.get_user(db, "ann1")).instance_id]
     payload = db.execute("SELECT payload FROM items WHERE study_id = 1 AND instance_id = ? AND question = 'best_passage'",
                          [first[0]]).fetchone()[0]
     instruction = f"{HOSTILE}\n# head\n{LONG_WORD}"

@@ -11,7 +11,8 @@ import sys
 import pytest
 from playwright.sync_api import expect
 
-from storage import studies
+from annotation import workspace
+from storage import studies, users
 from storage.db import connect
 from tests.e2e.conftest import Server, answer_by_keyboard, settle, sign_in
 
@@ -31,9 +32,9 @@ def long_text(n_words: int, lead: str = "") -> str:
 @pytest.fixture
 def long_server(demo_db):
     """The demo study with every candidate passage 1,250 words long and a Persian instruction on
-    ann1's first item, two of whose passages open with Arabic and Chinese."""
+    ann1's first item (claimed for them), two of whose passages open with Arabic and Chinese."""
     db = connect(demo_db)
-    first = db.execute("SELECT instance_id FROM items WHERE study_id = 1 ORDER BY position, id LIMIT 1").fetchone()[0]
+    first = workspace.open_screen(db, 1, users.get_user(db, "ann1")).instance_id  # ann1's first, in ann1's own order
     docs = [r[0] for r in db.execute("SELECT doc_id FROM documents ORDER BY doc_id")]
     payload = db.execute("SELECT payload FROM items WHERE study_id = 1 AND instance_id = ? AND question = 'best_passage'",
                          [first]).fetchone()[0]

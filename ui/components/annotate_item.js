@@ -574,6 +574,10 @@ function install() {
   S.installed = true;
   window.addEventListener("keydown", onKeyDown, true);
   window.addEventListener("resize", markBoxes);
+  document.addEventListener("focusin", (e) => {  // a box taken by the keyboard is brought whole into view
+    const t = e.target;
+    if (t && t.classList && t.classList.contains("ifj-box")) { t.scrollIntoView({block: "nearest"}); }
+  });
   document.addEventListener("visibilitychange", () => { if (document.hidden && S.draftTimer) { clearTimeout(S.draftTimer); flushDraft(); } });
   setInterval(decorate, 250);
 }
