@@ -201,10 +201,10 @@ def annotate() -> None:
     toasts, changed, answered = handle_messages(conn, user, set(by_id), sid)
     tab = Tab(conn, user, sid, st.session_state)
     screen = tab.current()
-    if changed:  # the counts changed
-        work = my_work(conn, user, fresh=True)
-        by_id = {w.study["id"]: w for w in work}
     past = submitted(conn, user, sid, by_id[sid].done, changed)
+    if changed and screen is None:  # "All done" names the studies with work left
+        work, changed = my_work(conn, user, fresh=True), False
+        by_id = {w.study["id"]: w for w in work}
     # the guidelines, once acknowledged, do not change for this session: read them once
     guide = st.session_state.get(f"ann_guidelines:{sid}") or workspace.guidelines(conn, sid, user)
     if guide.acknowledged_at is not None:
@@ -221,6 +221,9 @@ def annotate() -> None:
         # 77 ms at load 7 on 2 cores with this pause)
         time.sleep(annotate_screen.PAINT_PAUSE_S)
     st.session_state["ann_sent_token"] = tab.token
+    if changed:  # the counts changed: read once the item is on its way
+        work = my_work(conn, user, fresh=True)
+        by_id = {w.study["id"]: w for w in work}
     with header:
         study_bar(work, by_id, sid)
     with guide_area:

@@ -303,14 +303,16 @@ def order_own_queue(db: Database, study_id: int, user_id: int, arrange) -> int:
     ``(screen, query id)`` pairs (in the study's order) and returns the screens in the user's order
     (``annotation.item_order.spaced_order``). One write transaction; returns how many screens
     were ordered (0, with no write, when there is nothing to order)."""
-    unordered = ("SELECT 1 FROM assignments a WHERE a.user_id = ? AND a.ordered = 0"
-                 " AND a.item_id IN (SELECT id FROM items WHERE study_id = ?) LIMIT 1")
+    # CROSS JOIN keeps SQLite on the user's unordered assignments (partial index
+    # assignments_unordered: none, once ordered) instead of walking every item of the study
+    unordered = ("SELECT 1 FROM assignments a CROSS JOIN items i ON i.id = a.item_id"
+                 " WHERE a.user_id = ? AND a.ordered = 0 AND i.study_id = ? LIMIT 1")
     if db.execute(unordered, [user_id, study_id]).fetchone() is None:
         return 0
     with write(db, lock=user_lock(user_id)):
         rows = db.execute(
             "SELECT a.item_id, i.screen, COALESCE(inst.query_id, i.instance_id) FROM assignments a"
-            " JOIN items i ON i.id = a.item_id JOIN studies s ON s.id = i.study_id"
+            " CROSS JOIN items i ON i.id = a.item_id JOIN studies s ON s.id = i.study_id"
             " LEFT JOIN instances inst ON inst.project_id = s.project_id AND inst.instance_id = i.instance_id"
             " WHERE a.user_id = ? AND a.ordered = 0 AND i.study_id = ? ORDER BY a.position, a.item_id",
             [user_id, study_id],
@@ -499,12 +501,22 @@ def submit(
 
 def _shown_position(db: Database, study_id: int, user_id: int, earlier_labels: list[int]) -> int | None:
     """The place of a screen in the user's own sequence of the study: 1 + the screens they had
-    answered before it; a screen answered again keeps the place of its first answer."""
+    answered before it; a screen answered again keeps the place of its first answer. Read from the
+    user's newest first answer in the study (index labels_user, backwards: a row or two)."""
     if earlier_labels:
         marks = ",".join("?" * len(earlier_labels))
         row = db.execute(f"SELECT MIN(shown_position) FROM labels WHERE id IN ({marks})", earlier_labels).fetchone()
         return row[0]
-    return 1 + progress(db, study_id, user_id)[0]
+    row = db.execute(
+        "SELECT l.shown_position FROM labels l JOIN items i ON i.id = l.item_id"
+        " WHERE l.user_id = ? AND i.study_id = ? AND l.supersedes IS NULL ORDER BY l.id DESC LIMIT 1",
+        [user_id, study_id],
+    ).fetchone()
+    if row is None:
+        return 1
+    if row[0] is not None:
+        return row[0] + 1
+    return 1 + progress(db, study_id, user_id)[0]  # answers from before places were stored: counted once
 
 
 def shown_positions(db: Database, study_id: int) -> dict[tuple[int, str], int | None]:
