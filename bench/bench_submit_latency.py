@@ -220,37 +220,55 @@ def typing_run(page, db_path: Path, sid: int, plan: list) -> tuple[int, list[flo
     return sum(a == b for a, b in zip(got, plan)) if len(got) == len(plan) else 0, waits
 
 
+class Browser:
+    """Chromium at 1280x720 signed in as bench1 on a ``streamlit run`` of the database (with its
+    evaluation worker, as tests/e2e does), the first item drawn."""
+
+    def __init__(self, db_path: Path):
+        self.db_path = db_path
+
+    def __enter__(self):
+        from playwright.sync_api import expect, sync_playwright
+
+        from tests.e2e.conftest import CHROMIUM, Server, sign_in
+
+        self.server = Server(self.db_path)
+        self.server.start()
+        self.pw = sync_playwright().start()
+        self.browser = self.pw.chromium.launch(executable_path=CHROMIUM, args=[
+            "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"])
+        self.page = self.browser.new_page(viewport={"width": 1280, "height": 720})
+        sign_in(self.page, self.server.url, "bench1", PASSWORD)
+        expect(self.page.locator(".ifj-item .ifj-bar")).to_be_visible(timeout=60_000)
+        self.page.wait_for_timeout(1000)
+        submit_cycle(self.page)  # warms the caches: not counted
+        return self.page
+
+    def __exit__(self, *exc):
+        self.browser.close()
+        self.pw.stop()
+        self.server.stop()
+
+
+def browser_latencies(db_path: Path, n: int) -> list[float]:
+    """``n`` submits in Chromium (bench1 answers 1 / 3 / 5, Ctrl+Enter): ms from the keydown to the
+    next item drawn (bench/bench_eval_e2e.py times them beside an evaluation job)."""
+    with Browser(db_path) as page:
+        return [submit_cycle(page) for _ in range(n)]
+
+
 def browser_phases(db_path: Path, sid: int, args, hog_nice: int) -> dict:
-    from playwright.sync_api import expect, sync_playwright
-
-    from tests.e2e.conftest import CHROMIUM, Server, sign_in
-
     out: dict = {}
-    server = Server(db_path)
-    server.start()
-    try:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=[
-                "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"])
-            page = browser.new_page(viewport={"width": 1280, "height": 720})
-            sign_in(page, server.url, "bench1", PASSWORD)
-            expect(page.locator(".ifj-item .ifj-bar")).to_be_visible(timeout=60_000)
-            page.wait_for_timeout(1000)
-            submit_cycle(page)  # warms the caches: not counted
-            out["idle"] = [submit_cycle(page) for _ in range(args.submits)]
-            procs = cpu_hogs(args.hogs, hog_nice)
-            try:
-                page.wait_for_timeout(500)
-                out["busy"] = [submit_cycle(page) for _ in range(args.submits)] if args.hogs else []
-                rng = random.Random(5)
-                out["runs"] = []
-                for _ in range(args.runs):
-                    out["runs"].append(typing_run(page, db_path, sid, plan_items(rng, args.items)))
-            finally:
-                stop(procs)
-            browser.close()
-    finally:
-        server.stop()
+    with Browser(db_path) as page:
+        out["idle"] = [submit_cycle(page) for _ in range(args.submits)]
+        procs = cpu_hogs(args.hogs, hog_nice)
+        try:
+            page.wait_for_timeout(500)
+            out["busy"] = [submit_cycle(page) for _ in range(args.submits)] if args.hogs else []
+            rng = random.Random(5)
+            out["runs"] = [typing_run(page, db_path, sid, plan_items(rng, args.items)) for _ in range(args.runs)]
+        finally:
+            stop(procs)
     return out
 
 
