@@ -176,20 +176,6 @@ def plan_items(rng: random.Random, n: int) -> list[tuple[str, str, str | None, s
     return out
 
 
-def type_item(page, v: str, nat: str, reason: str | None, passage: str) -> None:
-    """As a fast annotator types it: keys on an 80 ms beat, the No last and its reason 100 ms after
-    it, Ctrl+Enter 80 ms later."""
-    no = [k for k in (v, nat) if k in ("2", "4")]
-    for key in [k for k in (v, nat) if k not in no] + [passage] + no:
-        page.keyboard.press(key)
-        page.wait_for_timeout(80)
-    if reason:
-        page.wait_for_timeout(20)
-        page.keyboard.type(reason, delay=30)
-        page.wait_for_timeout(80)
-    page.keyboard.press("Control+Enter")
-
-
 def stored_as_typed(db_path: Path, sid: int, since: float) -> list[tuple[str, str, str | None, str]]:
     """bench1's items submitted since ``since``, in order, as the keys that would give them."""
     db = connect(db_path)
@@ -208,7 +194,10 @@ def stored_as_typed(db_path: Path, sid: int, since: float) -> list[tuple[str, st
 
 
 def typing_run(page, db_path: Path, sid: int, plan: list) -> tuple[int, list[float]]:
-    """One fast-typing run: (items stored exactly as typed, ms to each next item)."""
+    """One fast-typing run (tests/e2e/conftest.type_item): (items stored exactly as typed, ms to
+    each next item)."""
+    from tests.e2e.conftest import type_item
+
     since = time.time()
     waits = []
     for item in plan:

@@ -17,17 +17,21 @@ def test_highlight_cuts_the_text_at_the_marks_and_keeps_it_whole():
     assert highlight_parts("", {"x"}) == [""]
 
 
+TEXT = "An endocrinology <b>clinic</b>, kohlrabi, solar panels and running"  # a word of each demo query
+
+
 def test_the_switch_marks_query_words_in_the_passages(env_db):
     db, r = env_db
-    db.execute("UPDATE documents SET text = 'An endocrinology <b>clinic</b> treats glands'")
+    db.execute("UPDATE documents SET text = ?", [TEXT])
     at = app("pages/annotate.py")
     at.session_state["user"] = user_row(db, "ann1")
     at.run()
     passages = lambda: [o["passage"] for o in item_shown(at)["item"]["questions"][2]["options"]]  # noqa: E731
-    assert passages() == ["An endocrinology <b>clinic</b> treats glands"] * 3  # off by default: the text as it is
+    assert passages() == [TEXT] * 3  # off by default: the text as it is
     at.toggle(key="ann_highlight").set_value(True).run()
     sid = r["study_id"]
     query = at.session_state[f"ann_screen_obj:{sid}"].query
     words = terms(query, at.session_state[f"ann_screen_obj:{sid}"].instruction)
-    assert passages() == [highlight_parts("An endocrinology <b>clinic</b> treats glands", words)] * 3
-    assert passages()[0][1::2] == ["endocrinology", "clinic"] and item_shown(at)["view"] == "marked"
+    assert passages() == [highlight_parts(TEXT, words)] * 3 and item_shown(at)["view"] == "marked"
+    marked = passages()[0][1::2]
+    assert marked and {w.lower() for w in marked} <= words  # the words of the shown query, as they are written

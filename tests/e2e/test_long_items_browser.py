@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 from annotation import workspace
 from storage import studies, users
 from storage.db import connect
-from tests.e2e.conftest import Server, answer_by_keyboard, settle, sign_in
+from tests.e2e.conftest import Server, answer_by_keyboard, settle, sign_in, type_item
 
 pytestmark = pytest.mark.e2e
 
@@ -132,21 +132,6 @@ PLAN = [("1", "3", None, "5"), ("2", "3", "vague", "6"), ("1", "4", "too generic
         ("1", "3", None, "7"), ("1", "4", "repeats the query", "5"), ("2", "3", "off topic", "7"), ("1", "3", None, "6")]
 
 
-def burst(page, v, nat, reason, passage) -> None:
-    """One item as a fast annotator types it: the answers 80 ms apart, the No last and its reason
-    100 ms after it (a No moves the cursor to its reason box: the next key is the reason's), then
-    Ctrl+Enter 80 ms later."""
-    no = [k for k in (v, nat) if k in ("2", "4")]
-    for key in [k for k in (v, nat) if k not in no] + [passage] + no:
-        page.keyboard.press(key)
-        page.wait_for_timeout(80)
-    if reason:
-        page.wait_for_timeout(20)
-        page.keyboard.type(reason, delay=30)
-        page.wait_for_timeout(80)
-    page.keyboard.press("Control+Enter")
-
-
 @pytest.fixture
 def busy_machine():
     """A CPU-bound process beside the server (as an evaluation job would be, at normal priority:
@@ -166,15 +151,15 @@ def test_every_key_counts_at_80_ms_while_the_machine_is_busy(page, long_server, 
     progress(page, "0 of 8")
     settle(page)
     page.evaluate("document.activeElement && document.activeElement.blur()")
-    # the first four items typed as one stream: each burst starts right after the last Ctrl+Enter,
+    # the first four items typed as one stream: each item starts right after the last Ctrl+Enter,
     # before the next item is drawn (its keys wait for it, in order)
     for item in PLAN[:4]:
-        burst(page, *item)
+        type_item(page, *item)
     progress(page, "4 of 8")
     # the next four, each once the next item is drawn
     for n, item in enumerate(PLAN[4:], start=4):
         expect(page.locator(".ifj-bar")).to_contain_text("Q1 — · Q2 — · Q3 —", timeout=20_000)
-        burst(page, *item)
+        type_item(page, *item)
         progress(page, f"{n + 1} of 8")
     expect(page.locator(".ifj-note")).to_have_count(0)  # no key refused, none said to be lost
 
@@ -209,9 +194,10 @@ def test_keys_after_a_refused_submit_are_named_not_applied(page, long_server):
     for key in ("1", "5", "4"):  # Q2 No without a reason: refused
         page.keyboard.press(key)
     page.keyboard.press("Escape")
-    page.keyboard.press("Control+Enter")
-    page.keyboard.press("1")  # meant for the next item, which does not come
-    page.keyboard.press("3")
+    # Ctrl+Enter, then 1 and 3 (meant for the next item, which does not come) in one go: typed
+    # while the submission is on its way however fast the server answers
+    page.evaluate("""() => [["Enter", true], ["1", false], ["3", false]].forEach(([key, ctrl]) =>
+        document.body.dispatchEvent(new KeyboardEvent("keydown", {key, ctrlKey: ctrl, bubbles: true, cancelable: true})))""")
     expect(page.get_by_text("a reason is required when the answer is No", exact=True)).to_be_visible(timeout=20_000)
     note = page.locator(".ifj-note")
     expect(note).to_contain_text("Not applied, because this item was not saved", timeout=10_000)

@@ -304,6 +304,12 @@ function showResult(data, again) {
       el("div", {text: "Not saved yet. Please fix:"}),
       el("ul", null, Object.values(r.problems || {}).map((m) => el("li", {text: m}))),
     ]));
+    // a reason to write: its box takes the cursor (unless the keyboard is somewhere else already)
+    const empty = Object.keys(r.problems || {}).map((qid) => S.host.querySelector(
+      '.ifj-reason[data-q="' + cssId(qid) + '"]:not([hidden]) textarea')).find((ta) => ta && !ta.value.trim());
+    if (empty && !again && (!document.activeElement || document.activeElement === document.body)) {
+      requestAnimationFrame(() => { if (!S.locked) { empty.focus(); } });
+    }
     for (const [qid, m] of Object.entries(r.problems || {})) {
       const p = S.host.querySelector('.ifj-question[data-q="' + cssId(qid) + '"] > .ifj-problem');
       if (p) {
