@@ -8,6 +8,7 @@ import io
 import random
 from dataclasses import dataclass, field
 
+from annotation.item_order import spaced_order
 from annotation.word_diff import word_diff
 from formats.spreadsheet import csv_writer
 from annotation.questions import GUIDELINES, PROJECT_GOALS, Question, labeler_instructions, question
@@ -16,6 +17,11 @@ from storage import narratives as narrative_store
 from storage import projects, studies
 from storage.errors import IFJudgeError, InvalidAnswer, NotFound, PermissionDenied
 from storage.db import Database
+
+
+#: the longest reason kept (characters): InstructIR asks for "a clear and concise reason"; the
+#: annotate page counts them as they are typed
+REASON_MAX_CHARS = 500
 
 
 class ScreenRefused(InvalidAnswer):
@@ -69,11 +75,15 @@ def _check_member(db: Database, study: dict, user: dict) -> None:
 
 def open_screen(db: Database, study_id: int, user: dict, screen: str | None = None) -> Screen | None:
     """The screen to show: ``screen`` when given (going back to a submitted one), else the user's
-    next screen (claimed in the same transaction that hands it out). None when the queue is empty."""
+    next screen in their own order (:mod:`annotation.item_order`; claimed in the same transaction
+    that hands it out). None when the queue is empty."""
     study = studies.get_study(db, study_id)
     _check_member(db, study, user)
     settings = study["settings"]
     if screen is None:
+        # the annotator's own order of the study's items (and of items that reached them since)
+        studies.order_own_queue(db, study_id, user["id"],
+                                lambda items: spaced_order(items, seed=f"{settings.get('seed', 0)}:{user['id']}"))
         screen = studies.claim_next(db, study_id, user["id"], timeout_s=settings.get("claim_timeout_s", 1800.0))
         if screen is None:
             return None
@@ -179,7 +189,8 @@ def submit_screen(
     """Validate and store the answers of one screen (question id -> {"value", "reason"}).
 
     Refused with :class:`ScreenRefused` (an :class:`storage.errors.InvalidAnswer`) naming *every*
-    question that is unanswered, has a value outside its categories, or a "No" without a reason,
+    question that is unanswered, has a value outside its categories, a "No" without a reason, or a
+    reason longer than :data:`REASON_MAX_CHARS`,
     each as the annotator reads it ("Q2 “Is the instruction natural ...”: ..."). One current answer
     per item and annotator: ``screen`` carries the answers that were current when it was opened
     (:attr:`Screen.based_on`); when the user has answered it since (another tab or window, a double
@@ -201,6 +212,10 @@ def submit_screen(
             continue
         categories = tuple(p["doc_id"] for p in it.passages) if it.question.id == "best_passage" else None
         reason = (a.get("reason") or "").strip()
+        if len(reason) > REASON_MAX_CHARS:
+            problems[it.question.id] = (f"{name}: the reason is {len(reason):,} characters long; at most "
+                                        f"{REASON_MAX_CHARS} are accepted: please shorten it")
+            continue
         try:
             it.question.check(str(value), reason, categories=categories)
         except InvalidAnswer as exc:  # "validity: a reason ..." -> "Q1 “Is the instruction ...”: a reason ..."
@@ -342,21 +357,25 @@ def discard_draft(db: Database, screen: Screen, user: dict) -> None:
     draft_store.clear(db, screen.study_id, user["id"], screen.screen)
 
 
-LABELS_CSV_COLUMNS = ("item", "instance", "question", "annotator", "value", "reason", "shown_order", "submitted_at")
+LABELS_CSV_COLUMNS = ("item", "instance", "question", "annotator", "value", "reason", "shown_order", "shown_position",
+                      "submitted_at")
 
 
 def labels_csv(db: Database, study_id: int, *, raw: bool = False) -> str:
     """The current labels of a study as CSV (``ifjudge labels``): a reason or a name that a
     spreadsheet would run as a formula is prefixed with an apostrophe, unless ``raw``
-    (:mod:`formats.spreadsheet`)."""
+    (:mod:`formats.spreadsheet`); ``shown_position`` is the place in the annotator's own sequence
+    at which the item was answered (empty for older labels)."""
     studies.get_study(db, study_id)
     buf = io.StringIO()
     w = csv_writer(buf, raw=raw, lineterminator="\n")
     w.writerow(LABELS_CSV_COLUMNS)
+    positions = studies.shown_positions(db, study_id)
     for r in studies.current_labels(db, study_id):
+        position = positions.get((r["item"], r["annotator"]))
         w.writerow([
             r["item"], r["instance"], r["question"], r["annotator"], r["value"], r["reason"],
-            r["shown_order"] or "",
+            r["shown_order"] or "", "" if position is None else position,
             f"{r['submitted_at']:.3f}",
         ])
     return buf.getvalue()

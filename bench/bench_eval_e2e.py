@@ -21,7 +21,7 @@ throughput, the load average at start and end, and every ``--sample`` seconds th
 Evaluate page shows for the job (``evaluation.jobs.active_jobs`` + ``eta_seconds``, formatted as
 pages/evaluate.py does). With ``--latency N`` (0: off), once a job is encoding, N annotator
 submits are timed beside it, in the browser and in-process, with ``bench/bench_submit_latency.py``'s
-client (its build, browser_cycle and library_cycle) on its own small study database: the worker
+client (its build, browser_latencies and library_cycle) on its own small study database: the worker
 takes CPU from the same machine as the app server.
 
 Run: ``IFJUDGE_BENCH_CACHE=DIR HF_HUB_OFFLINE=1 python bench/bench_eval_e2e.py
@@ -142,13 +142,13 @@ def measure_latency(latency_db: tuple[Path, int, dict, int] | None, n: int, copy
     import bench_submit_latency as sl
     from bench.load_test import percentile
 
-    pristine, sid, instr, total = latency_db
+    pristine, sid, _, total = latency_db
     path = copy
     shutil.copyfile(pristine, path)
     lib = sl.library_cycle(path, sid, n)
-    web = sl.browser_cycle(path, sid, instr, n, total, phases=(0,))[0]
+    web = sl.browser_latencies(path, n)
     ms = lambda xs: {"p50_ms": 1000 * statistics.median(xs), "p95_ms": 1000 * percentile(xs, 95), "n": len(xs)}  # noqa: E731
-    return {"browser": ms([p[0] for p in web]), "browser_harness_wall": ms([p[1] for p in web]), "library": ms(lib)}
+    return {"browser": ms([x / 1000 for x in web]), "library": ms(lib)}
 
 
 def run_job(name: str, db_path: Path, work: Path, args, latency_db) -> dict:
@@ -271,8 +271,8 @@ def main() -> None:
 
             lpath = work / "latency.db"
             lpath.unlink(missing_ok=True)
-            sid, instr = sl.build(lpath, args.latency_instances)
-            latency_db = (lpath, sid, instr, args.latency_instances)
+            sid = sl.build(lpath, args.latency_instances)
+            latency_db = (lpath, sid, None, args.latency_instances)
         for name in names:
             r = run_job(name, db_path, work, args, latency_db)
             report(r)

@@ -419,6 +419,16 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         """,
     ),
+    (
+        11,
+        "each annotator's own item order (assignments.ordered) and the place an item was answered at (labels.shown_position)",
+        """
+        ALTER TABLE assignments ADD COLUMN ordered INTEGER NOT NULL DEFAULT 0;
+        UPDATE assignments SET ordered = 1;
+        CREATE INDEX assignments_unordered ON assignments (user_id) WHERE ordered = 0;
+        ALTER TABLE labels ADD COLUMN shown_position INTEGER;
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

@@ -314,6 +314,46 @@ def claim_next(
     return None
 
 
+def order_own_queue(db: Database, study_id: int, user_id: int, arrange) -> int:
+    """Give the user's items of the study that have no order of theirs yet (a new study, a new
+    round) their own order, after everything they already hold: ``arrange`` takes the
+    ``(screen, query id)`` pairs (in the study's order) and returns the screens in the user's order
+    (``annotation.item_order.spaced_order``). One write transaction; returns how many screens
+    were ordered (0, with no write, when there is nothing to order)."""
+    # CROSS JOIN keeps SQLite on the user's unordered assignments (partial index
+    # assignments_unordered: none, once ordered) instead of walking every item of the study
+    unordered = ("SELECT 1 FROM assignments a CROSS JOIN items i ON i.id = a.item_id"
+                 " WHERE a.user_id = ? AND a.ordered = 0 AND i.study_id = ? LIMIT 1")
+    if db.execute(unordered, [user_id, study_id]).fetchone() is None:
+        return 0
+    with write(db, lock=user_lock(user_id)):
+        rows = db.execute(
+            "SELECT a.item_id, i.screen, COALESCE(inst.query_id, i.instance_id) FROM assignments a"
+            " CROSS JOIN items i ON i.id = a.item_id JOIN studies s ON s.id = i.study_id"
+            " LEFT JOIN instances inst ON inst.project_id = s.project_id AND inst.instance_id = i.instance_id"
+            " WHERE a.user_id = ? AND a.ordered = 0 AND i.study_id = ? ORDER BY a.position, a.item_id",
+            [user_id, study_id],
+        ).fetchall()
+        if not rows:
+            return 0
+        items_of: dict[str, list[int]] = {}
+        query_of: dict[str, str] = {}
+        for item_id, screen, query in rows:
+            items_of.setdefault(screen, []).append(item_id)
+            query_of.setdefault(screen, query)
+        base = db.execute(
+            "SELECT COALESCE(MAX(a.position), -1) + 1 FROM assignments a JOIN items i ON i.id = a.item_id"
+            " WHERE a.user_id = ? AND i.study_id = ? AND a.ordered = 1",
+            [user_id, study_id],
+        ).fetchone()[0]
+        order = arrange(list(query_of.items()))
+        db.executemany(
+            "UPDATE assignments SET position = ?, ordered = 1 WHERE user_id = ? AND item_id = ?",
+            [(base + rank, user_id, item_id) for rank, screen in enumerate(order) for item_id in items_of[screen]],
+        )
+    return len(order)
+
+
 def _own_next(db: Database, study_id: int, user_id: int, states=("claimed", "pending")) -> str | None:
     """The screen the user holds, else their first pending one (of ``states``)."""
     # held first, then the first pending: two queries that each walk the index
@@ -455,17 +495,18 @@ def submit(
                     "that answer is kept as your current one and these answers were not stored",
                     row[0] if row else None,
                 )
+        position = _shown_position(db, study_id, user_id, [current[i] for i in item_ids if current.get(i)])
         label_ids = []
         for item_id in item_ids:
             a = answers[item_id]
             label_ids.append(
                 db.execute(
-                    "INSERT INTO labels (item_id, user_id, value, reason, shown_order, started_at, submitted_at, duration_ms, supersedes)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO labels (item_id, user_id, value, reason, shown_order, started_at, submitted_at, duration_ms,"
+                    " supersedes, shown_position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [
                         item_id, user_id, a["value"], a.get("reason") or "",
                         json.dumps(a["shown_order"]) if a.get("shown_order") is not None else None,
-                        started_at, now, duration, current.get(item_id),
+                        started_at, now, duration, current.get(item_id), position,
                     ],
                 ).lastrowid
             )
@@ -473,6 +514,37 @@ def submit(
             f"UPDATE assignments SET state = 'done' WHERE user_id = ? AND item_id IN ({marks})", [user_id, *item_ids]
         )
     return label_ids
+
+
+def _shown_position(db: Database, study_id: int, user_id: int, earlier_labels: list[int]) -> int | None:
+    """The place of a screen in the user's own sequence of the study: 1 + the screens they had
+    answered before it; a screen answered again keeps the place of its first answer. Read from the
+    user's newest first answer in the study (index labels_user, backwards: a row or two)."""
+    if earlier_labels:
+        marks = ",".join("?" * len(earlier_labels))
+        row = db.execute(f"SELECT MIN(shown_position) FROM labels WHERE id IN ({marks})", earlier_labels).fetchone()
+        return row[0]
+    row = db.execute(
+        "SELECT l.shown_position FROM labels l JOIN items i ON i.id = l.item_id"
+        " WHERE l.user_id = ? AND i.study_id = ? AND l.supersedes IS NULL ORDER BY l.id DESC LIMIT 1",
+        [user_id, study_id],
+    ).fetchone()
+    if row is None:
+        return 1
+    if row[0] is not None:
+        return row[0] + 1
+    return 1 + progress(db, study_id, user_id)[0]  # answers from before places were stored: counted once
+
+
+def shown_positions(db: Database, study_id: int) -> dict[tuple[int, str], int | None]:
+    """(item id, annotator name) -> the place in that annotator's own sequence at which their
+    current label was given (None for labels given before places were stored)."""
+    rows = db.execute(
+        "SELECT l.item_id, u.name, l.shown_position FROM labels l JOIN items i ON i.id = l.item_id"
+        f" JOIN users u ON u.id = l.user_id WHERE i.study_id = ? AND {_CURRENT}",
+        [study_id],
+    ).fetchall()
+    return {(item, name): position for item, name, position in rows}
 
 
 def progress(db: Database, study_id: int, user_id: int) -> tuple[int, int]:

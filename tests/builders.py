@@ -7,6 +7,7 @@ from each other (tests/test_house_rules.py checks it), as datasette's tests shar
 from __future__ import annotations
 
 import io
+import json
 import os
 import time
 import zipfile
@@ -38,6 +39,33 @@ def signed_in_page(db, path: str, name: str, *, timeout: float = 30) -> AppTest:
     """The page at ``path`` run once with ``name`` signed in."""
     at = app(path, timeout=timeout)
     at.session_state["user"] = user_row(db, name)
+    return at.run()
+
+
+# ---- the annotate page's item component (ui/annotate_screen.py) ------------------------------
+def item_shown(at: AppTest) -> dict:
+    """What the annotate page gave its item component in its last run (the component's data)."""
+    element = at.get("bidi_component")[-1]
+    return json.loads(element.proto.json or element.proto.mixed.json)
+
+
+def passage_id(at: AppTest, n: int) -> str:
+    """The document id of the ``n``-th passage (1-based) of the best-passage question shown."""
+    q = next(q for q in item_shown(at)["item"]["questions"] if q["id"] == "best_passage")
+    return q["options"][n - 1]["value"]
+
+
+def send(at: AppTest, kind: str, answers: dict | None = None, **fields) -> AppTest:
+    """The item component's next message, kept as its callback keeps it, then a run of the page.
+    ``answers``: question id -> value, or (value, reason)."""
+    shown = item_shown(at)
+    msg = {"seq": shown["ack"] + 1, "kind": kind, "study": shown["study"], "token": shown["token"],
+           "screen": (shown["item"] or {}).get("screen")}
+    if answers is not None:
+        msg["answers"] = {q: {"value": v[0], "reason": v[1]} if isinstance(v, tuple) else {"value": v, "reason": ""}
+                          for q, v in answers.items()}
+    msg.update(fields)
+    at.session_state["ann_inbox"] = [msg]
     return at.run()
 
 

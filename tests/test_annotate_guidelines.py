@@ -7,7 +7,7 @@ from annotation import workspace
 from annotation.questions import GUIDELINES, PROJECT_GOAL_INSTRUCTIR
 from storage import studies
 from storage.errors import PermissionDenied
-from tests.builders import app, user_row
+from tests.builders import app, item_shown, send, signed_in_page, user_row
 
 FIG9A_INSTRUCTIONS = ("You will encounter three questions for each instance. Your task is to choose an option for "
                       "each question. If you choose 'NO' for Q1 or Q2, provide a clear and concise reason for your "
@@ -48,20 +48,24 @@ def test_new_annotator_sees_goal_and_instructions_before_the_first_item(env_db):
     texts = [t.value for t in at.text]
     screen = at.session_state[f"ann_screen:{sid}"]
     item = workspace.open_screen(db, sid, user_row(db, "ann1"), screen)
-    # goal, instructions and the full definitions come first, then instruction, query, passages (Fig. 9)
+    # goal, instructions and the full definitions come first, then (in the item component, below
+    # them) instruction, query, the numbered questions and the passages (Fig. 9)
     goal, instr = texts.index(PROJECT_GOAL_INSTRUCTIR), texts.index(FIG9A_INSTRUCTIONS)
-    relevant = texts.index(GUIDELINES["best_passage"])
-    assert goal < instr < relevant < texts.index(item.instruction) < texts.index(item.query)
-    assert texts.index(item.query) < texts.index(item.items[2].passages[0]["text"])
-    prompts = [m.value for m in at.markdown if m.value.startswith("**Q")]
-    assert prompts == ["**Q1. Is the instruction valid for the search user?**",
-                       "**Q2. Is the instruction natural for the given query?**",
-                       "**Q3. Which passage is the most natural for the given instruction and query?**"]
+    assert goal < instr < texts.index(GUIDELINES["best_passage"])
+    assert at.get("bidi_component")[-1].proto.component_name == "ifjudge_annotate_item"
+    shown = item_shown(at)["item"]
+    assert (shown["texts"]["instruction"], shown["texts"]["query"]) == (item.instruction, item.query)
+    assert [f"Q{q['number']}. {q['prompt']}" for q in shown["questions"]] == [
+        "Q1. Is the instruction valid for the search user?",
+        "Q2. Is the instruction natural for the given query?",
+        "Q3. Which passage is the most natural for the given instruction and query?"]
+    assert [o["passage"] for o in shown["questions"][2]["options"]] == [p["text"] for p in item.items[2].passages]
+    assert item_shown(at)["guidelines"] == {"acknowledged": False}
 
     at.button(key=f"guidelines_ack:{sid}").click().run()
     assert studies.guidelines_acknowledged(db, sid, user_row(db, "ann1")["id"]) is not None
-    texts = [t.value for t in at.text]
-    assert PROJECT_GOAL_INSTRUCTIR not in texts and item.instruction in texts  # gone; the item stays
+    assert PROJECT_GOAL_INSTRUCTIR not in [t.value for t in at.text]  # gone; the item stays
+    assert item_shown(at)["item"]["screen"] == screen and item_shown(at)["guidelines"] == {"acknowledged": True}
 
     # one key away: the g shortcut button shows them again, and hides them
     toggle = at.button(key=f"guidelines_toggle:{sid}")
@@ -69,6 +73,12 @@ def test_new_annotator_sees_goal_and_instructions_before_the_first_item(env_db):
     toggle.click().run()
     assert PROJECT_GOAL_INSTRUCTIR in [t.value for t in at.text]
     at.button(key=f"guidelines_toggle:{sid}").click().run()
+    assert PROJECT_GOAL_INSTRUCTIR not in [t.value for t in at.text]
+
+    # the keys g and a reach the page as messages of the item component
+    send(at, "guidelines")
+    assert PROJECT_GOAL_INSTRUCTIR in [t.value for t in at.text]
+    send(at, "guidelines")
     assert PROJECT_GOAL_INSTRUCTIR not in [t.value for t in at.text]
 
     # a new session of the same annotator: acknowledged, so not shown again
@@ -87,3 +97,14 @@ def test_study_goal_overrides_the_default(env_db):
     g = workspace.guidelines(db, r["study_id"], user_row(db, "ann1"))
     assert g.goal == "Check the <b>gold</b> passages."
     assert g.instructions == "You will encounter one question for each instance. Your task is to choose an option for each question."
+
+
+def test_the_key_a_acknowledges_the_guidelines(env_db):
+    db, r = env_db
+    sid = r["study_id"]
+    at = signed_in_page(db, "pages/annotate.py", "ann2")
+    assert PROJECT_GOAL_INSTRUCTIR in [t.value for t in at.text]
+    send(at, "acknowledge")  # the item component's message for the key a
+    assert studies.guidelines_acknowledged(db, sid, user_row(db, "ann2")["id"]) is not None
+    assert PROJECT_GOAL_INSTRUCTIR not in [t.value for t in at.text]
+    assert item_shown(at)["guidelines"] == {"acknowledged": True}

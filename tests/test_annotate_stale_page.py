@@ -3,13 +3,11 @@ tab (a second session) that opened an item before the first tab answered it is r
 message that says so, its answer is not stored, and only "Replace my answer with these" stores it."""
 
 from storage import studies
-from tests.builders import app, user_row
+from tests.builders import app, item_shown, passage_id, send, user_row
 
 
-def answer(at, sid, screen, naturalness, passage):
-    for key in (f"val:{sid}:{screen}:validity:Yes", f"val:{sid}:{screen}:naturalness:{naturalness}",
-                f"pick:{sid}:{screen}:{passage}"):
-        at.button(key=key).click().run()
+def answers(at, naturalness, passage):
+    return {"validity": "Yes", "naturalness": naturalness, "best_passage": passage_id(at, passage)}
 
 
 def naturalness_labels(db, sid):
@@ -33,33 +31,32 @@ def two_tabs(env_db):
 def test_a_stale_tab_is_told_and_replaces_only_when_asked(env_db):
     db, sid, first, second, screen = two_tabs(env_db)
     assert second.session_state[f"ann_screen:{sid}"] == screen  # the same claimed item in both
-    answer(first, sid, screen, "Yes", 1)
-    first.button(key=f"submit:{sid}:{screen}").click().run()
+    send(first, "submit", answers(first, "Yes", 1))
     assert naturalness_labels(db, sid) == [("Yes", "")]
 
-    answer(second, sid, screen, "No", 2)  # these reruns must not make the stale tab current
-    second.text_area(key=f"ans:{sid}:{screen}:naturalness:reason").input("too generic").run()
-    second.button(key=f"submit:{sid}:{screen}").click().run()
+    stale = answers(second, ("No", "too generic"), 2)
+    send(second, "draft", stale)  # a draft from the stale tab does not make it current
+    send(second, "submit", stale)
     assert not second.exception
-    assert any("already answered this item in another tab or window" in w.value for w in second.warning)
+    result = item_shown(second)["result"]
+    assert result["status"] == "stale" and "already answered this item in another tab or window" in result["message"]
     assert naturalness_labels(db, sid) == [("Yes", "")]  # refused: the first tab's answer stays current
-    assert second.button(key=f"stale_next:{sid}:{screen}").proto.shortcut.lower() == "n"
+    assert item_shown(second)["item"]["screen"] == screen  # the item stays, with its Next item (n) and Replace
 
-    second.button(key=f"replace:{sid}:{screen}").click().run()  # the explicit replacement
+    send(second, "replace", stale)  # the explicit replacement
     assert naturalness_labels(db, sid) == [("Yes", ""), ("No", "too generic")]
     current = [x for x in studies.current_labels(db, sid) if x["question"] == "naturalness"]
     assert [(x["value"], x["reason"]) for x in current] == [("No", "too generic")]
-    assert not any("already answered" in w.value for w in second.warning)
+    assert item_shown(second)["result"]["status"] == "saved"
     assert second.session_state[f"ann_screen:{sid}"] != screen  # on to the next item
 
 
 def test_next_item_leaves_the_stale_answers_unstored(env_db):
     db, sid, first, second, screen = two_tabs(env_db)
-    answer(first, sid, screen, "Yes", 1)
-    first.button(key=f"submit:{sid}:{screen}").click().run()
-    answer(second, sid, screen, "Yes", 3)
-    second.button(key=f"submit:{sid}:{screen}").click().run()
-    second.button(key=f"stale_next:{sid}:{screen}").click().run()
+    send(first, "submit", answers(first, "Yes", 1))
+    send(second, "submit", answers(second, "Yes", 3))
+    assert item_shown(second)["result"]["status"] == "stale"
+    send(second, "next")
     assert second.session_state[f"ann_screen:{sid}"] not in (None, screen)
     assert naturalness_labels(db, sid) == [("Yes", "")]
     assert len(studies.label_history(db, sid)) == 3

@@ -2,12 +2,15 @@
 import pytest
 import multiprocessing as mp
 from concurrent.futures import ProcessPoolExecutor
+import csv
+import io
 import time
 from collections import Counter
 
 from annotation import auth, workspace
 from annotation.studies import StudySettings, create_study
-from storage import studies
+from annotation.item_order import spaced_order
+from storage import projects, studies
 from storage.db import connect
 from storage.errors import PermissionDenied
 from tests.builders import make_project
@@ -100,6 +103,51 @@ def _worker(db_path, study_id, name, ghost):
                 pass
             except PermissionDenied:  # its claim expired and was handed to someone else meanwhile
                 break
+
+
+def queue(db, sid, name) -> list[str]:
+    """The screens ``name`` is handed, in order, answering each (and where each was answered)."""
+    u, out = user(db, name), []
+    while (s := workspace.open_screen(db, sid, u)) is not None:
+        workspace.submit_screen(db, s, u, answer_all(s), started_at=None)
+        out.append(s.screen)
+    return out
+
+
+def test_each_annotator_has_an_order_of_their_own_with_queries_apart(db_path):
+    """Issue 28, item 5: seeded per annotator (the same order again from the same seed), one query
+    never twice in a row, and the place an item was answered at stored with its label."""
+    db, sid = setup_study(db_path, n_ann=3, overlap=3, fraction=1.0)
+    orders = {name: queue(db, sid, name) for name in ("a0", "a1", "a2")}
+    assert len({tuple(o) for o in orders.values()}) == 3  # three different orders of the same screens
+    assert all(sorted(o) == sorted(orders["a0"]) for o in orders.values())
+    study = studies.get_study(db, sid)
+    query_of = {i["instance_id"]: i["query_id"] for i in projects.instances(db, study["project_id"])}
+    items = sorted(studies.items_of_study(db, sid), key=lambda i: (i["position"], i["id"]))
+    pairs = list(dict.fromkeys((i["screen"], query_of[i["instance_id"]]) for i in items))
+    query = dict(pairs)
+    for name, order in orders.items():
+        assert all(query[x] != query[y] for x, y in zip(order, order[1:]))
+        # exactly the seeded order: the same study built again gives the same orders
+        assert order == spaced_order(pairs, seed=f"{study['settings']['seed']}:{user(db, name)['id']}")
+    places = {(r["item"], r["annotator"]): r for r in csv.DictReader(io.StringIO(workspace.labels_csv(db, sid)))}
+    screen_of = {i["id"]: i["screen"] for i in studies.items_of_study(db, sid)}
+    for (item, name), row in places.items():
+        assert int(row["shown_position"]) == orders[name].index(screen_of[int(item)]) + 1
+
+
+def test_a_changed_answer_keeps_its_place_and_a_new_round_comes_after(db_path):
+    db, sid = setup_study(db_path, n_ann=3, overlap=3, fraction=0.4)
+    u = user(db, "a0")
+    first = workspace.open_screen(db, sid, u)
+    workspace.submit_screen(db, first, u, answer_all(first), started_at=None)
+    second = workspace.open_screen(db, sid, u)
+    workspace.submit_screen(db, second, u, answer_all(second), started_at=None)
+    again = workspace.open_screen(db, sid, u, first.screen)  # back to the first, to change it
+    workspace.submit_screen(db, again, u, answer_all(again), started_at=None)
+    positions = studies.shown_positions(db, sid)
+    assert {positions[(it.item_id, "a0")] for it in again.items} == {1}
+    assert {positions[(it.item_id, "a0")] for it in second.items} == {2}
 
 
 def test_eight_concurrent_workers_respect_caps_and_lose_nothing(db_path):

@@ -10,6 +10,7 @@ from annotation import workspace
 from storage import drafts, studies, users
 from storage.db import SCHEMA_VERSION, connect
 from storage.errors import InvalidAnswer
+from tests.builders import item_shown, passage_id, send
 
 pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
 
@@ -89,24 +90,28 @@ def test_the_annotate_page_shows_the_draft_after_a_reload_and_submits_exactly_it
     sid = r["study_id"]
     at = _page(db, "ann2")
     screen = at.session_state[f"ann_screen:{sid}"]
-    at.button(key=f"val:{sid}:{screen}:validity:Yes").click().run()
-    at.button(key=f"val:{sid}:{screen}:naturalness:No").click().run()
-    at.text_area(key=f"ans:{sid}:{screen}:naturalness:reason").input("too generic").run()
-    at.button(key=f"pick:{sid}:{screen}:2").click().run()
+    chosen = {"validity": "Yes", "naturalness": ("No", "too generic"), "best_passage": passage_id(at, 2)}
+    send(at, "draft", {"validity": "Yes"})  # what the browser sends while the annotator answers
+    send(at, "draft", chosen)
+    assert workspace.draft(db, workspace.open_screen(db, sid, users.get_user(db, "ann2"), screen),
+                           users.get_user(db, "ann2")) == {
+        "validity": {"value": "Yes", "reason": ""}, "naturalness": {"value": "No", "reason": "too generic"},
+        "best_passage": {"value": passage_id(at, 2), "reason": ""}}
 
     again = _page(db, "ann2")  # a reload: a new session, nothing in its state
     assert again.session_state[f"ann_screen:{sid}"] == screen
-    chosen = {b.key for b in again.button if b.proto.type == "primary" and b.key.startswith(("val:", "pick:"))}
-    assert chosen == {f"val:{sid}:{screen}:validity:Yes", f"val:{sid}:{screen}:naturalness:No", f"pick:{sid}:{screen}:2"}
-    assert again.text_area(key=f"ans:{sid}:{screen}:naturalness:reason").value == "too generic"
+    assert item_shown(again)["item"]["answers"] == {  # the item opens with the draft
+        "validity": {"value": "Yes", "reason": ""}, "naturalness": {"value": "No", "reason": "too generic"},
+        "best_passage": {"value": passage_id(at, 2), "reason": ""}}
     shown = workspace.open_screen(db, sid, users.get_user(db, "ann2"), screen)
-    again.button(key=f"submit:{sid}:{screen}").click().run()
+    send(again, "submit", chosen)
     labels = {x["question"]: x for x in studies.current_labels(db, sid) if x["annotator"] == "ann2"}
     assert {q: (x["value"], x["reason"]) for q, x in labels.items()} == {
         "validity": ("Yes", ""), "naturalness": ("No", "too generic"),
         "best_passage": (shown.items[2].passages[1]["doc_id"], "")}
     assert db.execute("SELECT COUNT(*) FROM drafts").fetchone()[0] == 0
-    assert _page(db, "ann2").session_state[f"ann_screen:{sid}"] != screen  # the next screen, empty
+    nxt = _page(db, "ann2")
+    assert nxt.session_state[f"ann_screen:{sid}"] != screen and item_shown(nxt)["item"]["answers"] == {}  # empty
 
 
 def test_a_second_tab_submitting_a_stored_screen_drops_its_draft(demo):

@@ -1,8 +1,7 @@
 """Query and instruction terms highlighted in passages (issue 20, item 1, optional): the text stays
 literal (escaped), only whole words are marked; the switch on the annotate page."""
-from ui.highlight import highlight_markdown, terms
-from ui.markdown import md_escape
-from tests.builders import app, user_row
+from ui.highlight import highlight_parts, terms
+from tests.builders import app, item_shown, user_row
 
 
 def test_terms_are_the_words_worth_marking():
@@ -10,27 +9,29 @@ def test_terms_are_the_words_worth_marking():
     assert terms("کلینیک غدد تهران") == {"کلینیک", "غدد", "تهران"}  # any script
 
 
-def test_highlight_escapes_everything_but_the_marks():
+def test_highlight_cuts_the_text_at_the_marks_and_keeps_it_whole():
     text = "Cook <script>alert(1)</script> **kohlrabi** [x](http://x) $y$\nsecond line: KOHLRABI_soup"
-    md = highlight_markdown(text, {"kohlrabi", "cook"})
-    # without the marks, exactly the escaped text (line by line)
-    plain = md.replace(":orange-background[Cook]", "Cook").replace(":orange-background[kohlrabi]", "kohlrabi")
-    assert plain == "  \n".join(md_escape(line) for line in text.split("\n"))
-    assert md.count(":orange-background[") == 2  # KOHLRABI_soup is one word, not a term
-    assert "<script>" not in md and "](" not in md and "**" not in md
+    parts = highlight_parts(text, {"kohlrabi", "cook"})
+    assert "".join(parts) == text  # the text unchanged: each piece is set as text, never parsed
+    assert parts[1::2] == ["Cook", "kohlrabi"]  # KOHLRABI_soup is one word, not a term
+    assert highlight_parts("", {"x"}) == [""]
+
+
+TEXT = "An endocrinology <b>clinic</b>, kohlrabi, solar panels and running"  # a word of each demo query
 
 
 def test_the_switch_marks_query_words_in_the_passages(env_db):
     db, r = env_db
-    db.execute("UPDATE documents SET text = 'An endocrinology <b>clinic</b> treats glands'")
+    db.execute("UPDATE documents SET text = ?", [TEXT])
     at = app("pages/annotate.py")
     at.session_state["user"] = user_row(db, "ann1")
     at.run()
-    assert "An endocrinology <b>clinic</b> treats glands" in [t.value for t in at.text]  # off by default
+    passages = lambda: [o["passage"] for o in item_shown(at)["item"]["questions"][2]["options"]]  # noqa: E731
+    assert passages() == [TEXT] * 3  # off by default: the text as it is
     at.toggle(key="ann_highlight").set_value(True).run()
-    marked = [m.value for m in at.markdown if "orange-background" in m.value]
     sid = r["study_id"]
     query = at.session_state[f"ann_screen_obj:{sid}"].query
     words = terms(query, at.session_state[f"ann_screen_obj:{sid}"].instruction)
-    assert len(marked) == 3 and marked[0] == highlight_markdown("An endocrinology <b>clinic</b> treats glands", words)
-    assert "An endocrinology <b>clinic</b> treats glands" not in [t.value for t in at.text]
+    assert passages() == [highlight_parts(TEXT, words)] * 3 and item_shown(at)["view"] == "marked"
+    marked = passages()[0][1::2]
+    assert marked and {w.lower() for w in marked} <= words  # the words of the shown query, as they are written

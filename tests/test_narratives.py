@@ -15,7 +15,7 @@ from storage import projects, studies, users
 from formats.bundle import Bundle, Document, Instance, Narrative, Qrel, Query
 from storage.errors import IFJudgeError, NotFound, PermissionDenied
 from formats.readers import parse
-from tests.builders import ADDED, ANNOTATORS, judge, narratives_page, save_narrative as save, signed_in_page
+from tests.builders import ADDED, ANNOTATORS, item_shown, judge, narratives_page, save_narrative as save, send, signed_in_page
 
 pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
 
@@ -474,17 +474,16 @@ def test_rejudge_screen_marks_the_changes_and_hides_the_original_judgment(env_db
     sid = r["study_id"]
     next(s for s in at.selectbox if s.label == "Study").set_value(sid).run()  # keyed by the work left
     assert not at.exception
-    screen = at.session_state[f"ann_screen:{sid}"]
-    assert newest + " <b>Knee</b> *surgery* is not relevant." in [t.value for t in at.text]  # literal
-    changes = [m.value for m in at.markdown if "green-background" in m.value]
-    assert len(changes) == 1 and "Knee" in changes[0] and "<b>" not in changes[0]  # escaped, marked
-    assert "\\*surgery\\*" in changes[0]
-    assert [(b.label, b.proto.shortcut) for b in at.button if b.key and b.key.startswith("val:")] == [
-        ("Relevant", "1"), ("Not relevant", "2")]  # the key printed once, by Streamlit
-    assert newest not in [t.value for t in at.text]  # the original narrative is not shown as the instruction
+    shown = item_shown(at)["item"]
+    assert shown["texts"]["narrative"] == newest + " <b>Knee</b> *surgery* is not relevant."  # as text
+    # the changes from the original narrative: the added words marked, as text (never HTML or Markdown)
+    inserted = [part for op, part in shown["texts"]["changes"] if op == "insert"]
+    assert inserted[-1] == " <b>Knee</b> *surgery* is not relevant."
+    assert [(o["label"], o["key"]) for o in shown["questions"][0]["options"]] == [("Relevant", "1"), ("Not relevant", "2")]
+    assert shown["texts"]["instruction"] is None  # the original narrative is not shown as the instruction
     assert not any("judged relevant" in str(getattr(e, "value", "")).lower() for e in at.main)
-    at.button(key=f"val:{sid}:{screen}:relevance:not relevant").click().run()
-    at.button(key=f"submit:{sid}:{screen}").click().run()
+    assert "judged relevant" not in json.dumps(shown).lower()
+    send(at, "submit", {"relevance": "not relevant"})
     assert [x["value"] for x in studies.current_labels(db, sid)] == ["not relevant"]
 
 

@@ -4,7 +4,7 @@ import json
 import pytest
 
 from storage.db import write
-from tests.builders import app, label_demo, make_project, user_row
+from tests.builders import app, item_shown, label_demo, make_project, passage_id, send, signed_in_page, user_row
 
 pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
 # ``env_db``: the fixture of tests/conftest.py
@@ -89,29 +89,33 @@ def test_annotate_page_shows_untrusted_text_literally(env_db):
     at = app("pages/annotate.py")
     at.session_state["user"] = user_row(db, "ann1")
     at.run()
-    assert "<b>bold</b> *star* # $x$" in [t.value for t in at.text]
+    # handed to the item component as text (it sets it with textContent), not as Markdown or HTML
+    assert item_shown(at)["item"]["texts"]["instruction"] == "<b>bold</b> *star* # $x$"
     assert all("<b>" not in m.value for m in at.markdown)
 
 
 def test_annotate_page_refuses_no_without_reason_then_saves(env_db):
     db, r = env_db
-    at = app("pages/annotate.py")
-    at.session_state["user"] = user_row(db, "ann2")
-    at.run()
-    screen = at.session_state[f"ann_screen:{r['study_id']}"]
-    at.button(key=f"val:{r['study_id']}:{screen}:validity:Yes").click().run()
-    at.button(key=f"val:{r['study_id']}:{screen}:naturalness:No").click().run()
-    at.button(key=f"pick:{r['study_id']}:{screen}:2").click().run()
-    at.button(key=f"submit:{r['study_id']}:{screen}").click().run()
-    assert any("a reason is required" in e.value for e in at.error)
-    at.text_area(key=f"ans:{r['study_id']}:{screen}:naturalness:reason").input("too generic").run()
-    at.button(key=f"submit:{r['study_id']}:{screen}").click().run()
+    sid = r["study_id"]
+    at = signed_in_page(db, "pages/annotate.py", "ann2")
+    screen = at.session_state[f"ann_screen:{sid}"]
+    answers = {"validity": "Yes", "naturalness": "No", "best_passage": passage_id(at, 2)}
+    send(at, "submit", answers)  # one message: every answer of the item
+    shown = item_shown(at)
+    assert shown["result"]["status"] == "refused" and shown["item"]["screen"] == screen
+    assert shown["result"]["problems"] == {
+        "naturalness": "Q2 “Is the instruction natural for the given query?”: a reason is required when the answer is No"}
+    assert any("Not saved: 1 question to fix" in t.proto.body for t in at.toast)
+    send(at, "submit", {**answers, "naturalness": ("No", "too generic")})
     from storage import studies
 
     labels = studies.current_labels(db, r["study_id"])
     assert {(x["question"], x["value"] if x["question"] != "best_passage" else "*", x["reason"]) for x in labels} == {
         ("validity", "Yes", ""), ("naturalness", "No", "too generic"), ("best_passage", "*", "")}
-    assert at.session_state[f"ann_screen:{r['study_id']}"] != screen
+    assert at.session_state[f"ann_screen:{sid}"] != screen
+    shown = item_shown(at)  # the reply is the next item, its answers empty
+    assert shown["result"]["status"] == "saved" and shown["item"]["screen"] == at.session_state[f"ann_screen:{sid}"]
+    assert shown["item"]["answers"] == {} and shown["ack"] == 2
 
 
 def test_monitor_shows_table7_charts_and_reasons(env_db):
@@ -227,19 +231,15 @@ def test_annotate_page_keys_never_mean_two_things_and_every_passage_shows(tmp_pa
     at.session_state["user"] = user_row(db, "a0")
     at.run()
     assert not at.exception
-    screen = at.session_state[f"ann_screen:{sid}"]
-    # the label names the answer once; the key is the button's shortcut (Streamlit prints it on the button)
-    labels = {b.key.split(":", 3)[3]: (b.label, b.proto.shortcut or None) for b in at.button
-              if b.key and b.key.startswith(("val:", "pick:"))}
+    # each option's label and key, as the item component draws them
+    labels = {(q["id"], o["label"]): o["key"] for q in item_shown(at)["item"]["questions"] for o in q["options"]}
     assert labels == {
-        "validity:Yes": ("Yes", "1"), "validity:No": ("No", "2"),
-        **{f"naturalness:{v}": (v, None) for v in "12345"},
-        "1": ("Passage 1", "5"), "2": ("Passage 2", "6"), "3": ("Passage 3", "7"), "4": ("Passage 4", None),
+        ("validity", "Yes"): "1", ("validity", "No"): "2",
+        **{("naturalness", v): None for v in "12345"},
+        ("best_passage", "Passage 1"): "5", ("best_passage", "Passage 2"): "6", ("best_passage", "Passage 3"): "7",
+        ("best_passage", "Passage 4"): None,
     }
-    at.button(key=f"val:{sid}:{screen}:validity:Yes").click().run()
-    at.button(key=f"val:{sid}:{screen}:naturalness:4").click().run()
-    at.button(key=f"pick:{sid}:{screen}:4").click().run()
-    at.button(key=f"submit:{sid}:{screen}").click().run()
+    send(at, "submit", {"validity": "Yes", "naturalness": "4", "best_passage": passage_id(at, 4)})
     from storage import studies
 
     rows = {x["question"]: x for x in studies.current_labels(db, sid)}
@@ -261,21 +261,21 @@ def test_annotate_page_says_so_when_an_expired_claim_was_handed_over(env_db):
     db, r = env_db
     sid = r["study_id"]
     at, screen = open_item_as(db, sid, "ann1")
-    at.button(key=f"val:{sid}:{screen}:validity:Yes").click().run()
-    at.button(key=f"val:{sid}:{screen}:naturalness:Yes").click().run()
-    at.button(key=f"pick:{sid}:{screen}:1").click().run()
+    answers = {"validity": "Yes", "naturalness": "Yes", "best_passage": passage_id(at, 1)}
     # meanwhile the claim expired and the screen went to someone else
     uid = user_row(db, "ann1")["id"]
     with write(db):
         db.execute("DELETE FROM assignments WHERE user_id = ? AND item_id IN"
                    " (SELECT id FROM items WHERE study_id = ? AND screen = ?)", [uid, sid, screen])
-    at.button(key=f"submit:{sid}:{screen}").click().run()
+    send(at, "submit", answers)
     assert not at.exception
-    assert any("handed to another annotator" in w.value and "not stored" in w.value for w in at.warning)
+    result = item_shown(at)["result"]
+    assert result["status"] == "notice" and "handed to another annotator" in result["message"] and "not stored" in result["message"]
     from storage import studies
 
     assert [x for x in studies.current_labels(db, sid) if x["annotator"] == "ann1"] == []
     assert at.session_state[f"ann_screen:{sid}"] not in (None, screen)  # the next item is open
+    assert item_shown(at)["item"]["screen"] == at.session_state[f"ann_screen:{sid}"]
 
 
 def test_annotate_page_shows_a_refused_submit_literally_and_keeps_the_answers(env_db, monkeypatch):
@@ -283,7 +283,6 @@ def test_annotate_page_shows_a_refused_submit_literally_and_keeps_the_answers(en
     db, r = env_db
     sid = r["study_id"]
     at, screen = open_item_as(db, sid, "ann1")
-    at.button(key=f"val:{sid}:{screen}:validity:Yes").click().run()
     from annotation import workspace
     from storage import studies
     from storage.errors import IFJudgeError
@@ -294,11 +293,15 @@ def test_annotate_page_shows_a_refused_submit_literally_and_keeps_the_answers(en
         raise IFJudgeError(message)
 
     monkeypatch.setattr(workspace, "submit_screen", refuse)
-    at.button(key=f"submit:{sid}:{screen}").click().run()
+    token = item_shown(at)["token"]
+    send(at, "submit", {"validity": "Yes"})
     assert not at.exception
-    shown = [e.value for e in at.error]
-    assert len(shown) == 1 and "\\*\\*\\*" in shown[0] and "\\[see\\]" in shown[0]  # escaped: read literally
-    assert at.session_state[f"ann_screen:{sid}"] == screen  # the same item, the answer still chosen
+    shown = item_shown(at)
+    # the message as it is (the component shows it as text), on the same item
+    assert shown["result"] == {**shown["result"], "status": "error", "message": message}
+    # the same item, drawn as it was (the same token): the browser keeps the answers chosen on it
+    assert at.session_state[f"ann_screen:{sid}"] == screen and shown["item"]["screen"] == screen
+    assert shown["token"] == token
     assert [x for x in studies.current_labels(db, sid) if x["annotator"] == "ann1"] == []
 
 

@@ -106,8 +106,9 @@ def test_labels_csv_has_the_documented_columns(demo):
     s = workspace.open_screen(db, r["study_id"], u)
     workspace.submit_screen(db, s, u, answers(s, nat="No", reason='says "nothing", really'), started_at=None)
     lines = workspace.labels_csv(db, r["study_id"]).splitlines()
-    assert lines[0] == "item,instance,question,annotator,value,reason,shown_order,submitted_at"
+    assert lines[0] == "item,instance,question,annotator,value,reason,shown_order,shown_position,submitted_at"
     assert len(lines) == 4
+    assert [line.split(",")[-2] for line in lines[1:]] == ["1", "1", "1"]  # ann3's first item
     assert '"says ""nothing"", really"' in lines[2]
 
 

@@ -1,12 +1,9 @@
-"""Query and instruction terms highlighted in a passage (the annotate page's "Highlight terms"
-switch), as Markdown that still shows the untrusted text literally: every piece of the text is
-escaped with :func:`ui.markdown.md_escape`; only whole words (letters and digits, which need no
-escaping) are wrapped in Streamlit's ``:orange-background[...]`` directive."""
+"""Query and instruction terms highlighted in a passage (the annotate page's "Highlight query
+terms" switch): the text cut into pieces at the words to mark (:func:`highlight_parts`), which the
+item component sets as text, the marked ones in a ``<mark>``: the untrusted text stays literal."""
 from __future__ import annotations
 
 import re
-
-from ui.markdown import md_escape
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 # words too common to point at anything (English; other languages keep every word of 3+ letters)
@@ -24,21 +21,20 @@ def terms(*texts: str) -> set[str]:
     return {w.lower() for t in texts for w in _WORD.findall(t) if len(w) >= 3 and w.lower() not in STOPWORDS}
 
 
-def highlight_markdown(text: str, words: set[str]) -> str:
-    """``text`` as Markdown shown literally, with the words in ``words`` (lower-case) highlighted;
-    line breaks are kept.
+def highlight_parts(text: str, words: set[str]) -> list[str]:
+    """``text`` cut where the words of ``words`` (lower-case) occur as whole words: the pieces in
+    order, every second one (odd positions) a word to mark. Joined, they are ``text`` unchanged;
+    the annotate page sets each piece as text (never as HTML or Markdown).
 
-    >>> highlight_markdown("A **clinic** <b>visit</b>", {"clinic", "visit"})
-    'A \\\\*\\\\*:orange-background[clinic]\\\\*\\\\* \\\\<b\\\\>:orange-background[visit]\\\\<\\\\/b\\\\>'
+    >>> highlight_parts("A **clinic** <b>visit</b>", {"clinic", "visit"})
+    ['A **', 'clinic', '** <b>', 'visit', '</b>']
+    >>> highlight_parts("no term here", {"clinic"})
+    ['no term here']
     """
-    lines = []
-    for line in text.split("\n"):
-        out, at = [], 0
-        for m in _WORD.finditer(line):
-            out.append(md_escape(line[at:m.start()]))
-            word = m.group()
-            out.append(f":orange-background[{md_escape(word)}]" if word.lower() in words else md_escape(word))
+    parts, at = [], 0
+    for m in _WORD.finditer(text):
+        if m.group().lower() in words:
+            parts += [text[at:m.start()], m.group()]
             at = m.end()
-        out.append(md_escape(line[at:]))
-        lines.append("".join(out))
-    return "  \n".join(lines)
+    parts.append(text[at:])
+    return parts

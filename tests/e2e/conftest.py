@@ -153,14 +153,36 @@ def wait_progress(page, text: str) -> None:
     expect(page.get_by_text(text, exact=True)).to_be_visible(timeout=20_000)
 
 
+def chosen_option(page, key: str):
+    """The annotate page's option of ``key`` shown as chosen (ui/components/annotate_item.js)."""
+    return page.locator(f'.ifj-item button[aria-keyshortcuts="{key}"][aria-pressed="true"]')
+
+
 def answer_by_keyboard(page, keys) -> None:
-    """Press each answer key and wait until its button shows as chosen (a rerun has happened)."""
+    """Press each answer key of the annotate page and check that its option shows as chosen (at
+    once: the item is answered in the browser). A No moves the cursor to its reason box, so a No
+    comes last, or is followed by Escape."""
     page.evaluate("document.activeElement && document.activeElement.blur()")
+    expect(page.locator(".ifj-item .ifj-bar")).to_be_visible(timeout=20_000)
     for k in keys:
-        settle(page)
         page.keyboard.press(k)
-        chosen = page.locator('[data-testid="stBaseButton-primary"]:has(kbd[aria-label="Shortcut %s"])' % k)
-        expect(chosen).to_be_visible(timeout=10_000)
+        expect(chosen_option(page, k)).to_be_visible(timeout=10_000)
+
+
+def type_item(page, v: str, nat: str, reason: str | None, passage: str) -> None:
+    """One InstructIR item as a fast annotator types it (validity 1/2, naturalness 3/4, passage
+    5/6/7, the reason of the No): the answers on an 80 ms beat, the No last and its reason 100 ms
+    after it (a No moves the cursor to its reason box: the next key is the reason's), Ctrl+Enter
+    80 ms later (bench/bench_submit_latency.py types so too)."""
+    no = [k for k in (v, nat) if k in ("2", "4")]
+    for key in [k for k in (v, nat) if k not in no] + [passage] + no:
+        page.keyboard.press(key)
+        page.wait_for_timeout(80)
+    if reason:
+        page.wait_for_timeout(20)
+        page.keyboard.type(reason, delay=30)
+        page.wait_for_timeout(80)
+    page.keyboard.press("Control+Enter")
 
 
 def choose(page, label: str, option: str) -> None:

@@ -1,7 +1,8 @@
 """Accessibility: axe-core (Deque, 4.x, installed by scripts/axe.sh into .cache/axe) finds no
 serious or critical violation on the pages a lead and an annotator use, at 1280x720, with data
 on them (labels given, a retriever evaluated): colour contrast, names of controls and toasts,
-text alternatives of charts."""
+text alternatives of charts; and every element that scrolls takes the keyboard, on those pages and
+in every state of the annotate page (long texts, highlighted, refused, stale, re-judging, all done)."""
 from __future__ import annotations
 
 import json
@@ -13,7 +14,7 @@ from playwright.sync_api import expect
 from annotation import workspace
 from annotation.demo import load_demo
 from storage.db import connect
-from tests.e2e.conftest import ROOT, SHOTS, Server, settle, sign_in
+from tests.e2e.conftest import ROOT, SHOTS, Server, answer_by_keyboard, settle, sign_in
 
 pytestmark = pytest.mark.e2e
 
@@ -54,7 +55,27 @@ def busy_server(tmp_path):
     s.stop()
 
 
+# every element that scrolls (its content taller than its box) is one the keyboard reaches: itself
+# focusable, or holding something focusable (axe-core's scrollable-region-focusable, checked here
+# on every element, not only on those axe-core samples). A Streamlit table (Glide Data Grid) scrolls
+# a ``dvn-scroller`` beside its focusable canvas, whose arrow keys move the selection and scroll it.
+UNREACHABLE_SCROLLERS_JS = """() => Array.from(document.querySelectorAll('body *')).filter(e => {
+  const s = getComputedStyle(e);
+  if (!['auto', 'scroll'].includes(s.overflowY) || e.scrollHeight <= e.clientHeight + 1 || e.clientHeight === 0) { return false; }
+  if (e.tabIndex >= 0) { return false; }
+  if (e.classList.contains('dvn-scroller') && e.parentElement.querySelector('canvas[tabindex="0"]')) { return false; }
+  return !e.querySelector('a[href], button:not([disabled]), input, select, textarea, [tabindex]:not([tabindex="-1"])');
+}).map(e => (e.getAttribute('data-testid') || '') + '.' + String(e.className).slice(0, 60))"""
+
+
 def _axe(page) -> list[dict]:
+    """The serious and critical violations axe-core finds, and every element that scrolls without
+    the keyboard reaching it (:data:`UNREACHABLE_SCROLLERS_JS`)."""
+    unreachable = page.evaluate(UNREACHABLE_SCROLLERS_JS)
+    return _axe_core(page) + ([{"page": page.url, "id": "unreachable-scroller", "nodes": unreachable}] if unreachable else [])
+
+
+def _axe_core(page) -> list[dict]:
     if not AXE.exists():
         pytest.fail(f"axe-core is not installed ({AXE} missing): run `bash scripts/axe.sh` (npm install of axe-core@4)")
     page.add_script_tag(path=str(AXE))
@@ -85,12 +106,7 @@ def test_no_serious_or_critical_axe_violation_on_the_main_pages(page, busy_serve
     # after a save: the "Saved" toast is on screen
     page.get_by_role("button", name="I have read the guidelines").click()
     settle(page)
-    for key in ("1", "3", "5"):
-        page.evaluate("document.activeElement && document.activeElement.blur()")
-        page.keyboard.press(key)
-        expect(page.locator('[data-testid="stBaseButton-primary"]:has(kbd[aria-label="Shortcut %s"])' % key)
-               ).to_be_visible(timeout=10_000)
-        settle(page)
+    answer_by_keyboard(page, ["1", "3", "5"])
     page.keyboard.press("Control+Enter")
     expect(page.get_by_text("1 of 8", exact=True)).to_be_visible(timeout=20_000)
     settle(page)  # the run that drew the next item is over (a stale, dimmed element fails contrast)
@@ -114,3 +130,78 @@ def test_no_serious_or_critical_axe_violation_on_the_main_pages(page, busy_serve
     # (Streamlit draws st.toast as a dialog without a name: the annotate page's key script names it
     # by its text, so "Annotate, saved" is checked like every other state)
     assert not bad, json.dumps(found, indent=1)
+
+
+@pytest.fixture
+def long_annotate_server(tmp_path):
+    """The demo with 1,000-word documents (every second one Persian) and a re-judging study."""
+    from annotation import narrative_versions
+
+    path = tmp_path / "axe-long.db"
+    db = connect(path)
+    load_demo(db)
+    words = ["clinic", "solar", "kohlrabi", "running", "cost", "درمانگاه", "بیماران", "هورمون"]  # with query words
+    for n, (d,) in enumerate(db.execute("SELECT doc_id FROM documents").fetchall()):
+        with db.conn:
+            db.execute("UPDATE documents SET text = ? WHERE doc_id = ?",
+                       [" ".join(words[(i + n % 2 * 4) % len(words)] for i in range(1000)), d])
+    narrative_versions.rejudge_published(db, project="demo", author="lead", annotators=["ann1", "ann2", "ann3"])
+    s = Server(path)
+    s.start()
+    yield s
+    s.stop()
+
+
+def test_every_state_of_the_annotate_page_passes_axe_and_every_scroller_takes_the_keyboard(page, long_annotate_server):
+    page.set_viewport_size({"width": 1280, "height": 720})
+    found: dict[str, list] = {}
+
+    def check(state: str) -> None:
+        settle(page)
+        page.wait_for_timeout(600)  # the item marks its scrolling boxes after it is drawn
+        found[state] = _axe(page)
+
+    sign_in(page, long_annotate_server.url, "ann1", "ann1-demo")
+    expect(page.get_by_text("0 of 8", exact=True)).to_be_visible(timeout=30_000)
+    check("guidelines and long passages")
+    page.keyboard.press("a")
+    expect(page.get_by_role("button", name="I have read the guidelines")).to_have_count(0, timeout=20_000)
+    page.get_by_text("Highlight query terms").click()
+    expect(page.locator(".ifj-item mark").first).to_be_visible(timeout=20_000)
+    check("highlighted")
+    answer_by_keyboard(page, ["5", "2"])  # Q1 No without a reason, Q2 unanswered
+    # Ctrl+Enter and a key after it, in one go (so typed while the submission is on its way): not
+    # applied to the refused item, said in a note
+    page.evaluate("""() => [["Enter", true], ["3", false]].forEach(([key, ctrl]) =>
+        document.body.dispatchEvent(new KeyboardEvent("keydown", {key, ctrlKey: ctrl, bubbles: true, cancelable: true})))""")
+    expect(page.get_by_text("Not saved yet. Please fix:")).to_be_visible(timeout=20_000)
+    expect(page.locator(".ifj-note")).to_be_visible(timeout=10_000)
+    check("refused, with a reason box and a note")
+    other = page.context.new_page()  # a second tab answers the item: this one is stale
+    other.goto(long_annotate_server.url)
+    expect(other.get_by_text("0 of 8", exact=True)).to_be_visible(timeout=30_000)
+    answer_by_keyboard(other, ["1", "3", "5"])
+    other.keyboard.press("Control+Enter")
+    expect(other.get_by_text("1 of 8", exact=True)).to_be_visible(timeout=30_000)
+    other.close()
+    page.bring_to_front()
+    page.get_by_label("Reason (required when the answer is No)").fill("too vague")
+    answer_by_keyboard(page, ["3"])
+    page.keyboard.press("Control+Enter")
+    expect(page.get_by_text("you already answered this item in another tab", exact=False)).to_be_visible(timeout=20_000)
+    check("stale")
+    page.get_by_role("combobox", name="Study").click()
+    page.get_by_role("option", name="2: ", exact=False).click()
+    expect(page.get_by_text("0 of 5", exact=True)).to_be_visible(timeout=30_000)
+    page.keyboard.press("a")
+    expect(page.get_by_role("button", name="I have read the guidelines")).to_have_count(0, timeout=20_000)
+    page.get_by_text("Changes from the original narrative", exact=False).click()
+    check("re-judging, changes open")
+    for _ in range(5):
+        answer_by_keyboard(page, ["1"])
+        page.keyboard.press("Control+Enter")
+        page.wait_for_timeout(300)
+    expect(page.get_by_text("All done", exact=False)).to_be_visible(timeout=30_000)
+    check("all done")
+    bad = {state: v for state, v in found.items() if v}
+    assert not bad, json.dumps(bad, indent=1)

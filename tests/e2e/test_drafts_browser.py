@@ -18,10 +18,8 @@ REASON = "Reason (required when the answer is No)"
 
 
 def chosen_keys(page) -> set[str]:
-    """The shortcut keys of the answer buttons shown as chosen (Submit, Ctrl + Enter, is left out)."""
-    kbd = page.locator('[data-testid="stBaseButton-primary"] kbd')
-    keys = {k.get_attribute("aria-label").removeprefix("Shortcut ") for k in kbd.all()}
-    return {k for k in keys if len(k) == 1}
+    """The keys of the options shown as chosen."""
+    return {b.get_attribute("aria-keyshortcuts") for b in page.locator('.ifj-item [aria-pressed="true"]').all()}
 
 
 def test_choices_survive_a_reload_and_submit_stores_them(page, server, artifacts):

@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from annotation import auth
+from annotation import auth, workspace
+from storage import users
 from storage.db import connect
-from tests.e2e.conftest import Server, sign_in
+from tests.e2e.conftest import Server, answer_by_keyboard, sign_in
 
 pytestmark = pytest.mark.e2e
 
@@ -24,11 +25,11 @@ PASSWORD = "hostile-pw"
 
 @pytest.fixture
 def hostile_server(demo_db):
-    """The demo database with hostile text written into it BEFORE the server starts: the first
-    instance every demo annotator sees gets a hostile instruction, all its candidate passages get
-    hostile text, and a user with a hostile name joins the demo study."""
+    """The demo database with hostile text written into it BEFORE the server starts: ann1's first
+    instance (in ann1's own order; claimed for them here) gets a hostile instruction, all its
+    candidate passages get hostile text, and a user with a hostile name joins the demo study."""
     db = connect(demo_db)
-    first = db.execute("SELECT instance_id FROM items WHERE study_id = 1 ORDER BY position, id LIMIT 1").fetchone()
+    first = [workspace.open_screen(db, 1, users.get_user(db, "ann1")).instance_id]
     payload = db.execute("SELECT payload FROM items WHERE study_id = 1 AND instance_id = ? AND question = 'best_passage'",
                          [first[0]]).fetchone()[0]
     instruction = f"{HOSTILE}\n# head\n{LONG_WORD}"
@@ -92,10 +93,7 @@ def test_hostile_markup_is_shown_literally(page, hostile_server, artifacts, who)
     assert_nothing_injected(page)
     page.screenshot(path=str(artifacts / f"hostile-markup-{who}.png"), full_page=True)
     # answering and submitting the hostile screen works and renders the next one safely
-    page.evaluate("document.activeElement && document.activeElement.blur()")
-    for key in ("1", "3", "5"):
-        page.keyboard.press(key)
-        expect(page.locator('[data-testid="stBaseButton-primary"]:has(kbd[aria-label="Shortcut %s"])' % key)).to_be_visible(timeout=10_000)
+    answer_by_keyboard(page, ["1", "3", "5"])
     page.keyboard.press("Control+Enter")
     expect(page.get_by_text("1 of", exact=False).first).to_be_visible(timeout=20_000)
     assert_nothing_injected(page)

@@ -1,6 +1,7 @@
-"""The annotate page under real work (issue 20) at 1280x720: long passages (1,250 words each) in a
-best-passage study, Persian and Arabic text, keys typed 80 ms apart while a CPU-bound process runs
-beside the server, a second tab, and the keyboard from the guidelines to "All done"."""
+"""The annotate page under real work (issues 20 and 28) at 1280x720: long passages (1,250 words each)
+in a best-passage study, Persian and Arabic text, keys typed 80 ms apart while a CPU-bound process
+runs beside the server (the next burst typed before the next item is drawn, or after), a second
+tab, and the keyboard from the guidelines to "All done"."""
 from __future__ import annotations
 
 import json
@@ -10,9 +11,10 @@ import sys
 import pytest
 from playwright.sync_api import expect
 
-from storage import studies
+from annotation import workspace
+from storage import studies, users
 from storage.db import connect
-from tests.e2e.conftest import Server, settle, sign_in
+from tests.e2e.conftest import Server, answer_by_keyboard, settle, sign_in, type_item
 
 pytestmark = pytest.mark.e2e
 
@@ -30,9 +32,9 @@ def long_text(n_words: int, lead: str = "") -> str:
 @pytest.fixture
 def long_server(demo_db):
     """The demo study with every candidate passage 1,250 words long and a Persian instruction on
-    ann1's first item, two of whose passages open with Arabic and Chinese."""
+    ann1's first item (claimed for them), two of whose passages open with Arabic and Chinese."""
     db = connect(demo_db)
-    first = db.execute("SELECT instance_id FROM items WHERE study_id = 1 ORDER BY position, id LIMIT 1").fetchone()[0]
+    first = workspace.open_screen(db, 1, users.get_user(db, "ann1")).instance_id  # ann1's first, in ann1's own order
     docs = [r[0] for r in db.execute("SELECT doc_id FROM documents ORDER BY doc_id")]
     payload = db.execute("SELECT payload FROM items WHERE study_id = 1 AND instance_id = ? AND question = 'best_passage'",
                          [first]).fetchone()[0]
@@ -60,6 +62,10 @@ def current(db_path, name="ann1"):
     return [r for r in studies.current_labels(connect(db_path), 1) if r["annotator"] == name]
 
 
+def direction(locator) -> str:
+    return locator.evaluate("e => getComputedStyle(e).direction")
+
+
 def test_long_item_opens_at_its_top_keeps_the_answers_in_view_and_reads_right_to_left(page, long_server):
     page.set_viewport_size({"width": 1280, "height": 720})
     sign_in(page, long_server.url, "ann1", "ann1-demo")
@@ -75,23 +81,22 @@ def test_long_item_opens_at_its_top_keeps_the_answers_in_view_and_reads_right_to
     # Persian instruction, Arabic passages: laid out right to left, shown literally
     persian = page.get_by_text(PERSIAN, exact=True)
     expect(persian).to_be_visible()
-    assert persian.evaluate("e => getComputedStyle(e.closest('[data-testid=\"stText\"]')).direction") == "rtl"
-    arabic = page.locator('[data-testid="stText"]', has_text=ARABIC.strip()).first
-    assert arabic.evaluate("e => getComputedStyle(e).direction") == "rtl"
-    chinese = page.locator('[data-testid="stText"]', has_text=CHINESE)  # left to right, every character shown
+    assert direction(persian) == "rtl" and persian.get_attribute("dir") == "auto"
+    arabic = page.locator(".ifj-text", has_text=ARABIC.strip()).first
+    assert direction(arabic) == "rtl"
+    chinese = page.locator(".ifj-text", has_text=CHINESE)  # left to right, every character shown
     expect(chinese).to_have_count(1)
-    assert chinese.evaluate("e => getComputedStyle(e).direction") == "ltr"
+    assert direction(chinese) == "ltr"
     assert chinese.inner_text().startswith(CHINESE)
-    english = page.get_by_text("Query", exact=True)
-    assert english.evaluate("e => getComputedStyle(e.closest('[data-testid=\"stCaptionContainer\"]') || e).direction") == "ltr"
+    assert direction(page.locator(".ifj-label", has_text="Query").first) == "ltr"
 
     # each 1,250-word passage scrolls in its own box; its button stays on the first screen
-    box = page.locator('[class*="st-key-ifj-passage-1"] [data-testid="stText"]')
+    box = page.locator(".ifj-passage").first
     assert box.evaluate("e => e.scrollHeight > 2 * e.clientHeight")
     for key in ("1", "3", "5"):
         page.keyboard.press(key)
         page.wait_for_timeout(80)
-    bar = page.locator(".st-key-ifj-bar")
+    bar = page.locator(".ifj-bar")
     expect(bar).to_contain_text("Q1 Yes · Q2 Yes · Q3 Passage 1", timeout=20_000)
     expect(bar).to_be_in_viewport()  # the choice is confirmed where the annotator looks
     expect(page.get_by_role("button", name="Passage 3")).to_be_in_viewport()
@@ -129,7 +134,8 @@ PLAN = [("1", "3", None, "5"), ("2", "3", "vague", "6"), ("1", "4", "too generic
 
 @pytest.fixture
 def busy_machine():
-    """A CPU-bound process beside the server (as an evaluation job would be)."""
+    """A CPU-bound process beside the server (as an evaluation job would be, at normal priority:
+    the worker's nice +10 is the easier case)."""
     hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     yield
     hog.kill()
@@ -145,23 +151,17 @@ def test_every_key_counts_at_80_ms_while_the_machine_is_busy(page, long_server, 
     progress(page, "0 of 8")
     settle(page)
     page.evaluate("document.activeElement && document.activeElement.blur()")
-    reason_box = page.get_by_label("Reason (required when the answer is No)")
-    for n, (v, nat, reason, passage) in enumerate(PLAN):
-        for key in (v, nat, passage):
-            page.keyboard.press(key)
-            page.wait_for_timeout(80)
-        if reason:  # the No moves the focus into its reason box; Escape leaves it
-            expect(reason_box).to_be_focused(timeout=20_000)
-            page.keyboard.type(reason, delay=30)
-            page.keyboard.press("Escape")
-            page.wait_for_timeout(80)
-        page.keyboard.press("Control+Enter")
-        if n == 0:  # a key typed while the next item opens never lands on it: refused, in words
-            page.keyboard.press("2")
-            expect(page.get_by_role("alert").filter(has_text="Not taken: 2")).to_be_visible(timeout=20_000)
+    # the first four items typed as one stream: each item starts right after the last Ctrl+Enter,
+    # before the next item is drawn (its keys wait for it, in order)
+    for item in PLAN[:4]:
+        type_item(page, *item)
+    progress(page, "4 of 8")
+    # the next four, each once the next item is drawn
+    for n, item in enumerate(PLAN[4:], start=4):
+        expect(page.locator(".ifj-bar")).to_contain_text("Q1 — · Q2 — · Q3 —", timeout=20_000)
+        type_item(page, *item)
         progress(page, f"{n + 1} of 8")
-        if n + 1 < len(PLAN):  # the next item starts empty
-            expect(page.locator(".st-key-ifj-bar")).to_contain_text("Q1 — · Q2 — · Q3 —", timeout=20_000)
+    expect(page.locator(".ifj-note")).to_have_count(0)  # no key refused, none said to be lost
 
     rows = current(long_server.db_path)
     by_screen: dict[str, dict] = {}
@@ -178,10 +178,32 @@ def test_every_key_counts_at_80_ms_while_the_machine_is_busy(page, long_server, 
 
     # "All done": b opens the last submitted item again
     expect(page.get_by_text("All done", exact=False)).to_be_visible()
-    settle(page)
     page.keyboard.press("b")
     expect(page.get_by_text("You are changing an answer you already submitted", exact=False)).to_be_visible(timeout=20_000)
-    expect(page.locator(".st-key-ifj-bar")).to_contain_text("Q1 Yes · Q2 Yes · Q3 Passage 2")
+    expect(page.locator(".ifj-bar")).to_contain_text("Q1 Yes · Q2 Yes · Q3 Passage 2")
+
+
+def test_keys_after_a_refused_submit_are_named_not_applied(page, long_server):
+    page.set_viewport_size({"width": 1280, "height": 720})
+    db = connect(long_server.db_path)
+    studies.acknowledge_guidelines(db, 1, db.execute("SELECT id FROM users WHERE name = 'ann3'").fetchone()[0])
+    sign_in(page, long_server.url, "ann3", "ann3-demo")
+    progress(page, "0 of 8")
+    settle(page)
+    page.evaluate("document.activeElement && document.activeElement.blur()")
+    for key in ("1", "5", "4"):  # Q2 No without a reason: refused
+        page.keyboard.press(key)
+    page.keyboard.press("Escape")
+    # Ctrl+Enter, then 1 and 3 (meant for the next item, which does not come) in one go: typed
+    # while the submission is on its way however fast the server answers
+    page.evaluate("""() => [["Enter", true], ["1", false], ["3", false]].forEach(([key, ctrl]) =>
+        document.body.dispatchEvent(new KeyboardEvent("keydown", {key, ctrlKey: ctrl, bubbles: true, cancelable: true})))""")
+    expect(page.get_by_text("a reason is required when the answer is No", exact=True)).to_be_visible(timeout=20_000)
+    note = page.locator(".ifj-note")
+    expect(note).to_contain_text("Not applied, because this item was not saved", timeout=10_000)
+    expect(note).to_contain_text(": 1, 3")
+    expect(page.locator(".ifj-bar")).to_contain_text("Q1 Yes · Q2 No · Q3 Passage 1")  # unchanged by them
+    assert current(long_server.db_path, "ann3") == []
 
 
 def test_a_stale_tab_is_told_and_its_answer_is_not_stored(page, long_server):
@@ -196,24 +218,19 @@ def test_a_stale_tab_is_told_and_its_answer_is_not_stored(page, long_server):
     other.goto(long_server.url)
     progress(other, "0 of 8")
     settle(other)
-    for key in ("1", "3", "5"):
-        settle(page)
-        page.keyboard.press(key)
+    page.bring_to_front()
+    answer_by_keyboard(page, ["1", "3", "5"])
     page.keyboard.press("Control+Enter")
     progress(page, "1 of 8")
     other.bring_to_front()
-    other.evaluate("document.activeElement && document.activeElement.blur()")
-    for key in ("1", "3", "7"):
-        settle(other)
-        other.keyboard.press(key)
-    expect(other.locator(".st-key-ifj-bar")).to_contain_text("Q3 Passage 3", timeout=20_000)
+    answer_by_keyboard(other, ["1", "3", "7"])
+    expect(other.locator(".ifj-bar")).to_contain_text("Q3 Passage 3", timeout=20_000)
     other.keyboard.press("Control+Enter")
     expect(other.get_by_text("you already answered this item in another tab or window", exact=False)).to_be_visible(
         timeout=20_000)
     rows = [r for r in current(long_server.db_path, "ann2") if r["question"] == "best_passage"]
     assert len(rows) == 1 and json.loads(rows[0]["shown_order"]).index(rows[0]["value"]) == 0  # the first tab's
-    settle(other)
     other.keyboard.press("n")  # the next item
     progress(other, "1 of 8")
-    expect(other.locator(".st-key-ifj-bar")).to_contain_text("Q1 — · Q2 — · Q3 —", timeout=20_000)
+    expect(other.locator(".ifj-bar")).to_contain_text("Q1 — · Q2 — · Q3 —", timeout=20_000)
     assert len(current(long_server.db_path, "ann2")) == 3
