@@ -21,7 +21,7 @@ def test_demo_then_study_and_labels(run_cli, db_path):
     assert result["study_id"] == 2 and result["instances"] == 2 and result["items"] == 4  # round(0.5 * 5 groups)
     assert result["per_annotator_screens"] == {"ann1": 2, "ann2": 2}
     code, out, _ = run_cli("labels", "--db", db_path, "--study", "2")
-    assert out.splitlines() == ["item,instance,question,annotator,value,reason,shown_order,submitted_at"]
+    assert out.splitlines() == ["item,instance,question,annotator,value,reason,shown_order,shown_position,submitted_at"]
 
 
 def test_users_add_reads_password_from_stdin(run_cli, db_path, monkeypatch):

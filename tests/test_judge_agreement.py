@@ -15,7 +15,7 @@ from annotation.estimates import read_judge_labels
 from annotation.judge_agreement import judge_report
 from evaluation.judges.stored import estimate_answers
 from storage import judge_labels, projects, studies
-from tests.builders import app, user_row
+from tests.builders import app, item_shown, user_row
 
 pytestmark = pytest.mark.both_engines
 MARK = "JUDGE-REPLY-7f3a"  # the judge's raw reply: never on an annotator's screen
@@ -96,8 +96,9 @@ def test_an_annotator_never_sees_the_judge(demo, monkeypatch, db_path):
     at = app("pages/annotate.py")
     at.session_state["user"] = ann1
     at.run()
+    # everything on the page: its elements and the data handed to the item component
     shown = " ".join(str(getattr(e, "value", "")) + str(getattr(e, "body", "")) + str(getattr(e, "label", ""))
-                     for e in at.main)
+                     for e in at.main) + " " + json.dumps(item_shown(at), ensure_ascii=False)
     claimed = [i["instruction"] for i in projects.instances(db, 1) if i["instruction"] and i["instruction"] in shown]
     assert claimed, "the annotator's item screen is shown"
     assert MARK not in shown and "judge-7b" not in shown and "judge" not in shown.lower()

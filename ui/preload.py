@@ -1,5 +1,7 @@
-"""What a lead's first visit to a page would otherwise wait for, paid once by the app server in a
-background thread when its first session starts (``ui/entry.py`` calls :func:`start`).
+"""What a lead's first visit to a page would otherwise wait for, paid once by the app server before
+it accepts its first connection (``ui/server.py`` calls :func:`load_now`), or in a background
+thread when its first session starts where the app runs without that server (``ui/entry.py``
+calls :func:`start`: ``streamlit run ui/entry.py``).
 
 Streamlit runs a page's script, and so imports what the page imports, on the page's first visit:
 the Monitor page's first run in a new server process paid pandas, statsmodels, scipy, krippendorff
@@ -8,8 +10,11 @@ kappa, and the first Altair chart's schema. :func:`preload` imports every module
 (read from their import statements), the libraries imported on first use (:data:`ON_FIRST_USE`),
 and draws one small chart, so a lead's first visit computes and nothing else.
 
-The thread shares the interpreter with the first session's run (the sign-in page): that run is
-slower while it lasts (a second or two on a 2-core machine), every later run is not.
+Paid before the server listens, the imports' memory is all there when ``/_stcore/health`` first
+answers: what the server holds does not grow under its first visitors (the upload guard's check
+measures growth from then on). The background thread instead shares the interpreter with the first
+session's run (the sign-in page): that run is slower while it lasts (a second or two on a 2-core
+machine), every later run is not.
 """
 from __future__ import annotations
 
@@ -67,8 +72,20 @@ def preload() -> dict[str, float]:
     return timings
 
 
+def load_now() -> dict[str, float]:
+    """Run :func:`preload` in this thread, once per process; a later :func:`start` then starts
+    nothing."""
+    global _thread
+    with _lock:
+        if _thread is None:
+            _thread = threading.current_thread()
+            return preload()
+        return timings
+
+
 def start() -> threading.Thread:
-    """Start :func:`preload` in a daemon thread, once per process (later calls return that thread)."""
+    """Start :func:`preload` in a daemon thread, once per process (later calls, and calls after
+    :func:`load_now`, return that thread)."""
     global _thread
     with _lock:
         if _thread is None:

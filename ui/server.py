@@ -38,7 +38,7 @@ if str(ROOT) not in sys.path:
 
 from annotation import session_tokens  # noqa: E402
 from storage.db import connect, default_db_path  # noqa: E402
-from ui import session  # noqa: E402
+from ui import preload, session  # noqa: E402
 from ui.errors import show_failure  # noqa: E402
 
 LOG = logging.getLogger("ifjudge")
@@ -151,6 +151,8 @@ if not LOG.handlers:
     LOG.setLevel(logging.INFO)
     LOG.propagate = False
 
+# the pages' imports before the first connection: the server's memory is all there when it answers
+preload.load_now()
 app = st.App(
     ROOT / "ui" / "entry.py",
     middleware=[Middleware(Guard)],

@@ -228,6 +228,12 @@ def current_user() -> dict | None:
 def require_role(*roles: str) -> dict:
     """Stop the page unless the signed-in user has one of ``roles``."""
     u = current_user()
+    if u is None and st.session_state.get("_session_ended") and not st.session_state.get("_ended_rerun"):
+        # the session ended (sign-out elsewhere, a new password, a disabled account) during a run
+        # of part of the page (the annotate page's fragment): run the whole app once, whose gate
+        # shows the sign-in page and says why (_ended clears the state, so each end reruns once)
+        st.session_state["_ended_rerun"] = True
+        st.rerun(scope="app")
     if u is None or u["role"] not in roles:
         st.error("You do not have access to this page.")
         st.stop()

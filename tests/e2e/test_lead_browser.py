@@ -122,7 +122,7 @@ def test_lead_imports_a_followir_zip_in_the_browser(page, server, tmp_path):
     main = page.locator("[data-testid='stMain']").inner_text()
     assert "/tmp" not in main and "followir.zip" in main
     # after an import the uploader is empty: the same upload again needs choosing the file again
-    uploader = page.locator("[data-testid='stFileUploader'] input[type=file]")
+    uploader = page.locator("[data-testid='stFileUploader'] input[type=file]").first
     expect(page.get_by_text("followir.zip", exact=True)).to_have_count(0, timeout=20_000)  # no file in the uploader
     uploader.set_input_files(
         files=[{"name": "followir.zip", "mimeType": "application/zip", "buffer": zipped(IMPORTER_FIXTURES / "followir")}])

@@ -69,7 +69,7 @@ def test_an_open_tab_is_signed_out_at_its_next_run_after_a_password_change(page,
     settle(page)
     auth.change_password(connect(server.db_path), "ann1", "a new password")
     # the tab is still open on its screen: any click in it runs the page again
-    page.locator("[data-testid='stMain'] [data-testid='stBaseButton-secondary']").first.click()
+    page.get_by_role("button", name="I have read the guidelines").click()
     expect(page.get_by_label("Username")).to_be_visible(timeout=20_000)
     expect(page.get_by_text("Your session ended")).to_be_visible()
 
