@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from annotation.estimates import read_judge_labels
+from annotation.judge_labels import read_judge_labels
 from exports.benchmark_report import benchmark_report, to_markdown
 from storage.db import connect
 from storage.errors import IFJudgeError

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import math
 
-from annotation.estimates import PPI_DESIGN_METHOD, benchmark_estimates, require_study
+from annotation.estimates import benchmark_estimates, require_study
+from annotation.prediction_powered import METHOD as PPI_DESIGN_METHOD
 from evaluation.leaderboard import MIN_QUERIES, MIN_SYSTEMS, leaderboard_change
 from storage import projects, studies
 from storage.db import Database
 
 LEADERBOARD_METHOD = (f"percentile bootstrap over queries (the same draw for every system and both qrels versions); "
                       f"undefined below {MIN_QUERIES} queries, Kendall tau also below {MIN_SYSTEMS} systems")
-PPI_METHOD = ("prediction-powered inference, power-tuned (PPI++, ppi_py.ppi_mean_ci); items treated as independent; "
-              "when its interval is wider than the human-only one on this sample, the human-only one is reported; "
-              "beside it the " + PPI_DESIGN_METHOD)
+PPI_METHOD = (PPI_DESIGN_METHOD + ". One interval per method, fixed before the data: the design-aware one of the "
+              "humans alone, and the prediction-powered one (the one to cite when a judge labelled every item)")
 
 
 def benchmark_report(db: Database, study_ids: list[int], *, judge: dict | None = None, measure: str = "nDCG@10",
@@ -76,24 +76,29 @@ def estimates_table(est: dict) -> list[str]:
         lines.append(f"| {_cell(e['estimand'])} | {_cell(e['share'])} | {ci} | {_ci(naive)} | {_cell(e['deff'])} | "
                      f"{_cell(e['n_effective'])} | {e['n_items']} | {e['n_groups']} | "
                      f"{_cell(e['to_halve']['further_labels'])} |")
-    ppi = [e for e in est["estimates"] if "ppi" in e]
+    ppi = [e for e in est["estimates"] if "ppi_design" in e]
     if ppi:
-        lines += ["", "Prediction-powered (the judge labelled every item; the humans' sample corrects its bias):", "",
-                  "| estimate | PPI share | PPI CI | human-only CI (same items) | reported | judge agreement | Cohen kappa | "
-                  "labelled / unlabelled | design-aware PPI share | design-aware PPI CI | lam |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+        lines += ["", "Prediction-powered (the judge labelled every item; the humans' sample corrects its bias): "
+                  f"{_cell(est.get('ppi_method') or '')}. With a judge, this is the interval to cite; it was chosen "
+                  "before the data (a weight tuned on other folds of query groups, never on the items it is applied "
+                  "to), and with an uninformative judge the weight goes to 0 and it is the design-aware interval "
+                  "above.", "",
+                  "| estimate | prediction-powered share | 95% CI (prediction-powered) | 95% CI (design, humans only) | "
+                  "lam (cross-fitted) | judge's share | judge agreement | Cohen kappa | judged items |",
+                  "|---|---|---|---|---|---|---|---|---|"]
         for e in ppi:
-            p = e["ppi"]
-            if p.get("undefined"):
-                lines.append(f"| {_cell(e['estimand'])} | undefined: {_cell(p['undefined'])} | | | | | | | | | |")
+            d = e["ppi_design"]
+            a = d.get("judge_agreement") or {}
+            if d.get("undefined"):
+                lines.append(f"| {_cell(e['estimand'])} | undefined: {_cell(d['undefined'])} | | | | | "
+                             f"{_cell(a.get('agreement'))} | {_cell(a.get('cohen_kappa'))} | {d.get('n_judged', '—')} |")
                 continue
-            a = p["judge_agreement"]
-            d = e.get("ppi_design") or {}
-            design_cells = (f"undefined: {_cell(d.get('undefined'))} | | " if d.get("undefined") or not d
-                            else f"{_cell(d['share'])} | {_ci(d)} | {_cell(d['lam'])}")
-            lines.append(f"| {_cell(e['estimand'])} | {_cell(p['ppi']['share'])} | {_ci(p['ppi'])} | {_ci(p['human_only'])} | "
-                         f"{_cell(p['reported_method'])} | {_cell(a['agreement'])} | {_cell(a['cohen_kappa'])} | "
-                         f"{p['n_labelled']} / {p['n_unlabelled']} | {design_cells} |")
+            lines.append(f"| {_cell(e['estimand'])} | {_cell(d['share'])} | {_ci(d)} | {_ci(d['human_only'])} | "
+                         f"{_cell(d['lam'])} | {_cell(d['judge_share'])} | {_cell(a.get('agreement'))} | "
+                         f"{_cell(a.get('cohen_kappa'))} | {d['n_judged']} |")
+        for e in ppi:
+            for n in e["ppi_design"].get("notes") or []:
+                lines += ["", f"Note ({_cell(e['estimand'])}, prediction-powered): {_cell(n)}."]
     return lines
 
 
@@ -166,8 +171,8 @@ def csv_rows(report: dict) -> list[list[str]]:
         for e in est["estimates"]:
             q = f"benchmark-wide: {e['estimand']}"
             naive = e.get("naive_independent") or {}
-            rows += [[q, "share (design-aware, Korn-Graubard)", _num(e["share"]), _num(e["low"]), _num(e["high"]), "",
-                      e.get("undefined") or ""],
+            rows += [[q, "share (design-aware, Wilson at the effective size)", _num(e["share"]), _num(e["low"]),
+                      _num(e["high"]), "", e.get("undefined") or ""],
                      [q, "share (naive independent, Wilson; comparison)", _num(naive.get("share")), _num(naive.get("low")),
                       _num(naive.get("high")), "", "" if naive else "no decided item yet"],
                      [q, "design effect", _num(e["deff"]), "", "", "", ""],
@@ -175,6 +180,10 @@ def csv_rows(report: dict) -> list[list[str]]:
                      [q, "decided items", str(e["n_items"]), "", "", "", ""],
                      [q, "sampled groups", str(e["n_groups"]), "", "", "", ""],
                      [q, "further labels to halve the CI", _num(e["to_halve"]["further_labels"]), "", "", "", ""]]
+            if "ppi_design" in e:
+                d = e["ppi_design"]
+                rows.append([q, "share (prediction-powered, cross-fitted)", _num(d.get("share")), _num(d.get("low")),
+                             _num(d.get("high")), "", d.get("undefined") or ""])
     for board in report["leaderboards"]:
         if board.get("undefined"):
             rows.append([f"leaderboard {board['project']}", f"{board['measure']} published vs validated", "", "", "", "",
