@@ -111,6 +111,27 @@ def _allocate(total: int, sizes: dict[str, int], scores: dict[str, float]) -> di
     return {h: n[h] for h in sizes}
 
 
+def domain_sizes(db: Database, project: str) -> dict[str, int]:
+    """The query groups of each domain (query subset) of a project, as a study samples them
+    (instructed instances only; ``""``: groups without a domain), in domain order.
+
+    >>> from storage.db import connect
+    >>> from annotation.demo import load_demo
+    >>> db = connect(":memory:"); _ = load_demo(db)
+    >>> domain_sizes(db, "demo")
+    {'': 5}
+    """
+    proj = projects.get_project(db, project)
+    pool = projects.instances(db, proj["id"])
+    if any(i["instruction"].strip() for i in pool):
+        pool = [i for i in pool if i["instruction"].strip()]
+    subsets = projects.query_subsets(db, proj["id"])
+    first: dict[str, str] = {}
+    for inst in sorted(pool, key=lambda i: (i["group_id"], i["instance_id"])):
+        first.setdefault(inst["group_id"], subsets.get(inst["query_id"], ""))
+    return dict(sorted(Counter(first.values()).items()))
+
+
 def domain_sample_sizes(sizes: dict[str, int], *, group_fraction: float, subset_fraction: float | None = None,
                         domain_fractions: dict[str, float] | None = None, allocation: str | None = None,
                         anticipated_shares: dict[str, float] | None = None) -> dict[str, int]:
