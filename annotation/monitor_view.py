@@ -95,6 +95,17 @@ def table7_rows(rows: list[dict]) -> list[dict]:
     return out
 
 
+def interval_help(rows: list[dict]) -> str:
+    """The hover of Table 7's interval column: how its bootstrap resampled (query groups within
+    domains, or items) -- from :func:`annotation.monitor.table7` rows.
+
+    >>> interval_help([{"resampled": "items resampled"}])
+    'bootstrap percentile interval, items resampled'
+    """
+    how = next((r["resampled"] for r in rows if r.get("resampled")), None)
+    return "bootstrap percentile interval" + (f", {how}" if how else "")
+
+
 def annotator_rows(rows: list[dict]) -> list[dict]:
     """:func:`annotation.monitor.annotator_table` rows with readable headers and ``"—"`` (with why)
     where there is nothing to measure yet."""

@@ -12,11 +12,14 @@ import math
 
 from annotation.estimates import benchmark_estimates, require_study
 from annotation.prediction_powered import METHOD as PPI_DESIGN_METHOD
-from evaluation.leaderboard import MIN_QUERIES, MIN_SYSTEMS, leaderboard_change
+from evaluation.leaderboard import INTERVAL_NAMES, MIN_QUERIES, MIN_SYSTEMS, leaderboard_change
 from storage import projects, studies
 from storage.db import Database
 
-LEADERBOARD_METHOD = (f"percentile bootstrap over queries (the same draw for every system and both qrels versions); "
+LEADERBOARD_METHOD = ("BCa bootstrap over queries (the same draw for every system and both qrels versions); per "
+                      "pair the one-sided bootstrap level (the share of replicates ordering it against the observed "
+                      "order, not a probability that it swaps) and whether the validated qrels reverse the published "
+                      "order, Holm-adjusted over the pairs; "
                       f"undefined below {MIN_QUERIES} queries, Kendall tau also below {MIN_SYSTEMS} systems")
 PPI_METHOD = (PPI_DESIGN_METHOD + ". One interval per method, fixed before the data: the design-aware one of the "
               "humans alone, and the prediction-powered one (the one to cite when a judge labelled every item)")
@@ -108,24 +111,37 @@ def leaderboard_tables(board: dict) -> list[str]:
     if board.get("undefined"):
         return lines + [f"Undefined: {_cell(board['undefined'])}.", ""]
     for c in board["comparisons"]:
+        coverage = (c.get("coverage") or {}).get("note")
         lines += [f"{_cell(c['published'])} ({c['n_queries_published']} queries) vs {_cell(c['validated'])} "
                   f"({c['n_queries_validated']} queries), {c['n_systems']} systems, {c['n_boot']} bootstrap replicates "
-                  f"(seed {c['seed']}).", "",
+                  f"(seed {c['seed']}), {INTERVAL_NAMES.get(c.get('interval'), '')} intervals."
+                  + (f" Note: {_cell(coverage)}." if coverage else ""), "",
                   "| system | published | 95% CI | rank | validated | 95% CI | rank |", "|---|---|---|---|---|---|---|"]
         for r in c["systems"]:
             lines.append(f"| {_cell(r['system'])} | {_cell(r['published']['value'])} | {_ci(r['published'])} | "
                          f"{r['rank_published']} | {_cell(r['validated']['value'])} | {_ci(r['validated'])} | "
                          f"{r['rank_validated']} |")
-        lines += ["", "| a | b | a - b published | 95% CI | a - b validated | 95% CI | P(swap) published | "
-                  "P(swap) validated | P(order differs) |", "|---|---|---|---|---|---|---|---|---|"]
+        lines += ["", "| a | b | a - b published | 95% CI | a - b validated | 95% CI | one-sided bootstrap level "
+                  "published | one-sided bootstrap level validated | replicates ordered differently | order changed "
+                  "(Holm p) |", "|---|---|---|---|---|---|---|---|---|---|"]
         for p in c["pairs"]:
+            ch = p.get("order_changed") or {}
+            changed = ("—" if not ch else f"{'yes' if ch.get('changed') else 'no'} ({_cell(ch.get('p_holm'))})")
             lines.append(f"| {_cell(p['a'])} | {_cell(p['b'])} | {_cell(p['difference_published']['value'])} | "
                          f"{_ci(p['difference_published'])} | {_cell(p['difference_validated']['value'])} | "
-                         f"{_ci(p['difference_validated'])} | {_cell(p['p_swap_published'])} | "
-                         f"{_cell(p['p_swap_validated'])} | {_cell(p['p_order_differs'])} |")
+                         f"{_ci(p['difference_validated'])} | {_cell(p['one_sided_level_published'])} | "
+                         f"{_cell(p['one_sided_level_validated'])} | {_cell(p['replicates_ordered_differently'])} | "
+                         f"{changed} |")
+        coverage = (c.get("coverage") or {}).get("note")
+        beside = f" ({_cell(coverage)})" if coverage else ""
+        v = c.get("order_changed") or {}
+        verdict = ("the order of " + ", ".join(f"{_cell(a)} and {_cell(b)}" for a, b in v["pairs"]) + " changed"
+                   if v.get("any") else "no pair's order changed")
         t = c["kendall_tau"]
-        lines += ["", "Kendall tau (published vs validated): " + (
-            f"undefined ({_cell(t['undefined'])})" if t["undefined"] else f"{_cell(t['value'])} {_ci(t)}"), ""]
+        lines += ["", f"Verdict: {verdict} ({_cell(v.get('method', ''))}){beside}.", "",
+                  "Kendall tau (published vs validated): " + (
+                      f"undefined ({_cell(t['undefined'])})" if t["undefined"] else f"{_cell(t['value'])} {_ci(t)}")
+                  + f"{beside}.", ""]
     return lines
 
 
@@ -195,12 +211,16 @@ def csv_rows(report: dict) -> list[list[str]]:
                     d = r[side]
                     rows.append([q, f"{r['system']} on {c[side]} (rank {r[f'rank_{side}']})", _num(d["value"]),
                                  _num(d["low"]), _num(d["high"]), "", d["undefined"] or ""])
+            note = (c.get("coverage") or {}).get("note") or ""
             for p in c["pairs"]:
-                rows.append([q, f"P(order differs) {p['a']} vs {p['b']}", _num(p["p_order_differs"]), "", "", "",
-                             p["undefined"] or ""])
+                rows.append([q, f"replicates ordered differently {p['a']} vs {p['b']}",
+                             _num(p["replicates_ordered_differently"]), "", "", "", p["undefined"] or ""])
+                ch = p.get("order_changed") or {}
+                rows.append([q, f"order changed {p['a']} vs {p['b']} (Holm-adjusted one-sided p)", _num(ch.get("p_holm")),
+                             "", "", "", p["undefined"] or note])
             t = c["kendall_tau"]
             rows.append([q, "Kendall tau (published vs validated)", _num(t["value"]), _num(t["low"]), _num(t["high"]), "",
-                         t["undefined"] or ""])
+                         t["undefined"] or note])
     return rows
 
 
@@ -228,18 +248,27 @@ def latex_tables(report: dict) -> list[str]:
 
     lines = []
     for est in report["studies"]:
+        judged = any("ppi_design" in e for e in est["estimates"])
         lines += ["", rf"% benchmark-wide estimates, study {est['study']['id']}: {tex(est['method'])}",
-                  r"\begin{tabular}{lrrrrr}", r"\toprule",
-                  r"estimate & share & 95\% CI (design) & naive CI (Wilson) & deff & effective $n$ \\", r"\midrule"]
+                  r"\begin{tabular}{lrrrrr" + ("rr" if judged else "") + "}", r"\toprule",
+                  r"estimate & share & 95\% CI (design) & naive CI (Wilson) & deff & effective $n$"
+                  + (r" & prediction-powered & 95\% CI (PP)" if judged else "") + r" \\", r"\midrule"]
         for e in est["estimates"]:
+            pp = e.get("ppi_design") or {}
             lines.append(rf"{tex(e['estimand'])} & {tex(e['share'])} & {ci(e)} & {ci(e.get('naive_independent'))} & "
-                         rf"{tex(e['deff'])} & {tex(e['n_effective'])} \\")
+                         rf"{tex(e['deff'])} & {tex(e['n_effective'])}"
+                         + (rf" & {tex(pp.get('share'))} & {ci(pp)}" if judged else "") + r" \\")
         lines += [r"\bottomrule", r"\end{tabular}"]
     for board in report["leaderboards"]:
         for c in board["comparisons"]:
             t = c["kendall_tau"]
+            v = c.get("order_changed") or {}
+            note = (c.get("coverage") or {}).get("note")
             lines += ["", rf"% {tex(board['project'])}: {c['published']} vs {c['validated']} ({tex(board['measure'])}); "
-                      rf"Kendall tau {tex(t['value']) if t['undefined'] is None else tex(t['undefined'])}",
+                      rf"Kendall tau {tex(t['value']) if t['undefined'] is None else tex(t['undefined'])}; "
+                      + ("order changed: " + tex(", ".join(f"{a}/{b}" for a, b in v["pairs"])) if v.get("any")
+                         else "no pair's order changed (Holm)")
+                      + (f"; {tex(note)}" if note else ""),
                       r"\begin{tabular}{lrrrr}", r"\toprule",
                       rf"system & {tex(c['published'])} & rank & {tex(c['validated'])} & rank \\", r"\midrule"]
             for r in c["systems"]:

@@ -45,7 +45,8 @@ with paused_gc():
                + ("" if done["complete"] else " (unfinished: missing labels count as unresolved in exports)"))
     st.subheader(view.heading(kind, study["questions"]))
     seed = study["settings"].get("seed", 0)
-    t7 = view.table7_rows(monitor.table7(conn, sid, n_boot=n_boot, seed=seed))
+    t7_raw = monitor.table7(conn, sid, n_boot=n_boot, seed=seed)
+    t7 = view.table7_rows(t7_raw)
     if t7:
         meanings = "\n".join(f"- **{r['Statistic']}**: {r['What it means']}" for r in
                              {r["Statistic"]: r for r in t7 if r["What it means"]}.values())
@@ -55,7 +56,7 @@ with paused_gc():
                              f"- **{label(q)}**: {monitor.PROMPTS.get(q, q)}" for q in study["questions"])),
                          "Statistic": st.column_config.TextColumn(width="large", help=meanings or None),
                          "Value": st.column_config.TextColumn(width="small", help=meanings or None),
-                         "95% interval": st.column_config.TextColumn(help="bootstrap percentile interval, items resampled"),
+                         "95% interval": st.column_config.TextColumn(help=view.interval_help(t7_raw)),
                          "Band": st.column_config.TextColumn(help="Landis & Koch (1977) band of a kappa"),
                      })
     else:
