@@ -10,13 +10,13 @@ versions (so differences and tau are paired). A system's score on a version in o
 the weighted mean of its per-query values over the drawn queries that version judges (the
 validated version may drop queries).
 
-**Intervals** are **BCa** by default (bias-corrected and accelerated, Efron 1987; Efron &
-Tibshirani 1993, §14.3: the percentile interval's quantiles moved by the bootstrap's median bias
-``z0`` and the jackknife acceleration ``a``): at 10-30 queries the plain percentile interval of a
-mean covers 0.90-0.92, BCa and the studentized (bootstrap-t) interval come closer to 0.95
-(measured: ``bench/bench_estimate_coverage.py --section leaderboard``). ``interval="studentized"``
-and ``interval="percentile"`` are the named alternatives (Kendall's tau has no standard error: its
-interval is BCa unless percentile is asked for).
+**Intervals** are **studentized** (bootstrap-t; Efron & Tibshirani 1993, §12.5: the quantiles of
+``(theta* - theta) / se*`` replace the normal ones) by default: measured at 10, 20 and 30 queries
+(``bench/bench_estimate_coverage.py --section leaderboard``, per-query scores skewed like nDCG) it
+covers a system's mean and a paired difference 0.93-0.96 of the time, where the percentile
+interval covers 0.87-0.93 and BCa (bias-corrected and accelerated, Efron 1987; §14.3) 0.88-0.94.
+``interval="bca"`` and ``interval="percentile"`` are the named alternatives. Kendall's tau has no
+standard error: its interval is BCa (jackknife over the queries) unless percentile is asked for.
 
 **The pair statistic** is a *one-sided bootstrap level*: the share of replicates that order the
 pair opposite to the observed order (ties count one half), about the p-value of "the observed order
@@ -24,7 +24,8 @@ is the true one" -- not a probability that the pair swaps. **"The order changed"
 pair on the validated qrels against the published order (H0: ordered as published or tied) with
 the one-sided bootstrap p-value ``(1 + #replicates ordered as published) / (1 + B)``, and Holm's
 step-down adjustment over the ``k (k - 1) / 2`` pairs (Holm 1979; ``statsmodels``'
-``multipletests``) keeps the chance of declaring any false change at 5%.
+``multipletests`` through :func:`evaluation.significance.holm`) keeps the chance of declaring
+any false change at 5%.
 
 Fewer than :data:`MIN_QUERIES` queries (any interval) or fewer than :data:`MIN_SYSTEMS` systems
 (tau) make the result **undefined**, with the reason, instead of a number.
@@ -42,13 +43,14 @@ from scipy import stats
 from evaluation import results
 from evaluation.compare import pick_versions
 from evaluation.measure_registry import parse as parse_measure_name
+from evaluation.significance import holm
 from storage import projects
 from storage.errors import IFJudgeError
 
 MIN_QUERIES = 10
 MIN_SYSTEMS = 3
 PAIRS = (("original", "validated"), ("changed", "changed-validated"), ("reversed", "reversed-validated"))
-INTERVALS = ("bca", "studentized", "percentile")
+INTERVALS = ("studentized", "bca", "percentile")
 INTERVAL_NAMES = {"bca": "BCa bootstrap", "studentized": "studentized (bootstrap-t)", "percentile": "percentile bootstrap"}
 
 
@@ -155,7 +157,7 @@ class _Side:
 
 
 def leaderboard_stability(published: dict[str, dict[str, float]], validated: dict[str, dict[str, float]], *,
-                          n_boot: int = 2000, seed: int = 0, alpha: float = 0.05, interval: str = "bca") -> dict:
+                          n_boot: int = 2000, seed: int = 0, alpha: float = 0.05, interval: str = "studentized") -> dict:
     """Bootstrap comparison of two leaderboards given per-query scores ``{system: {query: value}}``.
 
     Returns
@@ -266,10 +268,10 @@ def _reversal_p(published_difference: float, validated_boot: np.ndarray) -> floa
 
 
 def order_changed(pairs: list[dict], alpha: float = 0.05) -> dict:
-    """Holm's step-down adjustment (``statsmodels.stats.multitest.multipletests``) of the pairs'
-    reversal p-values: each pair's ``order_changed`` gains ``p_holm`` and ``changed``; returns the
-    verdict ``{"pairs": [[a, b], ...], "any": bool, "tested": m, "method"}`` (family-wise error
-    ``alpha`` over the m pairs).
+    """Holm's step-down adjustment (:func:`evaluation.significance.holm`) of the pairs' reversal
+    p-values: each pair's ``order_changed`` gains ``p_holm`` and ``changed`` (``p_holm <= alpha``);
+    returns the verdict ``{"pairs": [[a, b], ...], "any": bool, "tested": m, "method"}`` (family-wise
+    error ``alpha`` over the m pairs).
 
     >>> ps = [{"a": "A", "b": "B", "order_changed": {"p_value": 0.001}},
     ...       {"a": "A", "b": "C", "order_changed": {"p_value": 0.03}}]
@@ -278,18 +280,16 @@ def order_changed(pairs: list[dict], alpha: float = 0.05) -> dict:
     >>> order_changed([{**ps[0], "order_changed": {"p_value": 0.03}}, {**ps[1], "order_changed": {"p_value": 0.04}}])["any"]
     False
     """
-    from statsmodels.stats.multitest import multipletests
-
     tested = [p for p in pairs if p.get("order_changed")]
     verdict = {"pairs": [], "any": False, "tested": len(tested),
                "method": f"one-sided bootstrap p-values, Holm's adjustment over the {len(tested)} "
                          f"pair{'' if len(tested) == 1 else 's'} (family-wise error {alpha:g})"}
     if not tested:
         return verdict
-    reject, adjusted, _, _ = multipletests([p["order_changed"]["p_value"] for p in tested], alpha=alpha, method="holm")
-    for p, r, q in zip(tested, reject, adjusted):
-        p["order_changed"].update(p_holm=float(q), changed=bool(r))
-        if r:
+    adjusted = holm([p["order_changed"]["p_value"] for p in tested])
+    for p, q in zip(tested, adjusted):
+        p["order_changed"].update(p_holm=float(q), changed=bool(q <= alpha))
+        if q <= alpha:
             verdict["pairs"].append([p["a"], p["b"]])
     verdict["any"] = bool(verdict["pairs"])
     return verdict
@@ -307,8 +307,9 @@ def _tau(sides: dict, n_systems: int, alpha: float, method: str) -> dict:
     t_obs = stats.kendalltau(obs_p, obs_v).statistic
     if np.isnan(t_obs):
         return _undefined("undefined: a leaderboard has all scores tied")
-    taus = np.array([stats.kendalltau(boot_p[b], boot_v[b]).statistic for b in range(len(boot_p))
-                     if not (np.isnan(boot_p[b]).any() or np.isnan(boot_v[b]).any())], dtype=float)
+    ok = ~(np.isnan(boot_p).any(1) | np.isnan(boot_v).any(1))
+    taus = kendall_taus(boot_p[ok], boot_v[ok])
+    taus = taus[~np.isnan(taus)]
     if method == "percentile":
         lo, hi = np.quantile(taus, [alpha / 2, 1 - alpha / 2]) if len(taus) else (np.nan, np.nan)
     else:
@@ -316,14 +317,31 @@ def _tau(sides: dict, n_systems: int, alpha: float, method: str) -> dict:
     return {"value": float(t_obs), "low": float(lo), "high": float(hi), "undefined": None}
 
 
+def kendall_taus(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """Kendall's tau-b of each row of ``X`` with the same row of ``Y`` (replicates x systems), as
+    ``scipy.stats.kendalltau`` computes it, for every replicate at once:
+    ``(C - D) / sqrt((P - T_x)(P - T_y))`` over the P pairs of systems, ties ``T`` (NaN when a row is
+    all tied).
+
+    >>> X = np.array([[1., 2., 3.], [1., 1., 2.]]); Y = np.array([[1., 3., 2.], [2., 1., 3.]])
+    >>> [round(float(t), 6) for t in kendall_taus(X, Y)], [round(float(stats.kendalltau(x, y).statistic), 6) for x, y in zip(X, Y)]
+    ([0.333333, 0.816497], [0.333333, 0.816497])
+    """
+    X, Y = np.atleast_2d(X), np.atleast_2d(Y)
+    i, j = np.triu_indices(X.shape[1], 1)
+    dx, dy = np.sign(X[:, i] - X[:, j]), np.sign(Y[:, i] - Y[:, j])
+    pairs = len(i)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (dx * dy).sum(1) / np.sqrt((pairs - (dx == 0).sum(1)) * (pairs - (dy == 0).sum(1)))
+
+
 def _tau_jackknife(pub: _Side, val: _Side) -> np.ndarray:
     """Kendall's tau with each query of the union left out in turn (from both versions)."""
-    sums = [side.matrix.sum(1) for side in (pub, val)]
-    out = []
-    for q in range(len(pub.mask)):
-        means = [(s - side.matrix[:, q]) / (side.n - side.mask[q]) for s, side in zip(sums, (pub, val))]
-        out.append(stats.kendalltau(*means).statistic)
-    out = np.asarray(out, float)
+    means = []
+    for side in (pub, val):
+        left = np.maximum(side.n - side.mask, 1)[:, None]
+        means.append((side.matrix.sum(1)[None, :] - side.matrix.T) / left)
+    out = kendall_taus(*means)
     return out[~np.isnan(out)] if (~np.isnan(out)).any() else np.zeros(1)
 
 
@@ -357,7 +375,7 @@ def validated_coverage(db, project_id: int, version: str) -> dict:
 
 
 def leaderboard_change(db, project: str | dict, *, measure: str = "nDCG@10", n_boot: int = 2000, seed: int = 0,
-                       alpha: float = 0.05, interval: str = "bca") -> dict:
+                       alpha: float = 0.05, interval: str = "studentized") -> dict:
     """For each published qrels version with a validated counterpart that both have eval runs
     (``original`` / ``validated``, ``changed`` / ``changed-validated``, ``reversed`` /
     ``reversed-validated``): :func:`leaderboard_stability` of the stored per-query ``measure``,

@@ -16,7 +16,8 @@ from evaluation.leaderboard import INTERVAL_NAMES, MIN_QUERIES, MIN_SYSTEMS, lea
 from storage import projects, studies
 from storage.db import Database
 
-LEADERBOARD_METHOD = ("BCa bootstrap over queries (the same draw for every system and both qrels versions); per "
+LEADERBOARD_METHOD = ("studentized (bootstrap-t) intervals over queries, Kendall tau's BCa (the same draw for every "
+                      "system and both qrels versions); per "
                       "pair the one-sided bootstrap level (the share of replicates ordering it against the observed "
                       "order, not a probability that it swaps) and whether the validated qrels reverse the published "
                       "order, Holm-adjusted over the pairs; "

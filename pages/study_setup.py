@@ -83,7 +83,7 @@ def domain_rates(stratify: bool, rates: str, subset_fraction: float, table, name
         return {"subset_fraction": subset_fraction}
     if rates == "proportional":
         return {"allocation": "proportional"}
-    column = "fraction" if rates == "table" else "anticipated share"
+    column = "Fraction" if rates == "table" else "Anticipated share of Yes"
     values = {h: float(v) for h, v in zip(names, table[column])}
     if rates == "table":
         return {"domain_fractions": values}
@@ -149,11 +149,14 @@ if kq.offered:
                              format_func=RATES.get)
         sizes = domain_sizes(conn, project)
         domains = st.data_editor(
-            pd.DataFrame({"domain": [h or "(no domain)" for h in sizes], "groups": list(sizes.values()),
-                          "fraction": [0.1] * len(sizes), "anticipated share": [0.9] * len(sizes)}),
-            key=f"study_domains_{project}", hide_index=True, disabled=["domain", "groups"],
-            column_config={"fraction": st.column_config.NumberColumn(min_value=0.001, max_value=1.0, step=0.01),
-                           "anticipated share": st.column_config.NumberColumn(min_value=0.0, max_value=1.0, step=0.01)})
+            pd.DataFrame({"Domain": [h or "(no domain)" for h in sizes], "Groups": list(sizes.values()),
+                          "Fraction": [0.1] * len(sizes), "Anticipated share of Yes": [0.9] * len(sizes)}),
+            key=f"study_domains_{project}", hide_index=True, disabled=["Domain", "Groups"],
+            column_config={"Fraction": st.column_config.NumberColumn(
+                               min_value=0.001, max_value=1.0, step=0.01, help="one fraction per domain: its groups sampled"),
+                           "Anticipated share of Yes": st.column_config.NumberColumn(
+                               min_value=0.0, max_value=1.0, step=0.01,
+                               help="Neyman allocation: more groups where the answers vary most")})
         remaining = st.checkbox("Only items no other study of this project asks", key="study_remaining",
                                 help="sample from the instances (condition: queries) that no other study asks "
                                      "the chosen questions about")

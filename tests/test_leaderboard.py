@@ -104,8 +104,8 @@ def test_no_validated_runs_is_named(demo):
 
 def test_bca_interval_by_hand_and_beside_scipy():
     pub = _scores(15, {"A": 0.6, "B": 0.5, "C": 0.3}, seed=3)
-    r = leaderboard_stability(pub, pub, n_boot=4000, seed=1)
-    assert r["interval"] == "bca"
+    assert leaderboard_stability(pub, pub, n_boot=10)["interval"] == "studentized"  # the default (measured)
+    r = leaderboard_stability(pub, pub, n_boot=4000, seed=1, interval="bca")
     qs = sorted(pub["A"])
     x = np.array([pub["A"][q] for q in qs])
     counts = np.random.default_rng(1).multinomial(15, np.full(15, 1 / 15), size=4000)
@@ -120,9 +120,15 @@ def test_bca_interval_by_hand_and_beside_scipy():
     assert (row["low"], row["high"]) == pytest.approx(tuple(np.quantile(boot, q)))
     ref = stats.bootstrap((x,), np.mean, n_resamples=20000, method="BCa", random_state=np.random.default_rng(2))
     assert (row["low"], row["high"]) == pytest.approx((ref.confidence_interval.low, ref.confidence_interval.high), abs=0.01)
-    stud = leaderboard_stability(pub, pub, n_boot=2000, seed=1, interval="studentized")
+    # studentized: t* = (mean* - mean) / se* of each replicate; the interval (mean - t*_.975 se, mean - t*_.025 se)
+    stud = leaderboard_stability(pub, pub, n_boot=4000, seed=1, interval="studentized")
     srow = next(s for s in stud["systems"] if s["system"] == "A")["published"]
-    assert srow["low"] < x.mean() < srow["high"]
+    second = counts @ x**2 / 15
+    se_star = np.sqrt((second - boot**2) * 15 / 14 / 15)
+    t = (boot - x.mean()) / se_star
+    se = x.std(ddof=1) / np.sqrt(15)
+    lo_t, hi_t = np.quantile(t, [0.025, 0.975])
+    assert (srow["low"], srow["high"]) == pytest.approx((x.mean() - hi_t * se, x.mean() - lo_t * se))
 
 
 def test_a_reversed_order_is_declared_after_holm():

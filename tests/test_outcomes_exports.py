@@ -194,8 +194,8 @@ def test_report_leaderboard_undefined_below_three_systems(labelled, tmp_path):
                                                                           for i in range(12)}, run={})
     export_project(db, "demo", "report", tmp_path, study_ids=[sid])
     md = (tmp_path / "report.md").read_text()
-    assert ("original (12 queries) vs validated (12 queries), 2 systems, 1000 bootstrap replicates (seed 0), BCa "
-            "bootstrap intervals. Note: validated was not built from a study here (imported): which queries were "
+    assert ("original (12 queries) vs validated (12 queries), 2 systems, 1000 bootstrap replicates (seed 0), studentized "
+            "(bootstrap-t) intervals. Note: validated was not built from a study here (imported): which queries were "
             "checked is unknown.") in md
     assert ("Kendall tau (published vs validated): undefined (undefined with 12 queries and 2 systems: needs at least "
             "10 queries and 3 systems) (validated was not built from a study here") in md  # the note beside it

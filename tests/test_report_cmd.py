@@ -31,7 +31,7 @@ def test_report_json_and_markdown(demo, db_path, run_cli):
     assert rep["methods"]["bootstrap_replicates"] == 100
     code, md, err = run_cli("report", "--db", db_path, "--study", r["study_id"], "--md", "--bootstrap", "100")
     assert code == 0, err
-    assert "Design: " in md and "linearised (Taylor) variance" in md and "BCa bootstrap over queries" in md
+    assert "Design: " in md and "linearised (Taylor) variance" in md and "studentized (bootstrap-t) intervals over queries" in md
     assert "one-sided bootstrap level" in md and "Holm" in md
     assert "| valid instruction | 1.000 |" in md
     assert "original (12 queries) vs validated (11 queries), 3 systems" in md
