@@ -32,7 +32,6 @@ against the values on the whole population.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 import time
@@ -290,6 +289,11 @@ def run_agreement(reps: int, seed: int, n_boot: int) -> list[dict]:
 # --------------------------------------------------------------------------- main
 
 
+def _table(title: str, columns: list[str]) -> None:
+    """A section's title and the head of its Markdown table."""
+    print(f"\n{title}\n| " + " | ".join(columns) + " |\n|" + "---|" * len(columns))
+
+
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=1000, help="studies per scenario (default 1000)")
@@ -314,15 +318,13 @@ def main(argv: list[str] | None = None) -> dict:
         print_header()
         out["estimates"] = run_estimates(keys, reps, args.seed)
     if "leaderboard" in sections:
-        print("\nLeaderboard: coverage of a system's mean nDCG and of a paired difference over sampled queries")
-        print("| queries | interval | mean: coverage | width | difference: coverage | width |")
-        print("|---|---|---|---|---|---|")
+        _table("Leaderboard: coverage of a system's mean nDCG and of a paired difference over sampled queries",
+               ["queries", "interval", "mean: coverage", "width", "difference: coverage", "width"])
         out["leaderboard"] = run_leaderboard(reps // 2 if not args.quick else 10, args.seed,
                                              200 if args.quick else 1000)
     if "agreement" in sections:
-        print("\nAgreement: coverage of the Randolph kappa and the share of Yes (80 groups x 2 items, 3 annotators)")
-        print("| interval | kappa: coverage | width | share of Yes: coverage | width |")
-        print("|---|---|---|---|---|")
+        _table("Agreement: coverage of the Randolph kappa and the share of Yes (80 groups x 2 items, 3 annotators)",
+               ["interval", "kappa: coverage", "width", "share of Yes: coverage", "width"])
         out["agreement"] = run_agreement(reps // 4 if not args.quick else 10, args.seed,
                                          100 if args.quick else 500)
     print(f"({time.perf_counter() - start:.0f} s)")

@@ -10,20 +10,12 @@ from annotation import auth
 from annotation.estimates import benchmark_estimates
 from annotation.studies import StudySettings, create_study
 from annotation.study_design import study_design
-from storage import projects, studies
-from storage.db import connect
+from storage import studies
 from storage.errors import IFJudgeError
-from tests.builders import ifir_bundle, label_ifir
+from tests.builders import label_ifir
 
+pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
 
-@pytest.fixture
-def ifir_db(db_path):
-    """The IFIR bundle: 20 fiqa, 10 aila and 3 pm queries, each a group of 2 instructed instances."""
-    db = connect(db_path)
-    projects.import_bundle(db, "ifir", ifir_bundle(), fmt="ifir")
-    for n in range(3):
-        auth.add_user(db, f"a{n}", "annotator", "pw")
-    return db
 
 
 def _domains(db, sid) -> Counter:

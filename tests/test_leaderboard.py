@@ -148,6 +148,7 @@ def test_a_reversed_order_is_declared_after_holm():
     assert "Holm" in r["order_changed"]["method"] and r["order_changed"]["tested"] == 3
 
 
+@pytest.mark.both_engines
 def test_the_validated_qrels_coverage_is_read_from_the_build(labelled):
     from annotation.qrels_builds import store_validated_qrels
     from evaluation.leaderboard import validated_coverage
