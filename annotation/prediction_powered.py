@@ -29,7 +29,8 @@ humans say Yes and the judge No minus the reverse (items weighted ``lam_i``). ``
 Wilson interval (:func:`annotation.proportion_intervals.wilson_design`, the same as the human-only
 estimate), ``D`` a t interval whose variance is at least Agresti & Min's (half a pseudo-item in
 each cell, at Kish's effective size): disagreements are rare where benchmarks live (97% valid), and
-a sample without one must not give a zero-width interval. The two are combined by MOVER (Zou &
+a sample without one must not give a zero-width interval; to it is added the variance of the
+cross-fitted weight's own error (:func:`weight_noise`). The two are combined by MOVER (Zou &
 Donner 2008) with their design correlation: each keeps its own asymmetry. The share always lies
 inside its interval, and with ``lam = 0`` the interval is the human-only one.
 
@@ -107,11 +108,25 @@ def cross_fitted_weights(design: SampleDesign, y, yhat, x, *, folds: int = FOLDS
     return np.asarray(lam_folds)[fold_of_group[design.unit_group[design.row_unit]]], lam_folds
 
 
-def mover_interval(design: SampleDesign, y, yhat, x, lam, theta: float, *, alpha: float = ALPHA) -> tuple[float, float]:
+def weight_noise(design: SampleDesign, yhat, x, lam_folds) -> float:
+    """The variance the cross-fitted weight's own sampling error adds to the estimate:
+    ``theta(lam) - theta(lam*) = -(lam - lam*) (R(yhat) - J)``, so about ``Var(lam_k) V(R(yhat))``,
+    with ``Var(lam_k)`` the spread of the fold weights ``sum_k (lam_k - mean)^2`` (each a
+    leave-one-fold-out estimate: a jackknife over folds) and ``V(R(yhat))`` the design variance of
+    the judge's share on the sample. 0 for a weight fixed in advance (one value)."""
+    lam_folds = np.asarray(lam_folds, float)
+    if len(lam_folds) < 2:
+        return 0.0
+    _, u = design.ratio(yhat, x)
+    return float(((lam_folds - lam_folds.mean()) ** 2).sum() * design.variance(u))
+
+
+def mover_interval(design: SampleDesign, y, yhat, x, lam, theta: float, *, alpha: float = ALPHA,
+                   noise: float = 0.0) -> tuple[float, float]:
     """The interval of ``theta = (1 - lam) A + lam (J + D)`` (module docstring): MOVER of the design
     Wilson interval of the humans' share ``A`` (items weighted ``1 - lam_i``) and the t interval of the
-    disagreement share ``D`` (items weighted ``lam_i``; variance at least Agresti-Min's at Kish's size),
-    with their design correlation."""
+    disagreement share ``D`` (items weighted ``lam_i``; variance at least Agresti-Min's at Kish's size,
+    plus the weight's ``noise`` of :func:`weight_noise`), with their design correlation."""
     w = design.weights
     lam_bar = float((w * lam * x).sum() / (w * x).sum())
     f = design.sampled_fraction(x)
@@ -135,8 +150,8 @@ def mover_interval(design: SampleDesign, y, yhat, x, lam, theta: float, *, alpha
     for j, (est, b, c, cap) in enumerate(parts):
         if b is None:  # the humans' share: the design Wilson interval
             intervals.append((est, *wilson_design(est, C[j, j], cap=cap, df=df, alpha=alpha)))
-        else:  # the disagreement share: a t interval, variance at least Agresti-Min's
-            half = q * np.sqrt(max(C[j, j], agresti_min_floor(b, c, cap)))
+        else:  # the disagreement share: a t interval, variance at least Agresti-Min's, plus the weight's noise
+            half = q * np.sqrt(max(C[j, j], agresti_min_floor(b, c, cap)) + noise / coefficients[j] ** 2)
             intervals.append((est, est - half, est + half))
     return mover(theta, intervals, coefficients, correlation(C))
 
@@ -210,7 +225,8 @@ def prediction_powered_share(y, yhat, x, judge_share: float, *, stratum, cluster
     f = design.sampled_fraction(x)
     human, u_h = design.ratio(y, x)
     human_ci = wilson_design(human, design.variance(u_h), cap=_cap(design, x, f), df=design.df, alpha=alpha)
-    low, high = mover_interval(design, y, yhat, x, lam, theta, alpha=alpha)
+    low, high = mover_interval(design, y, yhat, x, lam, theta, alpha=alpha,
+                               noise=weight_noise(design, yhat, x, lam_folds) if cross_fitted else 0.0)
     share = min(max(theta, 0.0), 1.0)
     return {"share": share, "low": max(0.0, min(low, share)), "high": min(1.0, max(high, share)),
             "se": float(np.sqrt(max(var_theta, 0.0))), "lam": lam_bar, "lam_folds": [float(v) for v in lam_folds],

@@ -48,6 +48,10 @@ class StudySettings:
     # project's kind, InstructIR Fig. 9a for InstructIR)
     goal: str = ""
 
+    def __post_init__(self) -> None:
+        if isinstance(self.subset_fraction, dict):  # one fraction per domain, given where a single one goes
+            self.domain_fractions, self.subset_fraction = dict(self.subset_fraction), None
+
     def validate(self) -> None:
         if not 0 < self.group_fraction <= 1:
             raise IFJudgeError(f"group fraction must be in (0, 1], got {self.group_fraction}")

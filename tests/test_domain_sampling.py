@@ -29,6 +29,8 @@ def test_one_fraction_per_domain_is_sampled_and_weighted(ifir_db):
     sid = create_study(ifir_db, project="ifir", questions=["naturalness"], annotators=["a0", "a1", "a2"],
                        settings=settings)["study_id"]
     assert _domains(ifir_db, sid) == {"fiqa": 2, "aila": 5, "pm": 3}
+    same = StudySettings(subset_fraction={"fiqa": 0.1, "aila": 0.5, "pm": 1.0})  # a dict where one fraction goes
+    assert same.domain_fractions == settings.domain_fractions and same.subset_fraction is None
     d = study_design(ifir_db, sid)
     assert d["strata"] == {"fiqa": 20, "aila": 10, "pm": 3} and "at its own rate" in d["description"]
     # natural in fiqa and pm (score 4), not in aila (score 1): each domain weighted by its own rate,

@@ -395,3 +395,14 @@ def test_an_informative_judge_narrows_the_interval():
     assert r["low"] <= truth.mean() <= r["high"]
     assert r["high"] - r["low"] < 0.8 * (r["human_only"]["high"] - r["human_only"]["low"])
     assert 0.5 < r["lam"] <= 1
+
+
+def test_the_cross_fitted_weights_own_error_by_hand():
+    from annotation.prediction_powered import weight_noise
+
+    # 4 groups of one instance, infinite population: V(R(yhat)) = s2(yhat) / n with yhat = 1, 1, 0, 1
+    design = SampleDesign.build(**_simple(4))
+    v_judge = np.var([1, 1, 0, 1], ddof=1) / 4
+    # fold weights 0.2, 0.4, 0.6: their spread (a jackknife over folds) 0.04 + 0 + 0.04
+    assert weight_noise(design, [1, 1, 0, 1], [1] * 4, [0.2, 0.4, 0.6]) == pytest.approx(0.08 * v_judge)
+    assert weight_noise(design, [1, 1, 0, 1], [1] * 4, [0.5]) == 0.0  # a weight fixed in advance
