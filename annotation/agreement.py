@@ -14,7 +14,8 @@ from typing import Sequence
 
 import numpy as np
 
-from annotation.agreement_bootstrap import bootstrap_statistics, group_codes, percentile_interval
+from annotation.agreement_bootstrap import (bca_percentile_interval, bootstrap_statistics, group_codes,
+                                           group_jackknife, observed_statistics, percentile_interval)
 from annotation.agreement_data import EncodedLabels, encode_labels
 from annotation.agreement_kernels import pattern_sums
 from annotation.agreement_stats import (
@@ -76,7 +77,7 @@ def _mean_of_pairs(per_pair: dict, name: str, reasons: dict, notes: list):
     return float(np.mean(vals))
 
 
-RESAMPLING = {"groups": "query groups resampled within domains (Rao-Wu rescaling bootstrap)",
+RESAMPLING = {"groups": "query groups resampled within domains (Rao-Wu rescaling bootstrap, BCa)",
               "items": "items resampled (treats items as independent; a comparison)"}
 
 
@@ -246,17 +247,31 @@ def _resampling(resample: str | None, clusters, enc: EncodedLabels, notes: list)
 
 
 def _intervals(report: dict, enc: EncodedLabels, *, ordinal, values, n_boot, seed, groups=(None, None)) -> dict:
+    """The 95% interval of every statistic: percentile intervals of the item bootstrap; with groups,
+    BCa intervals of the Rao-Wu replicates (acceleration from the jackknife over groups)."""
     reps = bootstrap_statistics(enc, ordinal=ordinal, values=values, n_boot=n_boot, seed=seed,
                                 groups=groups[0], group_strata=groups[1])
+    if groups[0] is not None:
+        observed = observed_statistics(enc, ordinal=ordinal, values=values)
+        jack = group_jackknife(enc, ordinal=ordinal, values=values, groups=groups[0])
+        interval = lambda key, col=None: bca_percentile_interval(  # noqa: E731
+            _column(reps[key], col), float(_column(observed[key], col)[0]), _column(jack[key], col))
+    else:
+        interval = lambda key, col=None: percentile_interval(_column(reps[key], col))  # noqa: E731
     out: dict = {}
     for j, c in enumerate(enc.categories):  # the share of each answer (InstructIR Table 7's proportion of Yes)
-        out[f"majority_share_{c}"] = percentile_interval(reps["majority_shares"][:, j])
+        out[f"majority_share_{c}"] = interval("majority_shares", j)
     for key in _INTERVAL_KEYS:
         if key in report and key in reps:
-            out[key] = percentile_interval(reps[key]) if is_defined(report[key]) else None
+            out[key] = interval(key) if is_defined(report[key]) else None
     for key, rep_key in _PAIR_KEYS.items():
         if key in report and rep_key in reps:
-            out[key] = {name: percentile_interval(reps[rep_key][:, p]) if report[key][name] is not None else None
+            out[key] = {name: interval(rep_key, p) if report[key][name] is not None else None
                         for p, name in enumerate(enc.pair_names)}
     return out
+
+
+def _column(values: np.ndarray, col: int | None) -> np.ndarray:
+    """One statistic's values: the array, or its column ``col`` (per category or annotator pair)."""
+    return values if col is None else values[:, col]
 

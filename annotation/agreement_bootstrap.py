@@ -31,6 +31,7 @@ from annotation.agreement_kernels import (
     item_features,
     kappa_from_sums,
 )
+from evaluation.significance import bca_interval
 from storage.errors import IFJudgeError
 
 LEVEL = 0.95
@@ -202,6 +203,31 @@ def bootstrap_statistics(enc: EncodedLabels, *, ordinal: bool, values: np.ndarra
         tables.append(T)
     T = np.concatenate(tables) if sg.n_pairs else None
     return statistics_from_sums(np.vstack(sums), sg.cols, sg.q, tables=T, ordinal=ordinal, values=values)
+
+
+def group_jackknife(enc: EncodedLabels, *, ordinal: bool, values: np.ndarray, groups: np.ndarray) -> dict[str, np.ndarray]:
+    """Every statistic with each query group left out in turn (one row per group): the jackknife
+    whose skewness gives the BCa interval its acceleration."""
+    sg = _Signatures(enc)
+    n_groups = int(groups.max()) + 1
+    group_sig = sparse.csr_matrix((np.ones(len(groups)), (groups, sg.sig)), shape=(n_groups, sg.n_sig)).toarray()
+    total = np.bincount(sg.sig, minlength=sg.n_sig)
+    S, T = sg.sums(total[None, :] - group_sig)
+    return statistics_from_sums(S, sg.cols, sg.q, tables=T, ordinal=ordinal, values=values)
+
+
+def bca_percentile_interval(replicates: np.ndarray, observed: float, jackknife: np.ndarray, *,
+                            level: float = LEVEL) -> dict:
+    """The BCa interval (:func:`evaluation.significance.bca_interval`) of the defined replicates,
+    in :func:`percentile_interval`'s form (``method`` "BCa")."""
+    r = np.asarray(replicates, float)
+    ok = r[~np.isnan(r)]
+    out = {"low": None, "high": None, "level": level, "method": "BCa",
+           "n_boot": int(len(r)), "n_undefined": int(len(r) - len(ok))}
+    if len(ok) and np.isfinite(observed):
+        lo, hi = bca_interval(ok, float(observed), jackknife, 1 - level)
+        out["low"], out["high"] = float(lo), float(hi)
+    return out
 
 
 def percentile_interval(replicates: np.ndarray, *, level: float = LEVEL) -> dict:
