@@ -14,7 +14,8 @@ from typing import Sequence
 
 import numpy as np
 
-from annotation.agreement_bootstrap import bootstrap_statistics, percentile_interval
+from annotation.agreement_bootstrap import (bca_percentile_interval, bootstrap_statistics, group_codes,
+                                           group_jackknife, observed_statistics, percentile_interval)
 from annotation.agreement_data import EncodedLabels, encode_labels
 from annotation.agreement_kernels import pattern_sums
 from annotation.agreement_stats import (
@@ -30,6 +31,7 @@ from annotation.agreement_stats import (
     pairable_reason,
     randolph_kappa,
 )
+from storage.errors import IFJudgeError
 
 __all__ = ["agreement_report", "landis_koch_band", "Undefined", "KAPPA_KEYS"]
 
@@ -75,8 +77,13 @@ def _mean_of_pairs(per_pair: dict, name: str, reasons: dict, notes: list):
     return float(np.mean(vals))
 
 
+RESAMPLING = {"groups": "query groups resampled within domains (Rao-Wu rescaling bootstrap, BCa)",
+              "items": "items resampled (treats items as independent; a comparison)"}
+
+
 def agreement_report(labels, categories: Sequence[str], *, gold=None, ordinal: bool = False,
-                     n_boot: int = 0, seed: int = 0, overlap=None, adjudications=None) -> dict:
+                     n_boot: int = 0, seed: int = 0, overlap=None, adjudications=None, clusters=None,
+                     strata=None, resample: str | None = None) -> dict:
     """Agreement statistics of one question, as a JSON-ready dict.
 
     Parameters
@@ -86,7 +93,12 @@ def agreement_report(labels, categories: Sequence[str], *, gold=None, ordinal: b
     categories : the question's declared categories (never inferred); for ``ordinal`` their order.
     gold : DataFrame ``item, label`` or mapping item -> label (the dataset's answer), optional.
     ordinal : also Krippendorff ordinal / interval alpha and linear / quadratic weighted Cohen.
-    n_boot, seed : bootstrap replicates (items resampled) for 95% percentile intervals.
+    n_boot, seed : bootstrap replicates for 95% percentile intervals.
+    clusters, strata : mappings item -> query group and item -> domain, optional. With ``clusters``
+        the bootstrap resamples query groups within domains (items of one group are answered alike:
+        resampling items gives too narrow an interval), :mod:`annotation.agreement_bootstrap`.
+    resample : "groups" (the default with ``clusters``) or "items" (the default without; with
+        ``clusters`` a named comparison). The report's ``intervals_resampled`` says which was used.
     overlap : the study's planned annotators per item (an int, or a mapping item -> int), optional.
         With 1, an item's single label is its majority; otherwise (and when None) an item needs
         two labels (:func:`annotation.majority.min_labels`).
@@ -132,7 +144,11 @@ def agreement_report(labels, categories: Sequence[str], *, gold=None, ordinal: b
     report["bands"] = {k: landis_koch_band(report[k]) for k in KAPPA_KEYS if k in report}
     report["bands"]["cohen_kappa"] = {k: landis_koch_band(v) for k, v in report["cohen_kappa"].items()}
     if n_boot > 0:
-        report["intervals"] = _intervals(report, enc, ordinal=ordinal, values=values, n_boot=n_boot, seed=seed)
+        mode = _resampling(resample, clusters, enc, notes)
+        groups = group_codes(enc, clusters, strata)[:2] if mode == "groups" else (None, None)
+        report["intervals"] = _intervals(report, enc, ordinal=ordinal, values=values, n_boot=n_boot, seed=seed,
+                                         groups=groups)
+        report["intervals_resampled"] = RESAMPLING[mode]
     report["undefined_reasons"] = reasons
     report["notes"] = notes
     return report
@@ -216,15 +232,46 @@ def _gold_statistics(report: dict, enc: EncodedLabels, S: np.ndarray, cols: dict
         "cohen_kappa_majority_vs_gold_excluding_ties", reasons)
 
 
-def _intervals(report: dict, enc: EncodedLabels, *, ordinal, values, n_boot, seed) -> dict:
-    reps = bootstrap_statistics(enc, ordinal=ordinal, values=values, n_boot=n_boot, seed=seed)
+def _resampling(resample: str | None, clusters, enc: EncodedLabels, notes: list) -> str:
+    """"groups" or "items": what the bootstrap resamples (a note when groups were asked for but
+    fewer than 2 are labelled)."""
+    mode = resample or ("groups" if clusters is not None else "items")
+    if mode not in RESAMPLING:
+        raise IFJudgeError(f"resample must be groups or items, got {resample!r}")
+    if mode == "groups" and clusters is None:
+        raise IFJudgeError("resampling query groups needs each item's group (clusters)")
+    if mode == "groups" and len({clusters.get(i, clusters.get(str(i))) for i in enc.item_ids}) < 2:
+        notes.append("fewer than 2 query groups are labelled: the bootstrap resamples items")
+        return "items"
+    return mode
+
+
+def _intervals(report: dict, enc: EncodedLabels, *, ordinal, values, n_boot, seed, groups=(None, None)) -> dict:
+    """The 95% interval of every statistic: percentile intervals of the item bootstrap; with groups,
+    BCa intervals of the Rao-Wu replicates (acceleration from the jackknife over groups)."""
+    reps = bootstrap_statistics(enc, ordinal=ordinal, values=values, n_boot=n_boot, seed=seed,
+                                groups=groups[0], group_strata=groups[1])
+    if groups[0] is not None:
+        observed = observed_statistics(enc, ordinal=ordinal, values=values)
+        jack = group_jackknife(enc, ordinal=ordinal, values=values, groups=groups[0])
+        interval = lambda key, col=None: bca_percentile_interval(  # noqa: E731
+            _column(reps[key], col), float(_column(observed[key], col)[0]), _column(jack[key], col))
+    else:
+        interval = lambda key, col=None: percentile_interval(_column(reps[key], col))  # noqa: E731
     out: dict = {}
+    for j, c in enumerate(enc.categories):  # the share of each answer (InstructIR Table 7's proportion of Yes)
+        out[f"majority_share_{c}"] = interval("majority_shares", j)
     for key in _INTERVAL_KEYS:
         if key in report and key in reps:
-            out[key] = percentile_interval(reps[key]) if is_defined(report[key]) else None
+            out[key] = interval(key) if is_defined(report[key]) else None
     for key, rep_key in _PAIR_KEYS.items():
         if key in report and rep_key in reps:
-            out[key] = {name: percentile_interval(reps[rep_key][:, p]) if report[key][name] is not None else None
+            out[key] = {name: interval(rep_key, p) if report[key][name] is not None else None
                         for p, name in enumerate(enc.pair_names)}
     return out
+
+
+def _column(values: np.ndarray, col: int | None) -> np.ndarray:
+    """One statistic's values: the array, or its column ``col`` (per category or annotator pair)."""
+    return values if col is None else values[:, col]
 

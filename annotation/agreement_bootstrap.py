@@ -1,10 +1,20 @@
-"""Bootstrap percentile intervals for the agreement statistics (items resampled with replacement,
-seeded).
+"""Bootstrap percentile intervals for the agreement statistics (seeded).
 
-Each replicate draws n_items item indices; every statistic is then recomputed from sums: items are
-grouped by signature (who gave which label, and the gold label), so a replicate only counts its
-draws per signature (one numpy ``bincount``) and multiplies the counts by per-signature item
-features and pair-table cells (sparse matrices). No pandas work happens per replicate.
+Two resampling schemes:
+
+- **query groups within domains** (:func:`cluster_draws`, the default where the items' groups are
+  known): the instances of a query group are answered alike more often than two random instances,
+  so a study's items are a cluster sample and an interval that resamples items is too narrow. Each
+  replicate draws ``n_h - 1`` of the ``n_h`` sampled groups of each stratum (domain) with
+  replacement and weighs them ``n_h / (n_h - 1)``: the rescaling bootstrap of Rao & Wu (1988,
+  *JASA* 83:231), which gives the design variance of a with-replacement cluster sample; a stratum
+  with one group keeps it.
+- **items** (:func:`item_draws`, a named comparison): n_items item indices with replacement.
+
+Every statistic is then recomputed from sums: items are grouped by signature (who gave which label,
+and the gold label), so a replicate only counts its draws per signature and multiplies the counts by
+per-signature item features and pair-table cells (sparse matrices). No pandas work happens per
+replicate.
 """
 from __future__ import annotations
 
@@ -21,6 +31,8 @@ from annotation.agreement_kernels import (
     item_features,
     kappa_from_sums,
 )
+from evaluation.significance import bca_interval
+from storage.errors import IFJudgeError
 
 LEVEL = 0.95
 
@@ -29,6 +41,8 @@ def statistics_from_sums(S: np.ndarray, cols: dict, q: int, *, tables: np.ndarra
                          ordinal: bool, values: np.ndarray) -> dict[str, np.ndarray]:
     """Every bootstrapped statistic, one value per row of ``S`` (NaN = undefined)."""
     out = kappa_from_sums(S, cols, q)
+    rated = S[:, cols["rated"]][:, 0]
+    out["majority_shares"] = np.where(rated[:, None] > 0, S[:, cols["major"]] / np.maximum(rated, 1e-300)[:, None], np.nan)
     n_pair = S[:, cols["pairable"]][:, 0]
     few = n_pair < MIN_PAIRABLE - 1e-9
     out["percent_agreement_pairwise"] = np.where(n_pair > 0, S[:, cols["agree"]][:, 0] / np.maximum(n_pair, 1), np.nan)
@@ -116,31 +130,104 @@ def observed_statistics(enc: EncodedLabels, *, ordinal: bool, values: np.ndarray
     return statistics_from_sums(S, sg.cols, sg.q, tables=T, ordinal=ordinal, values=values)
 
 
+def item_draws(sig: np.ndarray, n_sig: int, b: int, rng) -> np.ndarray:
+    """Draw counts per signature (b, n_sig) of ``b`` replicates that each draw n_items items with
+    replacement."""
+    n_items = len(sig)
+    cells = sig[rng.integers(0, n_items, size=(b, n_items))]
+    cells += np.arange(b)[:, None] * n_sig  # in place: one array of b x n_items, not two
+    return np.bincount(cells.ravel(), minlength=b * n_sig).reshape(b, n_sig)
+
+
+def cluster_draws(group_sig: sparse.csr_matrix, group_stratum: np.ndarray, b: int, rng) -> np.ndarray:
+    """Weighted draw counts per signature (b, n_sig) of ``b`` Rao-Wu replicates: in each stratum
+    of ``n_h >= 2`` groups, ``n_h - 1`` groups drawn with replacement, each draw weighing
+    ``n_h / (n_h - 1)``; a stratum of one group keeps it (weight 1). ``group_sig`` holds each group's
+    items per signature."""
+    n_groups = group_sig.shape[0]
+    C = np.zeros((b, n_groups))
+    for h in np.unique(group_stratum):
+        members = np.flatnonzero(group_stratum == h)
+        n_h = len(members)
+        if n_h < 2:
+            C[:, members] = 1.0
+            continue
+        picks = members[rng.integers(0, n_h, size=(b, n_h - 1))]
+        counts = np.bincount((picks + np.arange(b)[:, None] * n_groups).ravel(), minlength=b * n_groups)
+        C += counts.reshape(b, n_groups) * (n_h / (n_h - 1))
+    return np.asarray((group_sig.T @ C.T).T)
+
+
+def group_codes(enc: EncodedLabels, clusters, strata=None) -> tuple[np.ndarray, np.ndarray, list]:
+    """``(group code per item, stratum code per group, group names)`` from ``clusters`` (item ->
+    query group) and ``strata`` (item -> domain; None: one stratum). Refuses an item without a group."""
+    groups, group_of, stratum_of = {}, np.zeros(len(enc.item_ids), np.int64), {}
+    strata_codes: dict = {}
+    for k, item in enumerate(enc.item_ids):
+        g = clusters.get(item, clusters.get(str(item)))
+        if g is None:
+            raise IFJudgeError(f"item {item!r} has no query group: every labelled item needs one for the cluster bootstrap")
+        group_of[k] = groups.setdefault(g, len(groups))
+        h = None if strata is None else strata.get(item, strata.get(str(item), ""))
+        stratum_of.setdefault(group_of[k], strata_codes.setdefault(h, len(strata_codes)))
+    return group_of, np.array([stratum_of[g] for g in range(len(groups))], np.int64), list(groups)
+
+
 def bootstrap_statistics(enc: EncodedLabels, *, ordinal: bool, values: np.ndarray, n_boot: int, seed: int,
-                         batch: int | None = None) -> dict[str, np.ndarray]:
+                         batch: int | None = None, groups: np.ndarray | None = None,
+                         group_strata: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Replicate values of every statistic: arrays of shape (n_boot,) or (n_boot, n_pairs).
 
-    A replicate draws n_items items with replacement (``numpy.random.default_rng(seed)``), counts
-    the draws per item signature (:func:`item_signatures`), and sums per-signature quantities:
-    item features (:func:`item_features`) and cells of the annotator-pair contingency tables.
+    A replicate draws items (``numpy.random.default_rng(seed)``): with ``groups`` (a group code per
+    item) and ``group_strata`` (a stratum code per group), Rao-Wu replicates of the groups
+    (:func:`cluster_draws`), else n_items items with replacement (:func:`item_draws`). It counts the
+    draws per item signature (:func:`item_signatures`) and sums per-signature quantities: item
+    features (:func:`item_features`) and cells of the annotator-pair contingency tables.
     """
     sg = _Signatures(enc)
     n_items, n_sig = len(enc.counts), sg.n_sig
     rng = np.random.default_rng(seed)
+    group_sig = None
+    if groups is not None:
+        n_groups = int(groups.max()) + 1
+        group_sig = sparse.csr_matrix((np.ones(n_items), (groups, sg.sig)), shape=(n_groups, n_sig))
+        strata = np.zeros(n_groups, np.int64) if group_strata is None else np.asarray(group_strata)
     if batch is None:
         batch = max(1, min(n_boot, 4_000_000 // n_items, 20_000_000 // n_sig))
     sums, tables = [], []
     for start in range(0, n_boot, batch):
         b = min(batch, n_boot - start)
-        idx = rng.integers(0, n_items, size=(b, n_items))
-        cells = sg.sig[idx]
-        cells += np.arange(b)[:, None] * n_sig  # in place: one array of b x n_items, not two
-        drawn = np.bincount(cells.ravel(), minlength=b * n_sig)
-        S, T = sg.sums(drawn.reshape(b, n_sig))
+        drawn = item_draws(sg.sig, n_sig, b, rng) if group_sig is None else cluster_draws(group_sig, strata, b, rng)
+        S, T = sg.sums(drawn)
         sums.append(S)
         tables.append(T)
     T = np.concatenate(tables) if sg.n_pairs else None
     return statistics_from_sums(np.vstack(sums), sg.cols, sg.q, tables=T, ordinal=ordinal, values=values)
+
+
+def group_jackknife(enc: EncodedLabels, *, ordinal: bool, values: np.ndarray, groups: np.ndarray) -> dict[str, np.ndarray]:
+    """Every statistic with each query group left out in turn (one row per group): the jackknife
+    whose skewness gives the BCa interval its acceleration."""
+    sg = _Signatures(enc)
+    n_groups = int(groups.max()) + 1
+    group_sig = sparse.csr_matrix((np.ones(len(groups)), (groups, sg.sig)), shape=(n_groups, sg.n_sig)).toarray()
+    total = np.bincount(sg.sig, minlength=sg.n_sig)
+    S, T = sg.sums(total[None, :] - group_sig)
+    return statistics_from_sums(S, sg.cols, sg.q, tables=T, ordinal=ordinal, values=values)
+
+
+def bca_percentile_interval(replicates: np.ndarray, observed: float, jackknife: np.ndarray, *,
+                            level: float = LEVEL) -> dict:
+    """The BCa interval (:func:`evaluation.significance.bca_interval`) of the defined replicates,
+    in :func:`percentile_interval`'s form (``method`` "BCa")."""
+    r = np.asarray(replicates, float)
+    ok = r[~np.isnan(r)]
+    out = {"low": None, "high": None, "level": level, "method": "BCa",
+           "n_boot": int(len(r)), "n_undefined": int(len(r) - len(ok))}
+    if len(ok) and np.isfinite(observed):
+        lo, hi = bca_interval(ok, float(observed), jackknife, 1 - level)
+        out["low"], out["high"] = float(lo), float(hi)
+    return out
 
 
 def percentile_interval(replicates: np.ndarray, *, level: float = LEVEL) -> dict:

@@ -23,6 +23,7 @@ from annotation.outcome_table import outcome_table
 from annotation.outcomes import labels_frame
 from annotation.qrels_builds import study_completeness
 from annotation.scale_summary import scale_summary
+from annotation.study_design import study_design
 from storage import studies, users
 from storage.db import Database
 
@@ -85,6 +86,17 @@ def question_report(db: Database, study_id: int, question_id: str, *, n_boot: in
                           lambda: _question_report(db, study_id, question_id, n_boot=n_boot, seed=seed))
 
 
+def item_groups(db: Database, study_id: int, question_id: str) -> tuple[dict[str, str], dict[str, str]]:
+    """``(item -> query group, item -> domain)`` of one question's items (item ids as text), from
+    the study's design (:func:`annotation.study_design.study_design`): what the agreement intervals
+    resample (items of a group are answered alike). A re-judged document's group is its query."""
+    design = studies.shared(db, ("study_design", study_id), lambda: study_design(db, study_id))
+    cols = studies.item_columns(db, study_id, question_id)
+    groups = {str(i): design["unit_group"].get(inst, inst) for i, inst in zip(cols["id"], cols["instance_id"])}
+    strata = {i: design["group_stratum"].get(g, "") for i, g in groups.items()}
+    return groups, strata
+
+
 def _question_report(db: Database, study_id: int, question_id: str, *, n_boot: int, seed: int) -> dict | None:
     frame, categories, gold = labels_frame(db, study_id, question_id)
     if frame.empty:
@@ -92,10 +104,14 @@ def _question_report(db: Database, study_id: int, question_id: str, *, n_boot: i
     ordinal = question_id in ("passage_match", "instfol_match") or categories == ["1", "2", "3", "4", "5"]
     overlap, adjudications = decision_inputs(db, study_id, question_id)
     caps = set(overlap.values())
+    clusters, strata = item_groups(db, study_id, question_id) if n_boot > 0 else (None, None)
     report = agreement_report(frame, categories, gold=gold, ordinal=ordinal, n_boot=n_boot, seed=seed,
-                              overlap=caps.pop() if len(caps) == 1 else overlap, adjudications=adjudications)
+                              overlap=caps.pop() if len(caps) == 1 else overlap, adjudications=adjudications,
+                              clusters=clusters, strata=strata)
     if "Yes" in categories:
         report["yes_share"] = report["majority_shares"]["Yes"]
+        if "intervals" in report:
+            report["intervals"]["yes_share"] = report["intervals"].get("majority_share_Yes")
     if ordinal:
         values = frame["label"].astype(float)
         report["mean_score"] = float(values.mean())
@@ -114,6 +130,7 @@ def table7(db: Database, study_id: int, *, n_boot: int = 200, seed: int = 0) -> 
             rows.append({
                 "question": PROMPTS.get(q, q), "statistic": statistic, "value": value,
                 "low": interval.get("low"), "high": interval.get("high"),
+                "resampled": (rep or {}).get("intervals_resampled"),
                 "band": (rep or {}).get("bands", {}).get(key) if key in (rep or {}).get("bands", {}) else None,
                 "undefined_reason": (rep or {}).get("undefined_reasons", {}).get(key)
                 if rep is not None else "no labels yet",

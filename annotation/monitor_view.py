@@ -125,6 +125,17 @@ def table7_rows(rows: list[dict], reports: dict | None = None) -> list[dict]:
     return out
 
 
+def interval_help(rows: list[dict]) -> str:
+    """The hover of Table 7's interval column: how its bootstrap resampled (query groups within
+    domains, or items) -- from :func:`annotation.monitor.table7` rows.
+
+    >>> interval_help([{"resampled": "items resampled"}])
+    'bootstrap percentile interval, items resampled'
+    """
+    how = next((r["resampled"] for r in rows if r.get("resampled")), None)
+    return "bootstrap percentile interval" + (f", {how}" if how else "")
+
+
 def question_rows(question: str, report: dict) -> list[dict]:
     """A question's agreement report as table rows (:func:`annotation.monitor.report_rows`) with
     "Report": whether the figure is the one the benchmark's paper reports or a comparison

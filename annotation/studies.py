@@ -30,6 +30,12 @@ class StudySettings:
     # sampled per query subset (domain): round(subset_fraction * groups of the subset), at least
     # one per subset that has any; ``group_fraction`` is then not used.
     subset_fraction: float | None = None
+    # per-domain rates (strata = the query subsets; see :func:`domain_sample_sizes`): one fraction
+    # per domain, or ``group_fraction`` as the total allocated ``proportional`` to the domains'
+    # sizes or by ``neyman`` allocation from the anticipated share of Yes in each domain
+    domain_fractions: dict[str, float] | None = None
+    allocation: str | None = None
+    anticipated_shares: dict[str, float] | None = None
     # passage_match: also ask about the excluded passages of each instance (IFIR Table 2), at most
     # this many per instance (seeded sample; None: all of them; 0: none)
     max_excluded: int | None = None
@@ -46,11 +52,31 @@ class StudySettings:
     # queue and left out of every estimate (annotation.check_items); 0: none
     check_share: float = 0.0
 
+    def __post_init__(self) -> None:
+        if isinstance(self.subset_fraction, dict):  # one fraction per domain, given where a single one goes
+            self.domain_fractions, self.subset_fraction = dict(self.subset_fraction), None
+
     def validate(self) -> None:
         if not 0 < self.group_fraction <= 1:
             raise IFJudgeError(f"group fraction must be in (0, 1], got {self.group_fraction}")
         if self.subset_fraction is not None and not 0 < self.subset_fraction <= 1:
             raise IFJudgeError(f"subset fraction must be in (0, 1], got {self.subset_fraction}")
+        chosen = [name for name, v in (("a fraction for every domain", self.subset_fraction),
+                                       ("one fraction per domain", self.domain_fractions),
+                                       ("an allocation", self.allocation)) if v is not None]
+        if len(chosen) > 1:
+            raise IFJudgeError(f"give one way to sample the domains, got {' and '.join(chosen)}")
+        for d, f in (self.domain_fractions or {}).items():
+            if not isinstance(f, (int, float)) or not 0 < f <= 1:
+                raise IFJudgeError(f"the fraction of domain {d or '(no domain)'!r} must be in (0, 1], got {f!r}")
+        if self.allocation not in (None, *ALLOCATIONS):
+            raise IFJudgeError(f"allocation must be one of {', '.join(ALLOCATIONS)}, got {self.allocation!r}")
+        if self.allocation == "neyman" and not self.anticipated_shares:
+            raise IFJudgeError("Neyman allocation needs the anticipated share of Yes in each domain "
+                               "(anticipated_shares, e.g. fiqa=0.95,aila=0.8)")
+        for d, p in (self.anticipated_shares or {}).items():
+            if not isinstance(p, (int, float)) or not 0 <= p <= 1:
+                raise IFJudgeError(f"the anticipated share of domain {d or '(no domain)'!r} must be in [0, 1], got {p!r}")
         if self.max_excluded is not None and self.max_excluded < 0:
             raise IFJudgeError(f"excluded passages per instance must be at least 0, got {self.max_excluded}")
         if self.per_group < 1:
@@ -65,18 +91,121 @@ class StudySettings:
         question("naturalness", naturalness=self.naturalness)
         question("relevance", relevance=self.relevance)
 
+    @property
+    def stratified(self) -> bool:
+        """Whether groups are sampled per domain (a stratum per query subset)."""
+        return any(v is not None for v in (self.subset_fraction, self.domain_fractions, self.allocation))
+
+
+ALLOCATIONS = ("proportional", "neyman")
+
+
+def _allocate(total: int, sizes: dict[str, int], scores: dict[str, float]) -> dict[str, int]:
+    """``total`` groups over the strata in proportion to ``scores``, each stratum at least one
+    group and at most its size: a stratum whose share falls outside those bounds is fixed at the
+    bound and the rest shared again; the shares are then rounded by largest remainder (Hamilton)."""
+    total = min(max(total, len(sizes)), sum(sizes.values()))
+    fixed: dict[str, int] = {}
+    while True:
+        free = [h for h in sizes if h not in fixed]
+        left = total - sum(fixed.values())
+        weight = sum(scores[h] for h in free)
+        ideal = {h: left * (scores[h] / weight if weight > 0 else 1 / len(free)) for h in free}
+        low = [h for h in free if ideal[h] < 1]
+        high = [h for h in free if ideal[h] > sizes[h]]
+        if not low and not high:
+            break
+        fixed.update({h: 1 for h in low} if low else {h: sizes[h] for h in high})
+    n = {**fixed, **{h: int(v) for h, v in ideal.items()}}
+    for h in sorted(ideal, key=lambda h: (-(ideal[h] - int(ideal[h])), h))[:total - sum(n.values())]:
+        n[h] += 1
+    return {h: n[h] for h in sizes}
+
+
+def domain_sizes(db: Database, project: str) -> dict[str, int]:
+    """The query groups of each domain (query subset) of a project, as a study samples them
+    (instructed instances only; ``""``: groups without a domain), in domain order.
+
+    >>> from storage.db import connect
+    >>> from annotation.demo import load_demo
+    >>> db = connect(":memory:"); _ = load_demo(db)
+    >>> domain_sizes(db, "demo")
+    {'': 5}
+    """
+    proj = projects.get_project(db, project)
+    pool = projects.instances(db, proj["id"])
+    if any(i["instruction"].strip() for i in pool):
+        pool = [i for i in pool if i["instruction"].strip()]
+    subsets = projects.query_subsets(db, proj["id"])
+    first: dict[str, str] = {}
+    for inst in sorted(pool, key=lambda i: (i["group_id"], i["instance_id"])):
+        first.setdefault(inst["group_id"], subsets.get(inst["query_id"], ""))
+    return dict(sorted(Counter(first.values()).items()))
+
+
+def domain_sample_sizes(sizes: dict[str, int], *, group_fraction: float, subset_fraction: float | None = None,
+                        domain_fractions: dict[str, float] | None = None, allocation: str | None = None,
+                        anticipated_shares: dict[str, float] | None = None) -> dict[str, int]:
+    """Groups to sample per domain (stratum), from the groups each domain has (``sizes``).
+
+    - ``subset_fraction`` f: ``max(1, round(f N_h))`` in every domain (IFIR §3.4: 10% of each);
+    - ``domain_fractions`` {domain: f_h}: ``max(1, round(f_h N_h))``, one fraction per domain;
+    - ``allocation="proportional"``: ``n = round(group_fraction * sum N_h)`` groups with
+      ``n_h ~ N_h`` (the sample mirrors the domains' sizes);
+    - ``allocation="neyman"``: the same n with ``n_h ~ N_h S_h``, ``S_h = sqrt(p_h (1 - p_h))`` from
+      the anticipated share ``p_h`` of each domain (Neyman 1934; Cochran 1977, §5.5): more groups where
+      answers vary most.
+
+    Rounding keeps the total (largest remainder), at least one group per domain, at most all of them.
+
+    >>> sizes = {"fiqa": 600, "aila": 300, "pm": 100}
+    >>> domain_sample_sizes(sizes, group_fraction=0.1, allocation="proportional")
+    {'fiqa': 60, 'aila': 30, 'pm': 10}
+    >>> domain_sample_sizes(sizes, group_fraction=0.1, allocation="neyman",
+    ...                     anticipated_shares={"fiqa": 0.99, "aila": 0.7, "pm": 0.9})
+    {'fiqa': 26, 'aila': 61, 'pm': 13}
+    >>> domain_sample_sizes(sizes, group_fraction=1, domain_fractions={"fiqa": 0.04, "aila": 0.1, "pm": 0.25})
+    {'fiqa': 24, 'aila': 30, 'pm': 25}
+    """
+    if domain_fractions is not None:
+        unknown = sorted(set(domain_fractions) - set(sizes))
+        missing = sorted(set(sizes) - set(domain_fractions))
+        if unknown or missing:
+            names = ", ".join(repr(h) if h else "'' (no domain)" for h in sizes)
+            raise IFJudgeError("one fraction per domain is needed: "
+                               + "; ".join(x for x in (f"no domain {', '.join(map(repr, unknown))}" if unknown else "",
+                                                      f"no fraction for {', '.join(repr(h) if h else '(no domain)' for h in missing)}"
+                                                      if missing else "") if x)
+                               + f" (the project's domains: {names})")
+        return {h: min(N, max(1, round(domain_fractions[h] * N))) for h, N in sizes.items()}
+    if allocation is not None:
+        total = max(1, round(group_fraction * sum(sizes.values())))
+        if allocation == "proportional":
+            return _allocate(total, sizes, {h: float(N) for h, N in sizes.items()})
+        shares = anticipated_shares or {}
+        missing = sorted(set(sizes) - set(shares))
+        if missing:
+            raise IFJudgeError("Neyman allocation needs the anticipated share of every domain; none for "
+                               + ", ".join(repr(h) if h else "(no domain)" for h in missing))
+        return _allocate(total, sizes, {h: N * (shares[h] * (1 - shares[h])) ** 0.5 for h, N in sizes.items()})
+    fraction = group_fraction if subset_fraction is None else subset_fraction
+    return {h: min(N, max(1, round(fraction * N))) for h, N in sizes.items()}
+
 
 def sample_instances(
     instances: list[dict], *, group_fraction: float, per_group: int, seed: int,
     subsets: dict[str, str] | None = None, subset_fraction: float | None = None,
+    domain_fractions: dict[str, float] | None = None, allocation: str | None = None,
+    anticipated_shares: dict[str, float] | None = None,
 ) -> list[dict]:
     """Seeded sample: ``round(group_fraction * n_groups)`` groups (at least one), then up to
     ``per_group`` instances of each. Input order does not matter.
 
     Stratified (IFIR §3.4, "10% of the queries with instructions from each domain"): with
-    ``subset_fraction``, each subset (domain) gets ``max(1, round(subset_fraction * n))`` of its
-    n groups, drawn in subset order from one seeded generator; ``subsets`` maps a query id to its
-    subset (a group's subset is that of its first instance's query; no subset: ``""``).
+    ``subset_fraction``, ``domain_fractions`` or ``allocation``, each subset (domain) gets the
+    groups :func:`domain_sample_sizes` gives it, drawn in subset order from one seeded generator;
+    ``subsets`` maps a query id to its subset (a group's subset is that of its first instance's
+    query; no subset: ``""``).
 
     >>> insts = [{"instance_id": f"{d}{g}_1", "group_id": f"{d}{g}", "query_id": f"{d}{g}"}
     ...          for d in "ab" for g in range(10)]
@@ -90,16 +219,19 @@ def sample_instances(
         groups.setdefault(inst["group_id"], []).append(inst)
     rng = random.Random(seed)
     names = sorted(groups)
-    if subset_fraction is None:
+    if subset_fraction is None and domain_fractions is None and allocation is None:
         n = max(1, round(group_fraction * len(names))) if names else 0
         chosen = sorted(rng.sample(names, n))
     else:
         strata: dict[str, list[str]] = {}
         for g in names:
             strata.setdefault((subsets or {}).get(groups[g][0].get("query_id", ""), ""), []).append(g)
+        n_h = domain_sample_sizes({h: len(m) for h, m in sorted(strata.items())}, group_fraction=group_fraction,
+                                  subset_fraction=subset_fraction, domain_fractions=domain_fractions,
+                                  allocation=allocation, anticipated_shares=anticipated_shares)
         chosen = []
-        for _, members in sorted(strata.items()):
-            chosen.extend(rng.sample(members, max(1, round(subset_fraction * len(members)))))
+        for h, members in sorted(strata.items()):
+            chosen.extend(rng.sample(members, n_h[h]))
         chosen.sort()
     out = []
     for g in chosen:
@@ -200,12 +332,16 @@ def build_instance_items(
                 screen_items.append({**base, "screen": inst["instance_id"], "payload": {"candidates": candidates, "gold": target}})
             elif q == "passage_match":
                 gold, excluded = match_passages(qrels, inst, bare.get(inst["query_id"]), corpus_ids)
+                of = {}
                 if settings.max_excluded is not None and len(excluded) > settings.max_excluded:
+                    # a seeded subsample: each excluded item records how many its instance has, the
+                    # weight of the third sampling stage (annotation.survey_design)
+                    of = {"excluded_of": len(excluded)}
                     excluded = sorted(rng.sample(excluded, settings.max_excluded))
                 for kind, docs in (("gold", gold), ("excluded", excluded)):
                     for d in docs:
                         items.append({**base, "screen": f"{inst['instance_id']}|{d}", "doc_id": d,
-                                      "position": position, "payload": {"kind": kind}})
+                                      "position": position, "payload": {"kind": kind, **(of if kind == "excluded" else {})}})
                         position += 1
         if "passage_match" in question_ids and inst["query_id"] not in bare:
             no_bare += 1
@@ -264,7 +400,7 @@ def create_study(
     people = users.users_by_name(db, annotators)
     if len({p["id"] for p in people}) != len(people):
         raise IFJudgeError("an annotator is listed twice")
-    pool = _instance_pool(db, proj, questions, settings, groups)
+    pool, skipped = _instance_pool(db, proj, questions, settings, groups)
     sample = _sample(db, proj, pool, settings, settings.seed)
     if not sample:
         if settings.skip_covered:
@@ -289,6 +425,8 @@ def create_study(
                                   seed=settings.seed + 1, loads=loads))
     stored = asdict(settings)
     stored["guidelines"] = {q: settings.guidelines.get(q, default_guideline(q, settings)) for q in questions}
+    if settings.skip_covered:  # the population it sampled: the project's instances these studies did not ask
+        stored["skipped_studies"] = skipped
     study_id = studies.insert_study(
         db, project_id=proj["id"], name=name or f"{project} study", questions=questions, settings=stored,
         created_by=created_by, annotator_ids=[p["id"] for p in people], items=items, plan=plan,
@@ -344,6 +482,7 @@ def create_condition_study(
     if len({p["id"] for p in people}) != len(people):
         raise IFJudgeError("an annotator is listed twice")
     original = projects.qrels(db, proj["id"], "original")
+    skipped = condition_skipped_studies(db, proj["id"]) if settings.skip_covered else []
     by_query, pool = _condition_pool(db, proj, settings, modes, queries)
     chosen = _sample_queries(db, proj, pool, settings, settings.seed)
     if not chosen and settings.skip_covered:
@@ -373,6 +512,8 @@ def create_condition_study(
     plan = balanced_plan(screens, [p["id"] for p in people], settings.overlap, seed=settings.seed)
     stored = asdict(settings)
     stored["modes"] = list(modes)
+    if settings.skip_covered:
+        stored["skipped_studies"] = skipped
     stored["guidelines"] = {"condition": settings.guidelines.get("condition", GUIDELINES["condition"])}
     study_id = studies.insert_study(
         db, project_id=proj["id"], name=name or f"{project}: condition", questions=["condition"], settings=stored,
@@ -426,9 +567,10 @@ def creation_summary(db: Database, result: dict) -> CreationSummary:
 
 
 def _instance_pool(db: Database, proj: dict, questions: list[str], settings: StudySettings,
-                   groups: list[str] | None) -> list[dict]:
+                   groups: list[str] | None) -> tuple[list[dict], list[int]]:
     """The instances a study of ``questions`` samples from: the project's (or those of ``groups``),
-    without bare-query instances, and without those already covered when ``settings.skip_covered``."""
+    without bare-query instances, and without those already covered when ``settings.skip_covered``;
+    and the ids of the studies whose instances were left out."""
     pool = projects.instances(db, proj["id"])
     if groups is not None:
         unknown_groups = sorted(set(groups) - {i["group_id"] for i in pool})
@@ -437,16 +579,20 @@ def _instance_pool(db: Database, proj: dict, questions: list[str], settings: Stu
         pool = [i for i in pool if i["group_id"] in set(groups)]
     if any(i["instruction"].strip() for i in pool):  # a bare-query instance (IFIR <qid>_0) is not judged
         pool = [i for i in pool if i["instruction"].strip()]
+    skipped: set[int] = set()
     if settings.skip_covered:
         covered = covered_instances(db, proj["id"], questions)
+        skipped = {s for i in pool for s in covered.get(i["instance_id"], ())}
         pool = [i for i in pool if i["instance_id"] not in covered]
-    return pool
+    return pool, sorted(skipped)
 
 
 def _sample(db: Database, proj: dict, pool: list[dict], settings: StudySettings, seed: int) -> list[dict]:
     return sample_instances(
         pool, group_fraction=settings.group_fraction, per_group=settings.per_group, seed=seed,
         subsets=projects.query_subsets(db, proj["id"]), subset_fraction=settings.subset_fraction,
+        domain_fractions=settings.domain_fractions, allocation=settings.allocation,
+        anticipated_shares=settings.anticipated_shares,
     )
 
 
@@ -464,6 +610,12 @@ def _condition_pool(db: Database, proj: dict, settings: StudySettings, modes, qu
         covered = covered_instances(db, proj["id"], ["condition"])
         pool = [q for q in pool if not any(i["instance_id"] in covered for i in by_query[q].values())]
     return by_query, pool
+
+
+def condition_skipped_studies(db: Database, project_id: int) -> list[int]:
+    """The condition studies of the project so far: those whose queries a ``skip_covered``
+    condition study leaves out."""
+    return sorted({s for ids in covered_instances(db, project_id, ["condition"]).values() for s in ids})
 
 
 def _sample_queries(db: Database, proj: dict, pool: list[str], settings: StudySettings, seed: int) -> list[str]:
@@ -555,7 +707,7 @@ def sample_overlap(db: Database, *, project: str, questions: list[str], settings
         draw = lambda seed: _sample_queries(db, proj, pool, settings, seed)  # noqa: E731
         unit = "queries"
     else:
-        pool_i = _instance_pool(db, proj, questions, settings, groups)
+        pool_i, _ = _instance_pool(db, proj, questions, settings, groups)
         units = {i["instance_id"]: {i["instance_id"]} for i in pool_i}
         draw = lambda seed: [i["instance_id"] for i in _sample(db, proj, pool_i, settings, seed)]  # noqa: E731
         unit = "instances"

@@ -41,6 +41,9 @@ def register(sub) -> None:
                    help="with --labels: annotators planned per item; 1 lets a single label decide the majority "
                         "(default: two labels decide); with --db it comes from the study")
     p.add_argument("--bootstrap", type=int, default=0, metavar="N", help="bootstrap replicates for 95%% intervals")
+    p.add_argument("--resample", choices=("groups", "items"),
+                   help="what the bootstrap resamples: query groups within domains (the default with --db: items of "
+                        "a group are answered alike) or items (the default with --labels; with --db a comparison)")
     p.add_argument("--seed", type=int, default=0)
     add_json(p)
     p.set_defaults(func=run)
@@ -107,7 +110,7 @@ def read_csv_table(path: str, columns: tuple[str, ...]) -> tuple[pd.DataFrame, l
 def report_from_frame(labels: pd.DataFrame, categories: list[str], *, gold: pd.DataFrame | None, args,
                       labels_name: str = "labels", label_lines: list[int] | None = None,
                       gold_name: str = "gold", gold_lines: list[int] | None = None,
-                      overlap=None, adjudications=None) -> dict:
+                      overlap=None, adjudications=None, clusters=None, strata=None) -> dict:
     """The agreement report of a label DataFrame; errors about a row are re-raised naming the
     source (file) and its line when ``*_lines`` map rows to lines."""
     from annotation.agreement import agreement_report
@@ -115,7 +118,8 @@ def report_from_frame(labels: pd.DataFrame, categories: list[str], *, gold: pd.D
 
     try:
         return agreement_report(labels, categories, gold=gold, ordinal=args.ordinal,
-                                n_boot=args.bootstrap, seed=args.seed, overlap=overlap, adjudications=adjudications)
+                                n_boot=args.bootstrap, seed=args.seed, overlap=overlap, adjudications=adjudications,
+                                clusters=clusters, strata=strata, resample=args.resample)
     except (UnknownLabel, DuplicateLabel, MissingValue) as exc:
         name, lines = (gold_name, gold_lines) if exc.table == "gold" else (labels_name, label_lines)
         line = (lambda r: lines[r] if lines else r + 1)
@@ -138,6 +142,8 @@ def run(args) -> int:
         return run_db(args)
     if args.overlap is not None and args.overlap < 1:
         raise IFJudgeError(f"--overlap must be at least 1, got {args.overlap}")
+    if args.resample == "groups":
+        raise IFJudgeError("--resample groups needs each item's query group: use --db with --study")
     if not args.categories:
         raise IFJudgeError("--categories is required with --labels (the declared categories, comma-separated)")
     categories = parse_categories(args.categories)
@@ -156,7 +162,7 @@ def run_db(args) -> int:
     majority follows the study's planned overlap and the lead's adjudications, as on the monitor."""
     import pandas as pd
 
-    from annotation.monitor import decision_inputs
+    from annotation.monitor import decision_inputs, item_groups
     from annotation.outcomes import labels_frame
     from storage.db import connect
 
@@ -172,8 +178,10 @@ def run_db(args) -> int:
         raise IFJudgeError(f"study {args.study} has no label for question {args.question!r} yet")
     args.ordinal = args.ordinal or args.question in ("passage_match", "instfol_match")
     gold_frame = None if gold is None else pd.DataFrame(sorted(gold.items()), columns=["item", "label"])
+    clusters, strata = item_groups(db, args.study, args.question)
     report = report_from_frame(labels, categories, gold=gold_frame, args=args,
-                               labels_name=f"study {args.study}", overlap=overlap, adjudications=adjudications)
+                               labels_name=f"study {args.study}", overlap=overlap, adjudications=adjudications,
+                               clusters=clusters, strata=strata)
     print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else format_report(report))
     return 0
 
@@ -190,7 +198,8 @@ def format_report(report: dict) -> str:
         rows.append((name, fmt_value(value), band or "", ci))
 
     for key, value in report.items():
-        if key in ("categories", "ordinal", "bands", "intervals", "undefined_reasons", "notes") or isinstance(value, dict):
+        if key in ("categories", "ordinal", "bands", "intervals", "undefined_reasons", "notes",
+                   "intervals_resampled") or isinstance(value, dict):
             continue
         add(key, value, bands.get(key), intervals.get(key))
     for key in ("cohen_kappa", "cohen_kappa_linear_pairwise", "cohen_kappa_quadratic_pairwise"):
@@ -199,8 +208,10 @@ def format_report(report: dict) -> str:
             add(f"{key} {pair}", value, band, intervals.get(key, {}).get(pair))
     for key in ("label_shares", "majority_shares"):
         for cat, value in report.get(key, {}).items():
-            add(f"{key} {cat}", value)
+            add(f"{key} {cat}", value, iv=intervals.get(f"majority_share_{cat}") if key == "majority_shares" else None)
     out = [f"categories: {', '.join(report['categories'])}", *format_table(rows)]
+    if report.get("intervals_resampled"):
+        out.append(f"95% intervals: bootstrap percentile, {report['intervals_resampled']}")
     for key, why in reasons.items():
         for sub, text in (why.items() if isinstance(why, dict) else [(None, why)]):
             out.append(f"undefined {key}{' ' + sub if sub else ''}: {text}")

@@ -33,7 +33,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from annotation.estimates import read_judge_labels
+    from annotation.judge_labels import read_judge_labels
     from exports.benchmark_report import benchmark_report, to_markdown
 
     if args.bootstrap < 1:

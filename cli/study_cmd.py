@@ -17,6 +17,21 @@ def _csv_list(text: str) -> list[str]:
     return [t.strip() for t in text.split(",") if t.strip()]
 
 
+def _domain_values(text: str) -> dict[str, float]:
+    """``fiqa=0.04,aila=0.1`` -> {"fiqa": 0.04, "aila": 0.1} (an empty name is the groups without a
+    domain)."""
+    out: dict[str, float] = {}
+    for part in (t.strip() for t in text.split(",") if t.strip()):
+        name, sep, value = part.partition("=")
+        try:
+            if not sep:
+                raise ValueError
+            out[name.strip()] = float(value)
+        except ValueError:
+            raise IFJudgeError(f"expected DOMAIN=NUMBER pairs separated by commas, got {part!r}") from None
+    return out
+
+
 def register(sub) -> None:
     p = sub.add_parser("study", help="set up and list studies")
     ss = p.add_subparsers(dest="study_command", required=True, metavar="ACTION")
@@ -40,6 +55,15 @@ def register(sub) -> None:
     c.add_argument("--subset-fraction", "--domain-fraction", type=float, default=d.subset_fraction, metavar="F",
                    help="sample this fraction of the query groups of every subset/domain (IFIR: 0.1), at least "
                         "one per domain; replaces --group-fraction")
+    c.add_argument("--domain-fractions", metavar="D=F,...",
+                   help="one fraction per domain, e.g. fiqa=0.04,aila=0.1,pm=0.25 (every domain of the project; "
+                        "at least one group each); the estimates weight each domain by its own rate")
+    c.add_argument("--allocation", choices=("proportional", "neyman"),
+                   help="sample --group-fraction of all groups, allocated to the domains in proportion to their "
+                        "sizes or by Neyman allocation (needs --anticipated-shares)")
+    c.add_argument("--anticipated-shares", metavar="D=P,...",
+                   help="Neyman allocation: the share of Yes you expect in each domain, e.g. fiqa=0.97,aila=0.8 "
+                        "(more groups where answers vary most)")
     c.add_argument("--max-excluded", type=int, default=d.max_excluded, metavar="N",
                    help="passage_match: at most N excluded passages per instance (seeded sample; default all)")
     c.add_argument("--seed", type=int, default=d.seed)
@@ -92,6 +116,9 @@ def run_create(args) -> int:
         passages=args.passages, naturalness=args.naturalness, seed=args.seed,
         subset_fraction=args.subset_fraction, max_excluded=args.max_excluded, skip_covered=args.remaining,
         check_share=args.check_share,
+        domain_fractions=None if args.domain_fractions is None else _domain_values(args.domain_fractions),
+        allocation=args.allocation,
+        anticipated_shares=None if args.anticipated_shares is None else _domain_values(args.anticipated_shares),
     )
     db = connect(args.db)
     if "instfol_match" in args.questions:

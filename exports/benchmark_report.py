@@ -12,19 +12,23 @@ from __future__ import annotations
 
 import math
 
-from annotation.estimates import PPI_DESIGN_METHOD, benchmark_estimates, require_study
-from evaluation.leaderboard import MIN_QUERIES, MIN_SYSTEMS, leaderboard_change
+from annotation.estimates import benchmark_estimates, require_study
+from annotation.prediction_powered import METHOD as PPI_DESIGN_METHOD
+from evaluation.leaderboard import INTERVAL_NAMES, MIN_QUERIES, MIN_SYSTEMS, leaderboard_change
 from exports.verdict import project_verdict
 from storage import projects, studies
 from storage.db import Database
 
-LEADERBOARD_METHOD = (f"percentile bootstrap over queries (the same draw for every system and both qrels versions); "
+LEADERBOARD_METHOD = ("studentized (bootstrap-t) intervals over queries, Kendall tau's BCa (the same draw for every "
+                      "system and both qrels versions); per "
+                      "pair the one-sided bootstrap level (the share of replicates ordering it against the observed "
+                      "order, not a probability that it swaps) and whether the validated qrels reverse the published "
+                      "order, Holm-adjusted over the pairs; "
                       f"undefined below {MIN_QUERIES} queries, Kendall tau also below {MIN_SYSTEMS} systems; "
                       "every figure follows MTEB 2.26's evaluation protocol unless its system is marked "
                       "'(paper protocol)' (the benchmark paper's own code: docs/evaluation.md, Protocols)")
-PPI_METHOD = ("prediction-powered inference, power-tuned (PPI++, ppi_py.ppi_mean_ci); items treated as independent; "
-              "when its interval is wider than the human-only one on this sample, the human-only one is reported; "
-              "beside it the " + PPI_DESIGN_METHOD)
+PPI_METHOD = (PPI_DESIGN_METHOD + ". One interval per method, fixed before the data: the design-aware one of the "
+              "humans alone, and the prediction-powered one (the one to cite when a judge labelled every item)")
 
 
 def benchmark_report(db: Database, study_ids: list[int], *, judge: dict | None = None, measure: str = "nDCG@10",
@@ -102,24 +106,29 @@ def estimates_table(est: dict) -> list[str]:
         lines.append(f"| {md_cell(e['estimand'])} | {md_cell(e['share'])} | {ci} | {_ci(naive)} | {md_cell(e['deff'])} | "
                      f"{md_cell(e['n_effective'])} | {e['n_items']} | {e['n_groups']} | "
                      f"{md_cell(e['to_halve']['further_labels'])} |")
-    ppi = [e for e in est["estimates"] if "ppi" in e]
+    ppi = [e for e in est["estimates"] if "ppi_design" in e]
     if ppi:
-        lines += ["", "Prediction-powered (the judge labelled every item; the humans' sample corrects its bias):", "",
-                  "| estimate | PPI share | PPI CI | human-only CI (same items) | reported | judge agreement | Cohen kappa | "
-                  "labelled / unlabelled | design-aware PPI share | design-aware PPI CI | lam |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+        lines += ["", "Prediction-powered (the judge labelled every item; the humans' sample corrects its bias): "
+                  f"{_cell(est.get('ppi_method') or '')}. With a judge, this is the interval to cite; it was chosen "
+                  "before the data (a weight tuned on other folds of query groups, never on the items it is applied "
+                  "to), and with an uninformative judge the weight goes to 0 and it is the design-aware interval "
+                  "above.", "",
+                  "| estimate | prediction-powered share | 95% CI (prediction-powered) | 95% CI (design, humans only) | "
+                  "lam (cross-fitted) | judge's share | judge agreement | Cohen kappa | judged items |",
+                  "|---|---|---|---|---|---|---|---|---|"]
         for e in ppi:
-            p = e["ppi"]
-            if p.get("undefined"):
-                lines.append(f"| {md_cell(e['estimand'])} | undefined: {md_cell(p['undefined'])} | | | | | | | | | |")
+            d = e["ppi_design"]
+            a = d.get("judge_agreement") or {}
+            if d.get("undefined"):
+                lines.append(f"| {md_cell(e['estimand'])} | undefined: {md_cell(d['undefined'])} | | | | | "
+                             f"{md_cell(a.get('agreement'))} | {md_cell(a.get('cohen_kappa'))} | {d.get('n_judged', '—')} |")
                 continue
-            a = p["judge_agreement"]
-            d = e.get("ppi_design") or {}
-            design_cells = (f"undefined: {md_cell(d.get('undefined'))} | | " if d.get("undefined") or not d
-                            else f"{md_cell(d['share'])} | {_ci(d)} | {md_cell(d['lam'])}")
-            lines.append(f"| {md_cell(e['estimand'])} | {md_cell(p['ppi']['share'])} | {_ci(p['ppi'])} | {_ci(p['human_only'])} | "
-                         f"{md_cell(p['reported_method'])} | {md_cell(a['agreement'])} | {md_cell(a['cohen_kappa'])} | "
-                         f"{p['n_labelled']} / {p['n_unlabelled']} | {design_cells} |")
+            lines.append(f"| {md_cell(e['estimand'])} | {md_cell(d['share'])} | {_ci(d)} | {_ci(d['human_only'])} | "
+                         f"{md_cell(d['lam'])} | {md_cell(d['judge_share'])} | {md_cell(a.get('agreement'))} | "
+                         f"{md_cell(a.get('cohen_kappa'))} | {d['n_judged']} |")
+        for e in ppi:
+            for n in e["ppi_design"].get("notes") or []:
+                lines += ["", f"Note ({md_cell(e['estimand'])}, prediction-powered): {md_cell(n)}."]
     return lines
 
 
@@ -129,24 +138,37 @@ def leaderboard_tables(board: dict) -> list[str]:
     if board.get("undefined"):
         return lines + [f"Undefined: {md_cell(board['undefined'])}.", ""]
     for c in board["comparisons"]:
+        coverage = (c.get("coverage") or {}).get("note")
         lines += [f"{md_cell(c['published'])} ({c['n_queries_published']} queries) vs {md_cell(c['validated'])} "
                   f"({c['n_queries_validated']} queries), {c['n_systems']} systems, {c['n_boot']} bootstrap replicates "
-                  f"(seed {c['seed']}).", "",
+                  f"(seed {c['seed']}), {INTERVAL_NAMES.get(c.get('interval'), '')} intervals."
+                  + (f" Note: {_cell(coverage)}." if coverage else ""), "",
                   "| system | published | 95% CI | rank | validated | 95% CI | rank |", "|---|---|---|---|---|---|---|"]
         for r in c["systems"]:
             lines.append(f"| {md_cell(r['system'])} | {md_cell(r['published']['value'])} | {_ci(r['published'])} | "
                          f"{r['rank_published']} | {md_cell(r['validated']['value'])} | {_ci(r['validated'])} | "
                          f"{r['rank_validated']} |")
-        lines += ["", "| a | b | a - b published | 95% CI | a - b validated | 95% CI | P(swap) published | "
-                  "P(swap) validated | P(order differs) |", "|---|---|---|---|---|---|---|---|---|"]
+        lines += ["", "| a | b | a - b published | 95% CI | a - b validated | 95% CI | one-sided bootstrap level "
+                  "published | one-sided bootstrap level validated | replicates ordered differently | order changed "
+                  "(Holm p) |", "|---|---|---|---|---|---|---|---|---|---|"]
         for p in c["pairs"]:
+            ch = p.get("order_changed") or {}
+            changed = ("—" if not ch else f"{'yes' if ch.get('changed') else 'no'} ({md_cell(ch.get('p_holm'))})")
             lines.append(f"| {md_cell(p['a'])} | {md_cell(p['b'])} | {md_cell(p['difference_published']['value'])} | "
                          f"{_ci(p['difference_published'])} | {md_cell(p['difference_validated']['value'])} | "
-                         f"{_ci(p['difference_validated'])} | {md_cell(p['p_swap_published'])} | "
-                         f"{md_cell(p['p_swap_validated'])} | {md_cell(p['p_order_differs'])} |")
+                         f"{_ci(p['difference_validated'])} | {md_cell(p['one_sided_level_published'])} | "
+                         f"{md_cell(p['one_sided_level_validated'])} | {md_cell(p['replicates_ordered_differently'])} | "
+                         f"{changed} |")
+        coverage = (c.get("coverage") or {}).get("note")
+        beside = f" ({md_cell(coverage)})" if coverage else ""
+        v = c.get("order_changed") or {}
+        verdict = ("the order of " + ", ".join(f"{md_cell(a)} and {md_cell(b)}" for a, b in v["pairs"]) + " changed"
+                   if v.get("any") else "no pair's order changed")
         t = c["kendall_tau"]
-        lines += ["", "Kendall tau (published vs validated): " + (
-            f"undefined ({md_cell(t['undefined'])})" if t["undefined"] else f"{md_cell(t['value'])} {_ci(t)}"), ""]
+        lines += ["", f"Verdict: {verdict} ({md_cell(v.get('method', ''))}){beside}.", "",
+                  "Kendall tau (published vs validated): " + (
+                      f"undefined ({md_cell(t['undefined'])})" if t["undefined"] else f"{md_cell(t['value'])} {_ci(t)}")
+                  + f"{beside}.", ""]
     return lines
 
 
@@ -207,8 +229,8 @@ def csv_rows(report: dict) -> list[list[str]]:
         for e in est["estimates"]:
             q = f"benchmark-wide: {e['estimand']}"
             naive = e.get("naive_independent") or {}
-            rows += [[q, "share (design-aware, Korn-Graubard)", _num(e["share"]), _num(e["low"]), _num(e["high"]), "",
-                      e.get("undefined") or ""],
+            rows += [[q, "share (design-aware, Wilson at the effective size)", _num(e["share"]), _num(e["low"]),
+                      _num(e["high"]), "", e.get("undefined") or ""],
                      [q, "share (naive independent, Wilson; comparison)", _num(naive.get("share")), _num(naive.get("low")),
                       _num(naive.get("high")), "", "" if naive else "no decided item yet"],
                      [q, "design effect", _num(e["deff"]), "", "", "", ""],
@@ -216,6 +238,10 @@ def csv_rows(report: dict) -> list[list[str]]:
                      [q, "decided items", str(e["n_items"]), "", "", "", ""],
                      [q, "sampled groups", str(e["n_groups"]), "", "", "", ""],
                      [q, "further labels to halve the CI", _num(e["to_halve"]["further_labels"]), "", "", "", ""]]
+            if "ppi_design" in e:
+                d = e["ppi_design"]
+                rows.append([q, "share (prediction-powered, cross-fitted)", _num(d.get("share")), _num(d.get("low")),
+                             _num(d.get("high")), "", d.get("undefined") or ""])
     for board in report["leaderboards"]:
         if board.get("undefined"):
             rows.append([f"leaderboard {board['project']}", f"{board['measure']} published vs validated", "", "", "", "",
@@ -227,12 +253,16 @@ def csv_rows(report: dict) -> list[list[str]]:
                     d = r[side]
                     rows.append([q, f"{r['system']} on {c[side]} (rank {r[f'rank_{side}']})", _num(d["value"]),
                                  _num(d["low"]), _num(d["high"]), "", d["undefined"] or ""])
+            note = (c.get("coverage") or {}).get("note") or ""
             for p in c["pairs"]:
-                rows.append([q, f"P(order differs) {p['a']} vs {p['b']}", _num(p["p_order_differs"]), "", "", "",
-                             p["undefined"] or ""])
+                rows.append([q, f"replicates ordered differently {p['a']} vs {p['b']}",
+                             _num(p["replicates_ordered_differently"]), "", "", "", p["undefined"] or ""])
+                ch = p.get("order_changed") or {}
+                rows.append([q, f"order changed {p['a']} vs {p['b']} (Holm-adjusted one-sided p)", _num(ch.get("p_holm")),
+                             "", "", "", p["undefined"] or note])
             t = c["kendall_tau"]
             rows.append([q, "Kendall tau (published vs validated)", _num(t["value"]), _num(t["low"]), _num(t["high"]), "",
-                         t["undefined"] or ""])
+                         t["undefined"] or note])
     return [r + [""] * (len(CSV_HEADER) - len(r)) for r in rows]
 
 
@@ -260,18 +290,27 @@ def latex_tables(report: dict) -> list[str]:
 
     lines = []
     for est in report["studies"]:
+        judged = any("ppi_design" in e for e in est["estimates"])
         lines += ["", rf"% benchmark-wide estimates, study {est['study']['id']}: {tex(est['method'])}",
-                  r"\begin{tabular}{lrrrrr}", r"\toprule",
-                  r"estimate & share & 95\% CI (design) & naive CI (Wilson) & deff & effective $n$ \\", r"\midrule"]
+                  r"\begin{tabular}{lrrrrr" + ("rr" if judged else "") + "}", r"\toprule",
+                  r"estimate & share & 95\% CI (design) & naive CI (Wilson) & deff & effective $n$"
+                  + (r" & prediction-powered & 95\% CI (PP)" if judged else "") + r" \\", r"\midrule"]
         for e in est["estimates"]:
+            pp = e.get("ppi_design") or {}
             lines.append(rf"{tex(e['estimand'])} & {tex(e['share'])} & {ci(e)} & {ci(e.get('naive_independent'))} & "
-                         rf"{tex(e['deff'])} & {tex(e['n_effective'])} \\")
+                         rf"{tex(e['deff'])} & {tex(e['n_effective'])}"
+                         + (rf" & {tex(pp.get('share'))} & {ci(pp)}" if judged else "") + r" \\")
         lines += [r"\bottomrule", r"\end{tabular}"]
     for board in report["leaderboards"]:
         for c in board["comparisons"]:
             t = c["kendall_tau"]
+            v = c.get("order_changed") or {}
+            note = (c.get("coverage") or {}).get("note")
             lines += ["", rf"% {tex(board['project'])}: {c['published']} vs {c['validated']} ({tex(board['measure'])}); "
-                      rf"Kendall tau {tex(t['value']) if t['undefined'] is None else tex(t['undefined'])}",
+                      rf"Kendall tau {tex(t['value']) if t['undefined'] is None else tex(t['undefined'])}; "
+                      + ("order changed: " + tex(", ".join(f"{a}/{b}" for a, b in v["pairs"])) if v.get("any")
+                         else "no pair's order changed (Holm)")
+                      + (f"; {tex(note)}" if note else ""),
                       r"\begin{tabular}{lrrrr}", r"\toprule",
                       rf"system & {tex(c['published'])} & rank & {tex(c['validated'])} & rank \\", r"\midrule"]
             for r in c["systems"]:

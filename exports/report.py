@@ -79,6 +79,10 @@ def write_report(db: Database, study_id: int, out: Path, *, n_boot: int = BOOTST
         md.append(f"| {md_cell(r['statistic'])} | {md_cell(value)} | {ci} | {r['band'] or ''} |")
         tex.append(rf"{latex_escape(r['statistic'])} & {latex_escape(_fmt(r['value'], pct))} & {latex_escape(ci)} \\")
     tex += [r"\bottomrule", r"\end{tabular}"]
+    resampled = next((r["resampled"] for r in rows if r.get("resampled")), None)
+    if resampled:
+        md += ["", f"95% CI: bootstrap percentile interval, {resampled}."]
+        tex.append(f"% 95% CI: bootstrap percentile interval, {latex_escape(resampled)}")
     tex += latex_tables(bench)
     md += ["", *markdown_sections(bench)]
     md += scale_section(db, study_id, n_boot=n_boot, seed=study["settings"].get("seed", 0))

@@ -66,16 +66,19 @@ def ranking_piece(comparison: dict | None, *, measure: str) -> dict:
     versions).
 
     Returns ``{"known", "changed", "n_systems", "moves": [(system, rank published, rank
-    validated)], "tau", "low", "high", "why_no_interval", "p_order_differs"}``: ``changed`` is
+    validated)], "tau", "low", "high", "why_no_interval", "p_order_differs", "significant"}``: ``changed`` is
     True when some system's rank differs; ``moves`` lists those systems; ``tau`` with ``low`` and
     ``high`` is Kendall's tau between the two orders and its 95% bootstrap interval
     (``why_no_interval`` when it is undefined); ``p_order_differs`` is, for two systems, the
-    share of bootstrap replicates in which the two versions order them differently.
+    share of bootstrap replicates in which the two versions order them differently;
+    ``significant`` is the leaderboard's Holm-adjusted verdict (``{"pairs", "tested"}``: the pairs
+    whose published order the validated qrels reverse beyond chance, over ``tested`` pairs), None
+    when no pair could be tested.
 
     >>> board = {"systems": [{"system": "a", "rank_published": 1, "rank_validated": 2},
     ...                      {"system": "b", "rank_published": 2, "rank_validated": 1}],
     ...          "kendall_tau": {"value": None, "low": None, "high": None, "undefined": "needs 3 systems"},
-    ...          "pairs": [{"p_order_differs": 0.25}], "n_queries_published": 12, "n_queries_validated": 11}
+    ...          "pairs": [{"replicates_ordered_differently": 0.25}], "n_queries_published": 12, "n_queries_validated": 11}
     >>> p = ranking_piece(board, measure="nDCG@10")
     >>> p["changed"], p["moves"], p["p_order_differs"]
     (True, [('a', 1, 2), ('b', 2, 1)], 0.25)
@@ -87,12 +90,16 @@ def ranking_piece(comparison: dict | None, *, measure: str) -> dict:
              if r["rank_published"] != r["rank_validated"]]
     tau = comparison.get("kendall_tau") or {}
     pairs = comparison.get("pairs") or []
+    verdict = comparison.get("order_changed") or {}
     return {
         "known": True, "measure": measure, "changed": bool(moves), "n_systems": len(rows),
         "systems": [(r["system"], r["rank_published"], r["rank_validated"]) for r in rows], "moves": moves,
         "tau": tau.get("value"), "low": tau.get("low"), "high": tau.get("high"),
         "why_no_interval": tau.get("undefined"),
-        "p_order_differs": pairs[0].get("p_order_differs") if len(rows) == 2 and pairs else None,
+        "p_order_differs": (pairs[0].get("replicates_ordered_differently", pairs[0].get("p_order_differs"))
+                            if len(rows) == 2 and pairs else None),
+        "significant": ({"pairs": [tuple(x) for x in verdict.get("pairs") or []], "tested": verdict.get("tested", 0)}
+                        if verdict.get("tested") else None),
         "n_queries_published": comparison.get("n_queries_published"),
         "n_queries_validated": comparison.get("n_queries_validated"),
     }
@@ -276,6 +283,15 @@ def ranking_sentence(p: dict, published: str, validated: str) -> str:
         tail = ""
     if _defined(p.get("p_order_differs")):
         tail += (f"; the two systems swap order in {_pct(p['p_order_differs'])} of the bootstrap replicates")
+    sig = p.get("significant")
+    if sig:
+        k = sig["tested"]
+        over = f"Holm's adjustment over {k} pair{'' if k == 1 else 's'}"
+        if sig["pairs"]:
+            tail += ("; beyond chance (" + over + "): the order of "
+                     + ", ".join(f"{a} and {b}" for a, b in sig["pairs"]) + " is reversed")
+        else:
+            tail += f"; no pair's order is reversed beyond chance ({over})"
     return head + tail + "."
 
 

@@ -69,7 +69,8 @@ with paused_gc():
 
     st.subheader(view.heading(kind, study["questions"]))
     reports = {q: monitor.question_report(conn, sid, q, n_boot=n_boot, seed=seed) for q in study["questions"]}
-    t7 = view.table7_rows(monitor.table7(conn, sid, n_boot=n_boot, seed=seed), reports)
+    t7_raw = monitor.table7(conn, sid, n_boot=n_boot, seed=seed)
+    t7 = view.table7_rows(t7_raw, reports)
     if t7:
         meanings = "\n".join(f"- **{r['Statistic']}**: {r['What it means']}" for r in
                              {r["Statistic"]: r for r in t7 if r["What it means"]}.values())
@@ -80,7 +81,8 @@ with paused_gc():
             frame, {"Question": 140, "Statistic": 220, "Value": 60, "95% interval": 110, "Band": 110, "Over": 130,
                     "Why undefined": 150},
             {"Question": "\n".join(f"- **{label(q)}**: {monitor.PROMPTS.get(q, q)}" for q in study["questions"]),
-             "Statistic": meanings or None, "Value": meanings or None}))
+             "Statistic": meanings or None, "Value": meanings or None,
+             "95% interval": view.interval_help(t7_raw)}))
         if any(q in ("validity", "naturalness", "condition") for q in study["questions"]):
             st.caption("Proportion of Yes response (as InstructIR's Table 7) counts the items whose majority says Yes "
                        "among every labelled item, undecided ones included; the benchmark-wide share below counts "

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pandas as pd
 import streamlit as st
 
 from annotation.questions import GUIDELINES, INSTANCE_QUESTIONS
 from annotation.instfol_study import create_instfol_study
 from annotation.glossary import SCALES, label, page_message
-from annotation.studies import (StudySettings, creation_summary, create_study, questions_for_kind,
+from annotation.studies import (StudySettings, creation_summary, create_study, domain_sizes, questions_for_kind,
                                  sample_overlap)
 from storage import eval_runs, projects, users
 from storage.errors import IFJudgeError
@@ -31,6 +32,9 @@ CREATED = "study_setup_created"
 PENDING = "study_setup_pending"  # a submitted study whose sample overlaps another study: waits for the lead
 KIND_NAMES = {"instructir": "InstructIR", "followir": "FollowIR", "ifir": "IFIR", "infosearch": "InfoSearch",
               "generic": "generic"}
+RATES = {"same": "the same fraction in every domain", "table": "one fraction per domain (table)",
+         "proportional": "Fraction of groups, in proportion to the domains' sizes",
+         "neyman": "Fraction of groups, Neyman allocation (anticipated shares in the table)"}
 
 
 def report_created(section: str) -> None:
@@ -56,7 +60,7 @@ STUDY_FORM = {
     "study_name": "", "study_remaining": False,
     "study_fraction": float(d.group_fraction), "study_per_group": d.per_group, "study_overlap": d.overlap,
     "study_passages": d.passages, "study_seed": d.seed, "study_stratify": False, "study_subset_fraction": 0.1,
-    "study_max_excluded": -1, "study_annotators": [], "study_goal": "", "study_check_share": 0.0,
+    "study_max_excluded": -1, "study_annotators": [], "study_goal": "", "study_check_share": 0.0, "study_rates": "same",
     **{f"study_guideline_{q}": GUIDELINES[q] for q in INSTANCE_QUESTIONS},
 }
 INSTFOL_FORM = {"instfol_top_k": 10, "instfol_fraction": 1.0, "instfol_per_group": 3, "instfol_overlap": d.overlap,
@@ -67,6 +71,23 @@ for section, form in (("study", STUDY_FORM), ("instfol", INSTFOL_FORM)):
     for k, v in form.items():
         if section == reset or k not in st.session_state:
             st.session_state[k] = list(v) if isinstance(v, list) else v
+
+
+def domain_rates(stratify: bool, rates: str, subset_fraction: float, table, names: list[str]) -> dict:
+    """The StudySettings fields of the per-domain controls: none without sampling per domain, else the
+    same fraction, the table's fractions, or an allocation of the Fraction of groups (Neyman: the
+    table's anticipated shares)."""
+    if not stratify:
+        return {}
+    if rates == "same":
+        return {"subset_fraction": subset_fraction}
+    if rates == "proportional":
+        return {"allocation": "proportional"}
+    column = "Fraction" if rates == "table" else "Anticipated share of Yes"
+    values = {h: float(v) for h, v in zip(names, table[column])}
+    if rates == "table":
+        return {"domain_fractions": values}
+    return {"allocation": "neyman", "anticipated_shares": values}
 
 
 def create(request: dict) -> None:
@@ -134,12 +155,26 @@ if kq.offered:
         seed = cols["seed"].number_input("Seed", 0, 2**31 - 1, key="study_seed",
                                          help="the same seed draws the same sample: a second study needs another seed "
                                               "or 'Only items no other study asks'")
-        stratify, subset_fraction = False, 0.1
+        stratify, subset_fraction, rates, domains, sizes = False, 0.1, "same", None, {}
         if has_subsets and per_instance:
             s1, s2 = st.columns(2)
             stratify = s1.checkbox("Sample per domain (subset)", key="study_stratify",
-                                   help="IFIR: 10% of the queries of each domain, at least one per domain")
+                                   help="IFIR: 10% of the queries of each domain, at least one per domain; the "
+                                        "estimates weight each domain by the rate it was sampled at")
             subset_fraction = s2.number_input("Fraction of each domain", 0.001, 1.0, key="study_subset_fraction")
+            rates = st.selectbox("Rates per domain (when sampling per domain)", list(RATES), key="study_rates",
+                                 format_func=RATES.get)
+            sizes = domain_sizes(conn, project)
+            domains = st.data_editor(
+                pd.DataFrame({"Domain": [h or "(no domain)" for h in sizes], "Groups": list(sizes.values()),
+                              "Fraction": [0.1] * len(sizes), "Anticipated share of Yes": [0.9] * len(sizes)}),
+                key=f"study_domains_{project}", hide_index=True, disabled=["Domain", "Groups"],
+                column_config={"Fraction": st.column_config.NumberColumn(
+                                   min_value=0.001, max_value=1.0, step=0.01,
+                                   help="one fraction per domain: its groups sampled"),
+                               "Anticipated share of Yes": st.column_config.NumberColumn(
+                                   min_value=0.0, max_value=1.0, step=0.01,
+                                   help="Neyman allocation: more groups where the answers vary most")})
         max_excluded = (st.number_input("Excluded passages per instance (passage match; -1: all)", -1, 1000,
                                         key="study_max_excluded") if "passage_match" in chosen else -1)
         check_share = (st.number_input(
@@ -170,9 +205,9 @@ if kq.offered:
             settings=StudySettings(group_fraction=fraction, per_group=int(per_group), overlap=int(overlap),
                                    passages=int(passages), naturalness=naturalness, seed=int(seed),
                                    guidelines=guidelines, goal=goal.strip(),
-                                   subset_fraction=float(subset_fraction) if stratify else None,
                                    max_excluded=None if int(max_excluded) < 0 else int(max_excluded),
-                                   skip_covered=bool(remaining), check_share=float(check_share)),
+                                   skip_covered=bool(remaining), check_share=float(check_share),
+                                   **domain_rates(stratify, rates, float(subset_fraction), domains, list(sizes))),
         )
         try:
             found = None if remaining or not questions or not annotators else sample_overlap(

@@ -516,6 +516,15 @@ def subset_documents(db: Database, project_id: int) -> dict[str, list[str]]:
     return dict(out)
 
 
+def checked_queries(db: Database, build_id: int) -> tuple[int, int]:
+    """``(queries with a judgment the build's studies checked, queries of the build)``: how much of
+    a derived qrels version a validation study covered (the others keep their published judgments)."""
+    row = db.execute("SELECT COUNT(*), COALESCE(SUM(checked), 0) FROM (SELECT qid, MAX(CASE WHEN provenance <> "
+                     "'not checked' THEN 1 ELSE 0 END) AS checked FROM qrels_provenance WHERE build_id = ? GROUP BY qid)"
+                     " AS q", [build_id]).fetchone()
+    return int(row[1]), int(row[0])
+
+
 def top_ranked(db: Database, project_id: int) -> dict[str, list[str]]:
     return {
         qid: json.loads(ids)

@@ -841,11 +841,12 @@ def item_screens(db: Database, study_id: int) -> list[str]:
     return read() if shared is None else shared
 
 
-ITEM_PART_KEYS = ("control", "kind", "mode")
+ITEM_PART_KEYS = ("control", "kind", "mode", "excluded_of")
 
 
 def item_parts(db: Database, study_id: int) -> dict[str, list]:
-    """The members ``control``, ``kind`` and ``mode`` of each item's payload (None where absent),
+    """The members ``control``, ``kind``, ``mode`` and ``excluded_of`` (the excluded passages of
+    the instance when a study sampled some of them) of each item's payload (None where absent),
     as columns in :func:`item_columns` order. Only a payload that names one of them is decoded
     (each distinct text once: most payloads are ``{}`` or a candidate list). Shared while ``db``
     shares its reads (:func:`share_reads`): do not change them."""

@@ -146,6 +146,22 @@ def labelled(demo):
 
 
 @pytest.fixture
+def ifir_db(db_path):
+    """The IFIR bundle of tests.builders.ifir_bundle (20 fiqa, 10 aila and 3 pm queries, each a group
+    of 2 instructed instances and its bare query) as project "ifir", with annotators a0, a1, a2."""
+    from annotation import auth
+    from storage import projects
+    from storage.db import connect
+    from tests.builders import ifir_bundle
+
+    db = connect(db_path)
+    projects.import_bundle(db, "ifir", ifir_bundle(), fmt="ifir")
+    for n in range(3):
+        auth.add_user(db, f"a{n}", "annotator", "pw")
+    return db
+
+
+@pytest.fixture
 def instructir_db(tmp_path):
     """An InstructIR-like project "demo" (builders.instructir_bundle) with qrels "validated" stored."""
     from storage.db import connect

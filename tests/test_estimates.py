@@ -1,6 +1,8 @@
-"""Benchmark-wide estimates: the design-aware interval against a hand-computed two-stage variance,
-the study's design read from its settings, prediction-powered estimates equal to ppi_py's on the
-same arrays, and a judge with a known bias."""
+"""Benchmark-wide estimates: the design-aware interval against a hand-computed two-stage variance
+(Cochran 1977, §11.8) and Wilson's formula at the effective size, the third stage of IFIR's
+subsampled excluded passages, the study's design read from its settings, and the prediction-powered
+estimate against the difference estimator written out by hand (ppi_py, with the design weights, as
+the reference for the point estimate and the rectifier's variance)."""
 from __future__ import annotations
 
 import json
@@ -13,9 +15,12 @@ import pytest
 from scipy import stats
 
 from annotation import workspace
-from annotation.estimates import (benchmark_estimates, design_estimate, design_ppi_estimate, estimate_json,
-                                  labels_to_halve, ppi_estimate, read_judge_labels, study_design)
+from annotation.estimates import benchmark_estimates, design_estimate, estimate_json, labels_to_halve
+from annotation.judge_labels import read_judge_labels
+from annotation.prediction_powered import group_folds, prediction_powered_share
+from annotation.study_design import study_design
 from annotation.studies import StudySettings, create_study
+from annotation.survey_design import SampleDesign
 from evaluation.undefined import Undefined
 from storage import projects, studies
 from storage.errors import ImportFailure
@@ -34,10 +39,19 @@ def test_two_stage_variance_matches_the_hand_computation():
     assert r["share"] == 0.5
     assert r["se"] == pytest.approx(math.sqrt(12) / 24)
     assert r["df"] == 2  # 4 groups - 2 strata
-    # Korn-Graubard: n* = 1/4 / V * (t_{7} / t_{2})^2 = 12 * 0.5408...; Clopper-Pearson at n*, k = n*/2
+    # Wilson at n* = R (1 - R) / V = 1/4 / (12/576) = 12, at most Kish's size over 1 - f: weights all 3,
+    # so Kish's size is the 8 items, f = 8/24 and the cap 8 / (2/3) = 12; z = t(2)
+    z = stats.t.ppf(0.975, 2)
+    half = z * math.sqrt(0.25 / 12 + z**2 / (4 * 144)) / (1 + z**2 / 12)
+    assert (r["low"], r["high"]) == pytest.approx((0.5 - half, 0.5 + half))  # centre 1/2: symmetric
+    assert r["interval"] == "wilson"
+    # Korn-Graubard (a named alternative): n* = 12 * (t_{7} / t_{2})^2; Clopper-Pearson at n*, k = n*/2
+    kg = design_estimate([1, 1, 0, 1, 1, 0, 0, 0], [1] * 8, stratum=list("aaaabbbb"), interval="korn-graubard",
+                         cluster=["a1", "a1", "a2", "a2", "b1", "b1", "b2", "b2"],
+                         population_groups={"a": 4, "b": 4}, group_units=dict.fromkeys(["a1", "a2", "b1", "b2"], 3))
     n_star = 0.25 / (12 / 576) * (stats.t.ppf(0.025, 7) / stats.t.ppf(0.025, 2)) ** 2
-    assert (r["low"], r["high"]) == pytest.approx((stats.beta.ppf(0.025, n_star / 2, n_star / 2 + 1),
-                                                   stats.beta.ppf(0.975, n_star / 2 + 1, n_star / 2)))
+    assert (kg["low"], kg["high"]) == pytest.approx((stats.beta.ppf(0.025, n_star / 2, n_star / 2 + 1),
+                                                     stats.beta.ppf(0.975, n_star / 2 + 1, n_star / 2)))
     wald = design_estimate([1, 1, 0, 1, 1, 0, 0, 0], [1] * 8, stratum=list("aaaabbbb"),
                            cluster=["a1", "a1", "a2", "a2", "b1", "b1", "b2", "b2"], interval="wald",
                            population_groups={"a": 4, "b": 4}, group_units=dict.fromkeys(["a1", "a2", "b1", "b2"], 3))
@@ -72,11 +86,13 @@ def test_undefined_cases_are_named():
     one = design_estimate([1, 0], [1, 1], stratum=["", ""], cluster=["g", "g"], population_groups={"": 5},
                           group_units={"g": 2})
     assert one["low"] == one["high"] == Undefined("a single sampled group: no interval") and one["share"] == 0.5
-    # every decided item says Yes: the design effect is 0/0, the interval the exact one of the 4 items
+    # every decided item says Yes: the design effect is 0/0, the interval Wilson's at the cap: 4 items of
+    # weight 5 (Kish's size 4), f = 4/20: n* = 5; at a share of 1 Wilson's lower bound is n / (n + z^2)
     agree = design_estimate([1, 1, 1, 1], [1] * 4, stratum=[""] * 4, cluster=["a", "a", "b", "b"],
                             population_groups={"": 10}, group_units={"a": 2, "b": 2})
     assert agree["deff"] == agree["n_effective"] == Undefined("every decided item agrees (share 0 or 1): 0/0")
-    assert agree["high"] == 1.0 and agree["low"] == pytest.approx(0.025 ** (1 / 4))  # Clopper-Pearson, 4 of 4
+    z = stats.t.ppf(0.975, 1)
+    assert agree["high"] == 1.0 and agree["low"] == pytest.approx(5 / (5 + z**2)) and agree["low"] > 0
 
 
 def test_the_json_form_is_null_beside_the_reason():
@@ -139,41 +155,18 @@ def test_benchmark_share_of_valid_instructions_by_hand(census_study):
     # only q-endo varies within: V = 1 * 9 * (1 - 2/3) * s2(u) / 2 / 14^2 with s2(u) = 1/2
     se = math.sqrt(9 * (1 / 3) * 0.5 / 2) / 14
     assert valid["se"] == pytest.approx(se)
-    n_star = (25 / 28) * (3 / 28) / se**2 * (stats.t.ppf(0.025, 9) / stats.t.ppf(0.025, 4)) ** 2  # 10 items, df 4
-    k = 25 / 28 * n_star
-    assert (valid["low"], valid["high"]) == pytest.approx((stats.beta.ppf(0.025, k, n_star - k + 1),
-                                                           stats.beta.ppf(0.975, k + 1, n_star - k)))
+    # Wilson at n* = R (1 - R) / V = 25.0 (below the cap: Kish's size of 8 items of weight 3/2 and 2 of
+    # weight 1 is 14^2 / 20 = 9.8, over 1 - f = 4/14: 34.3), z = t(4) (5 groups - 1 stratum)
+    R, n_star, z = 25 / 28, (25 / 28) * (3 / 28) / se**2, stats.t.ppf(0.975, 4)
+    centre = (R + z**2 / (2 * n_star)) / (1 + z**2 / n_star)
+    half = z * math.sqrt(R * (1 - R) / n_star + z**2 / (4 * n_star**2)) / (1 + z**2 / n_star)
+    assert (valid["low"], valid["high"]) == pytest.approx((centre - half, centre + half))
     assert valid["n_items"] == 10 and valid["n_groups"] == 5 and valid["yes_items"] == 9
     assert valid["naive_independent"]["k"] == 9 and valid["naive_independent"]["n"] == 10
     natural = next(e for e in benchmark_estimates(db, sid)["estimates"] if e["question"] == "naturalness")
     assert natural["share"] == 1.0 and natural["se"] == 0.0
-    assert natural["low"] == pytest.approx(stats.beta.ppf(0.025, 10, 1))  # exact interval when all agree
-
-
-def test_ppi_equals_ppi_py_on_the_same_arrays():
-    rng = np.random.default_rng(3)
-    y = rng.integers(0, 2, 60)
-    yhat = np.where(rng.random(60) < 0.8, y, 1 - y)
-    yu = rng.integers(0, 2, 500)
-    r = ppi_estimate(y, yhat, yu)
-    lo, hi = ppi_py.ppi_mean_ci(y.astype(float), yhat.astype(float), yu.astype(float), alpha=0.05)
-    assert (r["ppi"]["low"], r["ppi"]["high"]) == pytest.approx((lo[0], hi[0]))
-    clo, chi = ppi_py.ppi_mean_ci(y.astype(float), yhat.astype(float), yu.astype(float), alpha=0.05, lam=0)
-    assert (r["human_only"]["low"], r["human_only"]["high"]) == pytest.approx((clo[0], chi[0]))
-    assert r["human_only"]["share"] == pytest.approx(y.mean())
-
-
-def test_biased_judge_is_corrected_and_the_interval_is_narrower():
-    rng = np.random.default_rng(7)
-    truth = (rng.random(5000) < 0.3).astype(float)  # the whole benchmark: 30% Yes
-    judge = np.where((truth == 0) & (rng.random(5000) < 0.15), 1.0, truth)  # says Yes too often
-    sample = rng.choice(5000, 300, replace=False)
-    rest = np.setdiff1d(np.arange(5000), sample)
-    r = ppi_estimate(truth[sample], judge[sample], judge[rest])
-    assert judge.mean() - truth.mean() > 0.08  # the judge alone is biased
-    assert r["ppi"]["low"] <= truth.mean() <= r["ppi"]["high"]
-    assert r["ppi"]["high"] - r["ppi"]["low"] < r["human_only"]["high"] - r["human_only"]["low"]
-    assert r["reported_method"] == "prediction-powered (PPI++)"
+    cap = 9.8 * 14 / 4  # every decided item agrees: Wilson at the cap, lower bound n / (n + z^2)
+    assert natural["low"] == pytest.approx(cap / (cap + z**2)) and natural["high"] == 1.0
 
 
 def test_judge_file_through_the_study(census_study, tmp_path):
@@ -184,16 +177,14 @@ def test_judge_file_through_the_study(census_study, tmp_path):
     path = tmp_path / "judge.csv"
     path.write_text("\n".join(rows) + "\n")
     judge = read_judge_labels(path)
-    valid = next(e for e in benchmark_estimates(db, sid, judge=judge)["estimates"] if e["question"] == "validity")
-    p = valid["ppi"]
-    assert p["n_labelled"] == len(sampled) == 10 and p["n_unlabelled"] == 4
-    assert p["judge_agreement"]["agreement"] == 0.9  # the judge says Yes where the humans said No once
-    y = np.array([1.0] * 9 + [0.0])
-    lo, hi = ppi_py.ppi_mean_ci(y, np.ones(10), np.ones(4), alpha=0.05)
-    assert (p["ppi"]["low"], p["ppi"]["high"]) == pytest.approx((lo[0], hi[0]))
-    d = valid["ppi_design"]  # the judge says Yes everywhere: its share 1, corrected by the humans' one No
-    assert d["undefined"] is None and d["n_judged"] == 14
-    assert d["share"] == pytest.approx(d["lam"] * 1.0 + (25 / 28 - d["lam"] * 1.0))
+    out = benchmark_estimates(db, sid, judge=judge)
+    valid = next(e for e in out["estimates"] if e["question"] == "validity")
+    assert "ppi" not in valid and "cross-fitted" in out["ppi_method"]
+    d = valid["ppi_design"]  # the judge says Yes everywhere: its answers do not vary, lam = 0 in every fold
+    assert d["undefined"] is None and d["n_judged"] == 14 and len(sampled) == 10
+    assert d["judge_agreement"]["agreement"] == 0.9  # the judge says Yes where the humans said No once
+    assert d["lam"] == 0.0 and d["share"] == pytest.approx(25 / 28)
+    assert (d["low"], d["high"]) == pytest.approx((valid["low"], valid["high"]))  # lam = 0: the human-only interval
 
 
 @pytest.mark.parametrize("text, line, field", [
@@ -289,33 +280,129 @@ def test_narrative_change_confirmed_against_the_changed_qrels(demo):
     assert e["undefined"] == "a single sampled group: no interval"  # one edited query
 
 
-def test_design_aware_ppi_corrects_a_biased_judge_on_clustered_samples():
-    # 100 seeded populations of 400 groups x 6 instances, alike within a group; the judge says Yes
-    # too often; each sample: 60 groups x 2 instances
-    covered, narrower, widths, human_widths = 0, 0, [], []
-    for seed in range(100):
-        rng = np.random.default_rng(seed)
-        rates = rng.beta(1.5, 1.5, 400)
-        truth = (rng.random((400, 6)) < rates[:, None]).astype(float)
-        judge = np.where((truth == 0) & (rng.random((400, 6)) < 0.2), 1.0, truth)
-        picks = [(g, i) for g in rng.choice(400, 60, replace=False) for i in rng.choice(6, 2, replace=False)]
-        y, yhat = [truth[g, i] for g, i in picks], [judge[g, i] for g, i in picks]
-        cluster = [str(g) for g, _ in picks]
-        r = design_ppi_estimate(y, yhat, [1] * len(y), float(judge.mean()), stratum=[""] * len(y), cluster=cluster,
-                                population_groups={"": 400}, group_units={c: 6 for c in cluster})
-        covered += r["low"] <= truth.mean() <= r["high"]
-        narrower += r["se"] <= r["human_only_se"] + 1e-12
-        widths.append(r["high"] - r["low"])
-        human_widths.append(r["human_only"]["high"] - r["human_only"]["low"])
-        assert judge.mean() - truth.mean() > 0.05  # the judge alone is biased
-    assert covered >= 88  # nominal 95 of 100 (measured: 94 of 100 over these seeds)
-    assert narrower == 100  # lam minimises the same linearised variance: never wider than lam = 0
-    assert np.mean(widths) < 0.7 * np.mean(human_widths)
+def test_subsampled_items_add_a_third_stage_by_hand():
+    # 10 groups of one instance each, 2 sampled; each instance has 4 excluded passages, 2 sampled:
+    # every weight 10/2 * 1 * 4/2 = 10; R = 30 / 40
+    r = design_estimate([1, 0, 1, 1], [1] * 4, stratum=[""] * 4, cluster=["g1", "g1", "g2", "g2"],
+                        unit=["u1", "u1", "u2", "u2"], unit_items={"u1": 4, "u2": 4},
+                        population_groups={"": 10}, group_units={"g1": 1, "g2": 1})
+    assert r["share"] == 0.75
+    # u = (y - 3/4) / 40; unit totals 4/2 * sum u = -1/40, +1/40 (the group totals too: one unit each)
+    # stage 1: 10^2 (1 - 2/10) s2 / 2 with s2 = 2/1600; stage 3: sum_u 5 * 4^2 (1 - 2/4) s2_u / 2 with
+    # s2 = 0.5/1600 for u1 and 0 for u2
+    assert r["se"] ** 2 == pytest.approx(100 * 0.8 * (2 / 1600) / 2 + 5 * 16 * 0.5 * (0.5 / 1600) / 2)
+    every = design_estimate([1, 0, 1, 1], [1] * 4, stratum=[""] * 4, cluster=["g1", "g1", "g2", "g2"],
+                            unit=["u1", "u1", "u2", "u2"], population_groups={"": 10}, group_units={"g1": 1, "g2": 1})
+    assert every["se"] ** 2 == pytest.approx(100 * 0.8 * (2 / 1600) / 2)  # every passage judged: no third stage
 
 
-def test_design_aware_ppi_with_lam_zero_is_the_human_only_estimate():
-    y, yhat = [1, 0, 1, 1, 0, 1], [0, 0, 0, 0, 0, 0]  # a judge that says nothing: lam = 0
-    kw = dict(stratum=[""] * 6, cluster=list("aabbcc"), population_groups={"": 50}, group_units=dict.fromkeys("abc", 4))
-    r = design_ppi_estimate(y, yhat, [1] * 6, 0.0, **kw)
-    human = design_estimate(y, [1] * 6, **kw, interval="wald")
-    assert r["lam"] == 0.0 and r["share"] == pytest.approx(human["share"]) and r["se"] == pytest.approx(human["se"])
+def _simple(n_groups, population=None):
+    """One stratum, one instance per group (``M_g = 1``): the design of a simple random sample."""
+    groups = [f"g{i}" for i in range(n_groups)]
+    return dict(stratum=[""] * n_groups, cluster=groups, population_groups={"": population},
+                group_units=dict.fromkeys(groups, 1))
+
+
+Y = [1, 1, 1, 0, 1, 0, 1, 1, 1, 0, 1, 1]
+YHAT = [1, 1, 0, 0, 1, 1, 1, 1, 1, 0, 1, 0]
+
+
+def test_prediction_powered_share_by_hand_and_against_ppi_py():
+    y, yhat, J, lam = np.array(Y, float), np.array(YHAT, float), 0.7, 0.6
+    r = prediction_powered_share(y, yhat, np.ones(12), J, lam=lam, **_simple(12))
+    # the difference estimator: lam J + mean(y - lam yhat); equal weights, infinite population
+    z = y - lam * yhat
+    assert r["share"] == pytest.approx(lam * J + z.mean())
+    assert r["se"] ** 2 == pytest.approx(z.var(ddof=1) / 12)  # n^2 s2(t) / n over X^2 = n^2
+    # ppi_py (the reference): the same point estimate when its unlabelled items are the population (share J)
+    population = np.array([1.0] * 7 + [0.0] * 3)
+    point = ppi_py.ppi_mean_pointestimate(y, yhat, population, lam=lam)
+    assert r["share"] == pytest.approx(float(np.ravel(point)[0]))
+    # its rectifier variance is ours with n in the denominator (ours n - 1); its imputed part vanishes
+    # for a judge share known exactly
+    lo, hi = ppi_py.ppi_mean_ci(y, yhat, population, alpha=0.05, lam=lam)
+    imputed = lam**2 * population.var() / len(population)
+    rectifier = ((hi[0] - lo[0]) / 2 / stats.norm.ppf(0.975)) ** 2 - imputed
+    assert rectifier == pytest.approx(r["se"] ** 2 * 11 / 12)
+    # with unequal design weights ppi_py needs them (w=): two strata of 10 and 40 groups, 6 sampled each
+    design = dict(stratum=["a"] * 6 + ["b"] * 6, cluster=[f"g{i}" for i in range(12)],
+                  population_groups={"a": 10, "b": 40}, group_units={f"g{i}": 1 for i in range(12)})
+    weighted = prediction_powered_share(y, yhat, np.ones(12), J, lam=lam, **design)
+    w = np.array([10 / 6] * 6 + [40 / 6] * 6)
+    ref = float(np.ravel(ppi_py.ppi_mean_pointestimate(y, yhat, population, lam=lam, w=w))[0])
+    assert weighted["share"] == pytest.approx(ref)
+    assert weighted["share"] != pytest.approx(r["share"])  # the weights matter here
+
+
+def test_prediction_powered_interval_by_hand():
+    y, yhat, J = np.array(Y, float), np.array(YHAT, float), 0.7
+    # lam = 1: J + D with D the share of (human Yes, judge No) minus (human No, judge Yes) = (2 - 1) / 12,
+    # and a t interval: variance max(s2(y - yhat) / n, Agresti-Min) with n the Kish size (12)
+    one = prediction_powered_share(y, yhat, np.ones(12), J, lam=1.0, **_simple(12))
+    d = y - yhat
+    b, c = 2 / 12, 1 / 12
+    bt, ct = (12 * b + 0.5) / 14, (12 * c + 0.5) / 14
+    var = max(d.var(ddof=1) / 12, (bt + ct - (bt - ct) ** 2) / 14)
+    half = stats.t.ppf(0.975, 11) * math.sqrt(var)
+    assert one["share"] == pytest.approx(J + 1 / 12)
+    assert (one["low"], one["high"]) == pytest.approx((J + 1 / 12 - half, 1.0))  # clipped to [0, 1]
+    assert J + 1 / 12 + half > 1
+    # lam = 0: the humans alone, the design Wilson interval of the same items
+    zero = prediction_powered_share(y, yhat, np.ones(12), J, lam=0.0, **_simple(12))
+    human = design_estimate(y, np.ones(12), **_simple(12))
+    assert (zero["share"], zero["low"], zero["high"]) == pytest.approx((human["share"], human["low"], human["high"]))
+    assert zero["human_only"] == pytest.approx({"share": human["share"], "low": human["low"], "high": human["high"]})
+
+
+def test_the_weight_of_a_fold_never_sees_that_fold():
+    rng = np.random.default_rng(0)
+    n = 40
+    y = (rng.random(n) < 0.8).astype(float)
+    yhat = np.where(rng.random(n) < 0.9, y, 1 - y)
+    design = _simple(n, population=400)
+    folds = group_folds(SampleDesign.build(**design), 5, seed=3)
+    assert sorted(np.bincount(folds).tolist()) == [8] * 5
+    r = prediction_powered_share(y, yhat, np.ones(n), 0.8, seed=3, **design)
+    # change every answer of fold 0: its own weight stays, the other folds' weights move
+    flipped = np.where(folds == 0, 1 - yhat, yhat)
+    again = prediction_powered_share(y, flipped, np.ones(n), 0.8, seed=3, **design)
+    assert again["lam_folds"][0] == r["lam_folds"][0]
+    assert again["lam_folds"][1:] != r["lam_folds"][1:]
+
+
+def test_no_disagreement_still_gives_an_interval_around_the_share():
+    # 97% valid, the judge agrees with every sampled decision: no zero-width interval
+    y = np.array([1.0] * 58 + [0.0, 0.0])
+    design = dict(stratum=[""] * 60, cluster=[f"g{i // 2}" for i in range(60)], population_groups={"": 300},
+                  group_units={f"g{i}": 6 for i in range(30)})
+    r = prediction_powered_share(y, y.copy(), np.ones(60), 0.96, **design)
+    assert r["low"] < r["share"] < r["high"] and r["high"] - r["low"] > 0.01
+    # each fold's weight: 1 where the other folds hold a No (the judge agrees there), else 0 (its answers
+    # do not vary there)
+    assert set(r["lam_folds"]) <= {0.0, 1.0} and 1.0 in r["lam_folds"]
+
+
+def test_an_informative_judge_narrows_the_interval():
+    # 300 groups of 6 alike within; a judge right 92% of the time on a 75% share; 60 groups x 2 sampled
+    rng = np.random.default_rng(11)
+    truth = (rng.random((300, 6)) < rng.beta(3, 1, 300)[:, None]).astype(float)
+    judge = np.where(rng.random((300, 6)) < 0.92, truth, 1 - truth)
+    picks = [(g, i) for g in rng.choice(300, 60, replace=False) for i in rng.choice(6, 2, replace=False)]
+    y, yhat = [truth[g, i] for g, i in picks], [judge[g, i] for g, i in picks]
+    design = dict(stratum=[""] * 120, cluster=[str(g) for g, _ in picks], population_groups={"": 300},
+                  group_units={str(g): 6 for g, _ in picks})
+    r = prediction_powered_share(y, yhat, np.ones(120), float(judge.mean()), **design)
+    assert r["low"] <= truth.mean() <= r["high"]
+    assert r["high"] - r["low"] < 0.8 * (r["human_only"]["high"] - r["human_only"]["low"])
+    assert 0.5 < r["lam"] <= 1
+
+
+def test_the_cross_fitted_weights_own_error_by_hand():
+    from annotation.prediction_powered import weight_noise
+
+    # 4 groups of one instance, infinite population: V(R(yhat)) = s2(yhat) / n with yhat = 1, 1, 0, 1
+    design = SampleDesign.build(**_simple(4))
+    v_judge = np.var([1, 1, 0, 1], ddof=1) / 4
+    # fold weights 0.2, 0.4, 0.6: their spread (a jackknife over folds) 0.04 + 0 + 0.04
+    assert weight_noise(design, [1, 1, 0, 1], [1] * 4, [0.2, 0.4, 0.6]) == pytest.approx(0.08 * v_judge)
+    assert weight_noise(design, [1, 1, 0, 1], [1] * 4, [0.5]) == 0.0  # a weight fixed in advance

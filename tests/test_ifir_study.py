@@ -9,20 +9,11 @@ from annotation import auth
 from annotation.scale_summary import mean_interval, scale_summary
 from annotation.studies import StudySettings, create_study
 from storage import projects, studies
-from storage.db import connect
 from storage.errors import IFJudgeError
-from tests.builders import ifir_bundle, label_ifir, signed_in_page
+from tests.builders import label_ifir, signed_in_page
 
 pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
 
-
-@pytest.fixture
-def ifir_db(db_path):
-    db = connect(db_path)
-    projects.import_bundle(db, "ifir", ifir_bundle(), fmt="ifir")
-    for n in range(3):
-        auth.add_user(db, f"a{n}", "annotator", "pw")
-    return db
 
 
 def test_stratified_sampling_takes_a_fraction_of_each_domain_and_at_least_one(ifir_db):

@@ -11,7 +11,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from annotation import monitor
-from annotation.estimates import read_judge_labels
+from annotation.judge_labels import read_judge_labels
 from annotation.judge_agreement import judge_report
 from evaluation.judges.stored import estimate_answers
 from storage import judge_labels, projects, studies

@@ -4,6 +4,7 @@ from collections import Counter
 
 import pytest
 import pytrec_eval
+from scipy import stats
 
 from annotation import monitor
 from annotation.estimates import benchmark_estimates
@@ -164,14 +165,22 @@ def test_report_carries_the_benchmark_wide_estimates(labelled, tmp_path):
     v = (25 * 0.2 * 0.5625 / 4 + 5 / 4 * 9 * (1 / 3) * 0.5 / 2) / 15**2
     srs = (1 - 8 / 15) * (7 / 8) * (1 / 8) / 7
     assert v / srs == pytest.approx(1.0)
-    z, p, k = 1.959963984540054, 7 / 8, 8  # Wilson for 7 of 8: the naive independent comparison
-    centre, half = (p + z * z / (2 * k)) / (1 + z * z / k), z / (1 + z * z / k) * (p * (1 - p) / k + z * z / (4 * k * k)) ** 0.5
-    assert f"| valid instruction | 0.875 | [0.482, 0.996] | [{centre - half:.3f}, {centre + half:.3f}] | 1.000 | 8.000 | 8 | 4 |" in md
+    def wilson(p, k, z):
+        centre = (p + z * z / (2 * k)) / (1 + z * z / k)
+        half = z / (1 + z * z / k) * (p * (1 - p) / k + z * z / (4 * k * k)) ** 0.5
+        return f"[{centre - half:.3f}, {centre + half:.3f}]"
+
+    # the design interval: Wilson at n* = R (1 - R) / V = 7 / (1 - 8/15) = 15 (the finite population
+    # helps; below the cap 8 / (1 - 8/15) = 17.1 of 8 equal weights), z = t(3) (4 groups - 1 stratum);
+    # the naive independent comparison: Wilson for 7 of 8 at z = 1.96
+    design, naive = wilson(7 / 8, 15, stats.t.ppf(0.975, 3)), wilson(7 / 8, 8, 1.959963984540054)
+    assert f"| valid instruction | 0.875 | {design} | {naive} | 1.000 | 8.000 | 8 | 4 |" in md
     csv_text = (tmp_path / "report.csv").read_text()
-    assert f"benchmark-wide: valid instruction,\"share (design-aware, Korn-Graubard)\",0.875,{est['estimates'][0]['low']!r}," in csv_text
+    assert (f"benchmark-wide: valid instruction,\"share (design-aware, Wilson at the effective size)\",0.875,"
+            f"{est['estimates'][0]['low']!r},") in csv_text
     assert "benchmark-wide: valid instruction,design effect," in csv_text
     tex = (tmp_path / "report.tex").read_text()
-    assert "valid instruction & 0.875 & [0.482, 0.996] &" in tex
+    assert f"valid instruction & 0.875 & {design} &" in tex
 
 
 def test_report_leaderboard_undefined_below_three_systems(labelled, tmp_path):
@@ -188,12 +197,16 @@ def test_report_leaderboard_undefined_below_three_systems(labelled, tmp_path):
                                                                           for i in range(12)}, run={})
     export_project(db, "demo", "report", tmp_path, study_ids=[sid])
     md = (tmp_path / "report.md").read_text()
-    assert "original (12 queries) vs validated (12 queries), 2 systems, 1000 bootstrap replicates (seed 0)." in md
+    assert ("original (12 queries) vs validated (12 queries), 2 systems, 1000 bootstrap replicates (seed 0), studentized "
+            "(bootstrap-t) intervals. Note: validated was not built from a study here (imported): which queries were "
+            "checked is unknown.") in md
     assert ("Kendall tau (published vs validated): undefined (undefined with 12 queries and 2 systems: needs at least "
-            "10 queries and 3 systems)") in md
+            "10 queries and 3 systems) (validated was not built from a study here") in md  # the note beside it
+    assert "Verdict: no pair's order changed (one-sided bootstrap p-values, Holm's adjustment over the 1 pair (" in md
     # the rank table holds by hand: dense = bm25 + 0.3 on every query; bm25's mean over q00..q11 is 0.15
     assert "| bm25 \\[query\\] | 0.150 |" in md and "| dense \\[query\\] | 0.450 |" in md
     assert "Kendall tau (published vs validated),,,,,undefined with 12 queries and 2 systems" in (tmp_path / "report.csv").read_text()
+    assert "order changed bm25 [query] vs dense [query] (Holm-adjusted one-sided p)" in (tmp_path / "report.csv").read_text()
 
 
 def test_extrapolation_has_wilson_intervals(labelled):

@@ -31,7 +31,8 @@ def test_report_json_and_markdown(demo, db_path, run_cli):
     assert rep["methods"]["bootstrap_replicates"] == 100
     code, md, err = run_cli("report", "--db", db_path, "--study", r["study_id"], "--md", "--bootstrap", "100")
     assert code == 0, err
-    assert "Design: " in md and "linearised (Taylor) variance" in md and "percentile bootstrap over queries" in md
+    assert "Design: " in md and "linearised (Taylor) variance" in md and "studentized (bootstrap-t) intervals over queries" in md
+    assert "one-sided bootstrap level" in md and "Holm" in md
     assert "| valid instruction | 1.000 |" in md
     assert "original (12 queries) vs validated (11 queries), 3 systems" in md
     assert "tiny\\|odd \\[query\\]" in md  # a system name is data: its pipe cannot break the table
@@ -57,7 +58,11 @@ def test_report_with_a_judge(demo, db_path, run_cli, tmp_path):
     judge.write_text("instance_id,question,value\n" + "".join(f"{i},validity,Yes\n" for i in every))
     code, md, err = run_cli("report", "--db", db_path, "--study", r["study_id"], "--judge", judge, "--md")
     assert code == 0, err
-    assert "prediction-powered inference, power-tuned" in md and "design-aware PPI" in md
-    row = next(line for line in md.splitlines() if line.startswith("| valid instruction | ") and "/ 6 |" in line)
-    # the judge agrees with all 8 human decisions (Cohen kappa 0/0: every answer Yes); 6 items only it labelled
-    assert "| 1.000 | — | 8 / 6 |" in row
+    assert "cross-fitted over 5 folds of query groups" in md and "this is the interval to cite" in md
+    row = next(line for line in md.splitlines() if line.startswith("| valid instruction | ") and line.endswith("| 14 |"))
+    # the judge says Yes to all 14 items of the population and agrees with all 8 human decisions (Cohen
+    # kappa 0/0: every answer Yes); its answers never vary, so every fold's weight is 0 and the interval
+    # is the humans' own
+    assert "| 0.000 | 1.000 | 1.000 | — | 14 |" in row
+    cells = row.split(" | ")
+    assert cells[2] == cells[3]  # prediction-powered CI = design CI of the humans alone
