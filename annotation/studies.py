@@ -416,13 +416,7 @@ def create_study(
                                                    build_instance_items)
     items, notes = check_items.mix_in(items, checks, settings.seed), notes + check_notes
     screens = list(dict.fromkeys(it["screen"] for it in items))
-    check_screens = {it["screen"] for it in checks}
-    ids = [p["id"] for p in people]
-    plan = balanced_plan([s for s in screens if s not in check_screens], ids, settings.overlap, seed=settings.seed)
-    if check_screens:  # planned apart, on top of the loads: every annotator gets their share of checks
-        loads = {u: sum(u in v for v in plan.values()) for u in ids}
-        plan.update(balanced_plan([s for s in screens if s in check_screens], ids, settings.overlap,
-                                  seed=settings.seed + 1, loads=loads))
+    plan = _assignment_plan(screens, {it["screen"] for it in checks}, [p["id"] for p in people], settings)
     stored = asdict(settings)
     stored["guidelines"] = {q: settings.guidelines.get(q, default_guideline(q, settings)) for q in questions}
     if settings.skip_covered:  # the population it sampled: the project's instances these studies did not ask
@@ -445,6 +439,18 @@ def create_study(
         "per_annotator_screens": per,
         "notes": notes,
     }
+
+
+def _assignment_plan(screens: list[str], check_screens: set[str], ids: list[int], settings: StudySettings) -> dict:
+    """Who answers each screen: the regular screens balanced over the annotators
+    (:func:`balanced_plan`), then the check screens planned apart, on top of those loads, so that
+    every annotator gets their share of checks."""
+    plan = balanced_plan([s for s in screens if s not in check_screens], ids, settings.overlap, seed=settings.seed)
+    if check_screens:
+        loads = {u: sum(u in v for v in plan.values()) for u in ids}
+        plan.update(balanced_plan([s for s in screens if s in check_screens], ids, settings.overlap,
+                                  seed=settings.seed + 1, loads=loads))
+    return plan
 
 
 CONDITION_MODES = ("changed", "reversed")

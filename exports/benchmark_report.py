@@ -109,7 +109,7 @@ def estimates_table(est: dict) -> list[str]:
     ppi = [e for e in est["estimates"] if "ppi_design" in e]
     if ppi:
         lines += ["", "Prediction-powered (the judge labelled every item; the humans' sample corrects its bias): "
-                  f"{_cell(est.get('ppi_method') or '')}. With a judge, this is the interval to cite; it was chosen "
+                  f"{md_cell(est.get('ppi_method') or '')}. With a judge, this is the interval to cite; it was chosen "
                   "before the data (a weight tuned on other folds of query groups, never on the items it is applied "
                   "to), and with an uninformative judge the weight goes to 0 and it is the design-aware interval "
                   "above.", "",
@@ -142,7 +142,7 @@ def leaderboard_tables(board: dict) -> list[str]:
         lines += [f"{md_cell(c['published'])} ({c['n_queries_published']} queries) vs {md_cell(c['validated'])} "
                   f"({c['n_queries_validated']} queries), {c['n_systems']} systems, {c['n_boot']} bootstrap replicates "
                   f"(seed {c['seed']}), {INTERVAL_NAMES.get(c.get('interval'), '')} intervals."
-                  + (f" Note: {_cell(coverage)}." if coverage else ""), "",
+                  + (f" Note: {md_cell(coverage)}." if coverage else ""), "",
                   "| system | published | 95% CI | rank | validated | 95% CI | rank |", "|---|---|---|---|---|---|---|"]
         for r in c["systems"]:
             lines.append(f"| {md_cell(r['system'])} | {md_cell(r['published']['value'])} | {_ci(r['published'])} | "
