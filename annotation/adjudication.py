@@ -1,4 +1,4 @@
-"""Adjudication (SPEC.md, "Adjudication"): the queue of items a lead settles, the view of one item
+"""Adjudication (docs/protocol.md, "Adjudication"): the queue of items a lead settles, the view of one item
 (its text, its passages, every vote with its reason) and a validated write of the final value.
 
 The Adjudicate page and ``ifjudge adjudicate`` are thin shells over these functions. An item's

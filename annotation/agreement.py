@@ -1,5 +1,5 @@
 """Agreement report of one question: the single entry point used by ``ifjudge agreement``, the
-monitoring page and the exports (SPEC.md, "Agreement statistics"; InstructIR Table 7).
+monitoring page and the exports (docs/statistics.md; InstructIR Table 7).
 
 >>> import pandas as pd
 >>> df = pd.DataFrame({"item": ["i1"] * 3 + ["i2"] * 3, "annotator": ["a", "b", "c"] * 2,

@@ -14,7 +14,7 @@ import numpy as np
 from annotation.majority import majority_index
 from storage.errors import IFJudgeError
 
-MIN_PAIRABLE = 1  # one item with >= 2 labels makes the coefficients defined unless they are 0/0 (SPEC)
+MIN_PAIRABLE = 1  # one item with >= 2 labels makes the coefficients defined unless they are 0/0 (docs/statistics.md)
 
 
 # --------------------------------------------------------------------------- per-item features

@@ -1,6 +1,6 @@
 """Agreement coefficients on count matrices (items x declared categories) and label sequences.
 
-Conventions: SPEC.md, "Agreement statistics". Every function takes the data positionally and the
+Conventions: docs/statistics.md. Every function takes the data positionally and the
 options keyword-only; the columns of a count matrix are the declared categories in declared order.
 A coefficient that cannot be computed (0/0, too few items) is returned as :class:`Undefined` with
 the reason, never as 0, 1 or NaN.

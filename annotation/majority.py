@@ -3,7 +3,7 @@
 statistics' majority vote), so that the monitor, the adjudication queue, the exports and the
 report never disagree about what "the majority" is.
 
-Rule (SPEC.md, "Agreement statistics"): the label with a **strict plurality** of the current
+Rule (docs/statistics.md): the label with a **strict plurality** of the current
 labels wins; a tie for the most labels is **no majority**; a lead's adjudication overrides
 everything. How many labels decide follows the study's **planned overlap** (annotators per item):
 with overlap 1 the one label decides; with overlap r >= 2 (and when the overlap is not known) an

@@ -1,7 +1,7 @@
 """From labels to decisions: each item's outcome and provenance, the validated instance set, and
 the validated qrels.
 
-Provenance of an item (SPEC.md, "Files in and out"):
+Provenance of an item (docs/validation.md, "Provenance"):
 
 - ``adjudicated``: a lead recorded a final value (the newest adjudication wins);
 - ``unanimous``: at least two labels, all equal;

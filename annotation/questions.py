@@ -1,4 +1,4 @@
-"""The question types annotators answer (SPEC.md, "Questions"), with their wording, declared
+"""The question types annotators answer (docs/protocol.md, "Question types"), with their wording, declared
 categories, keyboard keys, and the default guidelines from the InstructIR annotator
 instructions (Oh et al., 2024, Appendix B, Figure 9a).
 """

@@ -5,7 +5,7 @@ Zhou et al. (2024), "Beyond Content Relevance: Evaluating Instruction Following 
 Models" (InfoSearch), §2.3, eqs. (4)-(9). Three runs of the same queries are compared: with the
 original instruction (ori), the instruction (ins) and the reversed instruction (rev).
 
-Definitions used here (SPEC.md, "Evaluation metrics"):
+Definitions used here (docs/metrics.md, "Instruction-following measures"):
 
 - positives of a query: documents relevant (label >= 1) under both the original and the
   instructed qrels (InfoSearch's "gold document" P^i);
@@ -18,7 +18,7 @@ Definitions used here (SPEC.md, "Evaluation metrics"):
   or the run's order with ``ties="run-order"``); absent -> len(run for the query) + 1;
   S_ori, S_ins, S_rev: its scores (absent -> 0.0, as in InfoSearch's code).
 
-Differences from InfoSearch's published code, where SPEC.md decides (documented, on purpose):
+Differences from InfoSearch's published code, where docs/metrics.md decides (documented, on purpose):
 
 - SICR per query is the mean of the indicator over all positives; the published code resets
   its counter inside the loop over positives, so it keeps only the last positive's indicator
@@ -112,7 +112,7 @@ def infosearch_metrics(qrels_ori: Mapping[str, Mapping[str, int]], qrels_ins: Ma
     mean over its negatives of :func:`evaluation.pmrr.pair_score` (R_og in the ori run, R_new in
     the ins run). Each is then averaged over the queries that have it. A query absent from any of
     the three runs is skipped and listed in ``missing_queries``. The module docstring has the
-    definitions and the two places where SPEC.md departs from InfoSearch's published code.
+    definitions and the two places where docs/metrics.md departs from InfoSearch's published code.
 
     Parameters
     ----------

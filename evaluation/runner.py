@@ -925,7 +925,7 @@ def _score_pmrr(inputs: _Inputs, scores: _Scores, run_og: RankedRun, runs_new: d
 def _score_infosearch(inputs: _Inputs, scores: _Scores, retrieval: _Retrieval, main: _MainRun, asked: _Measures, *,
                       qrels_version: str, pair_versions: list[str], main_version: str, run_og: RankedRun,
                       run_new: RankedRun, ties: str) -> dict:
-    """InfoSearch (SPEC "Evaluation metrics"): WISE, SICR and its p-MRR from the original,
+    """InfoSearch (docs/metrics.md): WISE, SICR and its p-MRR from the original,
     instructed and reversed runs; p-MRR is InfoSearch's (negatives = relevant originally, not under
     the instruction), not FollowIR's changed-document rule; per dimension too; and the paper's
     Table 2 (:func:`_table2`). Returns the record of the reversed run."""

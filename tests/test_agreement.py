@@ -238,7 +238,7 @@ def test_everyone_uses_one_category_fleiss_and_cohen_undefined_randolph_defined(
 
 
 def test_one_pairable_item_is_defined_as_the_libraries_compute_it():
-    """SPEC: undefined only for 0/0. One item labelled Y, Y, N is not 0/0: the values are
+    """docs/statistics.md: undefined only for 0/0. One item labelled Y, Y, N is not 0/0: the values are
     statsmodels', krippendorff's and scikit-learn's."""
     one = pd.DataFrame({"item": ["a", "a", "a"], "annotator": ["x", "y", "z"], "label": ["Y", "Y", "N"]})
     r = agreement_report(one, ["Y", "N"])

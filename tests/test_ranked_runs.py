@@ -15,7 +15,7 @@ from evaluation.runs import TIES, RankedRun, RunBuilder, as_dict
 from evaluation.templates import get_template
 
 
-# -- the reference: ranks by sorting each query's dict, the formulas of SPEC.md, means in order
+# -- the reference: ranks by sorting each query's dict, the formulas of docs/metrics.md, means in order
 def ref_rank(docs: dict, d: str, ties: str) -> tuple[int, float]:
     if d not in docs:
         return len(docs) + 1, 0.0
