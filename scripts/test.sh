@@ -2,7 +2,9 @@
 # Runs the whole test suite: sets up the venv, installs Debian's chromium for the browser tests
 # if it is missing, starts a throwaway PostgreSQL cluster (Debian's postgresql, installed if
 # missing; temporary directory, free loopback port; stopped at the end) for the PostgreSQL half,
-# then pytest (unit, CLI, page and browser tests; storage-level tests on both engines).
+# then pytest (unit, CLI, page and browser tests; storage-level tests on both engines) in two
+# pytest-xdist workers: the browser tests and the ones that time or kill processes one after
+# another in one worker, the rest beside them (IFJUDGE_TEST_WORKERS=0 runs everything in one process).
 # IFJUDGE_TEST_PG=postgresql://... uses an existing server instead; IFJUDGE_TEST_PG=none skips
 # the PostgreSQL half (the summary says so).
 set -euo pipefail
@@ -30,4 +32,9 @@ if [ -z "${IFJUDGE_TEST_PG:-}" ]; then
 elif [ "$IFJUDGE_TEST_PG" = none ]; then
   unset IFJUDGE_TEST_PG
 fi
-.venv/bin/python -m pytest -q -p no:cacheprovider "$@"
+workers=${IFJUDGE_TEST_WORKERS:-2}
+if [ "$workers" = 0 ]; then
+  .venv/bin/python -m pytest -q -p no:cacheprovider "$@"
+else
+  .venv/bin/python -m pytest -q -p no:cacheprovider -n "$workers" --dist loadgroup "$@"
+fi

@@ -39,12 +39,29 @@ def run_cli(capsys):
 # ``scripts/test.sh`` starts a throwaway cluster and sets it). Without it the PostgreSQL half is
 # skipped, and the summary says so.
 PG_SERVER = os.environ.get("IFJUDGE_TEST_PG", "")
+_PG_SKIP_REASON = "PostgreSQL half not run"
 _PG_SKIPPED: list[str] = []
+# Tests that measure time or kill processes, and the browser tests: one pytest-xdist worker runs
+# them one after another (``--dist loadgroup``), while the other worker runs the rest.
+_SERIAL_MODULES = {"test_load", "test_crash", "test_hostile_files", "test_jobs_worker", "test_judge_worker"}
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "both_engines: run the module's database tests on SQLite and on PostgreSQL")
     config.addinivalue_line("markers", "sqlite_only: the test reads the SQLite file itself (not for PostgreSQL)")
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if "e2e" in item.path.parts or item.path.stem in _SERIAL_MODULES:
+            item.add_marker(pytest.mark.xdist_group("serial"))
+
+
+def pytest_runtest_logreport(report):
+    """Count the PostgreSQL tests skipped for want of a server (called in the controller for the
+    reports of every pytest-xdist worker, and in a plain run)."""
+    if report.skipped and _PG_SKIP_REASON in str(report.longrepr):
+        _PG_SKIPPED.append(report.nodeid)
 
 
 def pytest_generate_tests(metafunc):
@@ -79,8 +96,7 @@ def pg_database(request):
     """A fresh, empty PostgreSQL schema of its own; dropped after the test. Yields the URL that
     opens it (``search_path`` set in the URL, as a deployment behind a schema would)."""
     if not PG_SERVER:
-        _PG_SKIPPED.append(request.node.nodeid)
-        pytest.skip("PostgreSQL half not run: no server (IFJUDGE_TEST_PG unset; scripts/test.sh starts one)")
+        pytest.skip(f"{_PG_SKIP_REASON}: no server (IFJUDGE_TEST_PG unset; scripts/test.sh starts one)")
     import uuid
 
     import psycopg
