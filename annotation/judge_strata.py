@@ -57,7 +57,7 @@ from storage.db import Database
 from storage.errors import IFJudgeError
 
 __all__ = ["NO", "UNSURE", "YES", "NOT_JUDGED", "STRATA", "ASSUMED_SHARES", "stratum_of", "stratum_name",
-           "group_strata", "pilot_shares", "expected_shares", "allocate", "width_preview", "plan", "preview_text",
+           "group_strata", "stratifying_runs", "pilot_shares", "expected_shares", "allocate", "width_preview", "plan", "preview_text",
            "sample_by_judge", "planned_sizes", "describe"]
 #: assumed share of human Yes per stratum when no pilot measures it
 ASSUMED_SHARES = {NO: 0.5, UNSURE: 0.8, YES: 0.99, NOT_JUDGED: 0.95}
@@ -111,6 +111,20 @@ def group_strata(db: Database, run_id: int, *, unsure: tuple[float, float] | Non
     return dict(sorted(out.items()))
 
 
+def stratifying_runs(db: Database, project_id: int) -> list[dict]:
+    """The project's judge runs a study can be stratified by: with answers, of an instance question
+    answered Yes / No (validity, naturalness on Yes / No, best passage), newest first.
+
+    >>> from storage.db import connect
+    >>> from annotation.demo import load_demo
+    >>> db = connect(":memory:"); _ = load_demo(db)
+    >>> stratifying_runs(db, 1)
+    []
+    """
+    return [r for r in store.list_runs(db, project_id) if r["answers"] and r["question"] in ("validity", "best_passage")
+            or r["answers"] and r["question"] == "naturalness" and r["parameters"].get("scale", "yesno") == "yesno"]
+
+
 def _pool(db: Database, project_id: int) -> list[dict]:
     """The instances a study samples from (instructed ones where the project has any)."""
     pool = projects.instances(db, project_id)
@@ -154,7 +168,7 @@ def expected_shares(sizes: dict[str, int], pilot: dict[str, tuple[int, int]] | N
         elif n >= PILOT_MIN:
             p[h], src[h] = yes / n, f"pilot: {yes} Yes of {n} human outcomes"
         else:
-            p[h], src[h] = ASSUMED_SHARES[h], "assumed" + (f" (pilot has only {n} outcomes)" if n else "")
+            p[h], src[h] = ASSUMED_SHARES[h], "assumed" + (f"; the pilot has only {n} outcomes" if n else "")
         if not 0 <= p[h] <= 1:
             raise IFJudgeError(f"the share of Yes in {h} must be in [0, 1], got {p[h]}")
     return p, src

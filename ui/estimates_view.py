@@ -29,6 +29,9 @@ PPI_HELP = {
     "Cohen kappa [95% CI]": "The judge's agreement with the human outcome on the items both judged in this study, with "
                             "its bootstrap interval over query groups.",
 }
+PPI_SHORT = {"Prediction-powered share": "PP share", "95% CI (prediction-powered)": "95% CI (PP)"}
+PPI_WIDTHS = {"Estimate": 150, "Prediction-powered share": 75, "95% CI (prediction-powered)": 115, "Judge's share": 85,
+              "Judge": 230, "Cohen kappa [95% CI]": 150}
 
 
 def _fig(value, fmt: str) -> str:
@@ -138,5 +141,6 @@ def render_estimates(conn, study_id: int) -> None:
     if chosen:
         rows = ppi_rows(result, measured_runs(conn, chosen, [study_id]))
         st.dataframe(pd.DataFrame(rows, columns=list(PPI_HELP)), hide_index=True, key="mon_estimates_ppi",
-                     column_config={c: st.column_config.Column(c, help=h) for c, h in PPI_HELP.items()})
+                     column_config={c: st.column_config.Column(PPI_SHORT.get(c, c), help=h, width=PPI_WIDTHS[c])
+                                    for c, h in PPI_HELP.items()})
         st.caption(md_escape(f"Prediction-powered: {result.get('ppi_method') or ''}."))
