@@ -28,14 +28,14 @@ FLAGGED = [f"g{g}" for g in range(6)]  # the judge says No to instance _0 of the
 MISSED = "g20_0"                        # a No the judge passed
 
 
-def _judge_run(db, values: dict[str, str]) -> int:
+def _judge_run(db, values: dict[str, str], scores: dict[str, float] | None = None, key: str = "k") -> int:
     run, _ = judge_labels.find_or_create_run(
         db, project_id=1, question="validity", judge="chat", model="judge-7b", base_url="http://127.0.0.1:9/v1",
         prompt_version="instructir-fig9a-q1", prompt_hash="abc", prompt={}, parameters={"scale": "yesno"},
-        config_key="k", created_by="test")
+        config_key=key, created_by="test")
     judge_labels.add_items(db, run["id"], [{"instance_id": i, "question": "validity"} for i in values])
     judge_labels.store_labels(db, run["id"], [{"instance_id": i, "question": "validity", "value": v, "raw": v,
-                                               "score": None} for i, v in values.items()])
+                                               "score": (scores or {}).get(i)} for i, v in values.items()])
     return run["id"]
 
 
@@ -76,6 +76,33 @@ def test_the_study_over_samples_the_judges_no_and_every_estimate_weights_it(judg
     assert e["naive_independent"]["share"] == pytest.approx((6 + yes_rest) / 28)  # unweighted: far lower
     # the No stratum is a census (no uncertainty), the Yes one unanimous or nearly: the interval reaches down
     assert e["low"] < e["share"] - 0.02 and e["share"] <= e["high"]
+
+
+def test_an_unsure_band_and_a_pilot_make_their_own_strata_and_shares(judged):
+    db, _ = judged
+    scores = {"g6_0": 0.55, "g7_1": 0.9}  # Yes answers: g6 inside the band, g7 outside
+    run = _judge_run(db, {f"g{g}_{j}": ("No" if g < 2 and j == 0 else "Yes") for g in range(40) for j in range(2)
+                          if g != 39}, scores, key="k2")
+    gs = judge_strata.group_strata(db, run, unsure=(0.3, 0.7))
+    assert gs["g0"] == gs["g1"] == "judge No" and gs["g6"] == "judge unsure" and gs["g7"] == "judge Yes"
+    assert gs["g39"] == "not judged"  # the run has no answer for its instances
+    p = judge_strata.plan(db, project="p", run_id=run, group_fraction=0.25, unsure=(0.3, 0.7),
+                          assumed_shares={"judge Yes": 0.95})
+    assert {s["stratum"]: s["groups"] for s in p["strata"]} == {"judge No": 2, "judge unsure": 1, "judge Yes": 36,
+                                                                "not judged": 1}
+    assert {s["stratum"]: s["share_source"] for s in p["strata"]}["judge Yes"] == "given"
+    assert sum(s["sampled"] for s in p["strata"]) == 10  # a quarter of the 40 groups, each stratum at least one
+    # a pilot: a study whose humans decided the judge's No groups' items
+    sid = create_study(db, project="p", questions=["validity"], annotators=["a0"],
+                       settings=StudySettings(group_fraction=1.0, per_group=2, overlap=1))["study_id"]
+    u = user_row(db, "a0")
+    while (s := workspace.open_screen(db, sid, u)) is not None:
+        workspace.submit_screen(db, s, u, {"validity": {"value": "Yes"}}, started_at=time.time() - 1)
+    pilot = judge_strata.pilot_shares(db, run, gs)
+    assert pilot["judge No"] == (4, 4) and pilot["judge Yes"] == (72, 72)
+    shares, source = judge_strata.expected_shares({"judge No": 2, "judge Yes": 36}, pilot)
+    assert shares == {"judge No": 0.5, "judge Yes": 1.0}  # No: 4 outcomes, too few; Yes: measured
+    assert source["judge No"] == "assumed; the pilot has only 4 outcomes" and source["judge Yes"].startswith("pilot")
 
 
 def test_bad_plans_are_refused_with_the_reason(judged):
