@@ -144,6 +144,7 @@ def run_create(args) -> int:
                                "studies")
         judge_plan = _judge_plan(db, args)
         settings.judge_strata = judge_plan["settings"]
+        settings.validate()  # a dry run refuses what the creation would refuse (the domains as strata too)
         if args.dry_run:
             return 0
     if "instfol_match" in args.questions:

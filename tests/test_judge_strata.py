@@ -135,6 +135,8 @@ def test_the_cli_shows_the_width_before_it_creates(judged, run_cli, db_path):
     assert code == 0 and "Expected 95% interval" in err and result["instances"] == 28
     assert [s["share_source"] for s in result["judge_strata"]["strata"]] == ["given", "given"]
     assert studies.get_study(db, result["study_id"])["settings"]["judge_strata"]["run"] == run
+    code, _, err = run_cli(*base, "--allocation", "proportional", "--dry-run")
+    assert code != 0 and "by the judge's answers or by domain, not both" in err
     code, _, err = run_cli(*base[:-4], "--judge-rates", "No=1")
     assert code != 0 and "--stratify-by-judge" in err
 
