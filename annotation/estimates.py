@@ -58,6 +58,7 @@ from annotation.estimands import MATCH_THRESHOLD, Estimand, estimand_rows
 from annotation.judge_labels import judge_yes
 from annotation.prediction_powered import prediction_powered_share
 from annotation.proportion_intervals import korn_graubard, wilson_design
+from annotation.stratified_wilson import mover_wilson
 from annotation.study_design import study_design
 from annotation.survey_design import SampleDesign
 from evaluation.undefined import Undefined, defined_or_none, is_defined
@@ -69,7 +70,7 @@ ALPHA = 0.05
 METHOD = ("stratified multi-stage ratio estimator, linearised (Taylor) variance with finite-population "
           "corrections at every stage, Wilson interval at the design's effective sample size (t quantile, "
           "df = sampled groups - strata; design effect at least Kish's weighting effect)")
-INTERVALS = ("wilson", "korn-graubard", "wald")
+INTERVALS = ("wilson", "korn-graubard", "wald", "stratified-wilson")
 
 
 # --------------------------------------------------------------------------- the estimator
@@ -96,10 +97,10 @@ def design_estimate(y, x, *, stratum, cluster, population_groups: dict, group_un
         default: every item of the unit sampled).
     alpha : float, keyword-only
         1 - the interval's confidence (0.05: 95%).
-    interval : {"wilson", "korn-graubard", "wald"}, keyword-only
+    interval : {"wilson", "korn-graubard", "wald", "stratified-wilson"}, keyword-only
         ``wilson`` (default): :func:`annotation.proportion_intervals.wilson_design`;
         ``korn-graubard``: :func:`annotation.proportion_intervals.korn_graubard`;
-        ``wald``: ``R +- t(df) se`` clipped to [0, 1].
+        ``wald``: ``R +- t(df) se`` clipped to [0, 1]; ``stratified-wilson``: :func:`_wilson` by stratum.
 
     Returns
     -------
@@ -148,11 +149,21 @@ def design_estimate(y, x, *, stratum, cluster, population_groups: dict, group_un
     elif interval == "korn-graubard":
         low, high = korn_graubard(R, var, n_items, df, alpha=alpha)
     else:
-        f = design.sampled_fraction(x)
-        cap = design.kish_size(x) / (1 - f) if f < 1 else float("inf")
-        low, high = wilson_design(R, var, cap=cap, df=df, alpha=alpha)
+        low, high = _wilson(design, R, var, y, x, df=df, alpha=alpha, by_stratum=interval == "stratified-wilson")
     return {**counts, "share": R, "low": low, "high": high, "se": se, "df": df, "deff": deff,
             "n_effective": n_effective, "notes": notes, "interval": interval}
+
+
+def _wilson(design: SampleDesign, R: float, var: float, y, x, *, df: int, alpha: float,
+            by_stratum: bool) -> tuple[float, float]:
+    """The design Wilson interval, its effective size capped at Kish's over ``1 - f``; with
+    ``by_stratum`` (a study stratified by a judge's answers) each stratum's, combined by MOVER
+    (:func:`annotation.stratified_wilson.mover_wilson`)."""
+    if by_stratum:
+        return mover_wilson(design, y, x, alpha=alpha)[1:]
+    f = design.sampled_fraction(x)
+    cap = design.kish_size(x) / (1 - f) if f < 1 else float("inf")
+    return wilson_design(R, var, cap=cap, df=df, alpha=alpha)
 
 
 #: the figures of :func:`design_estimate`, each a number or :class:`~evaluation.undefined.Undefined`
@@ -366,7 +377,8 @@ def _estimate_entry(est: Estimand, sample: EstimandSample, design: dict, *, alph
     and :func:`labels_to_halve`."""
     from statsmodels.stats.proportion import proportion_confint
 
-    res = design_estimate(sample.y, sample.x, **sample.design_args(design, alpha))
+    res = design_estimate(sample.y, sample.x, **sample.design_args(design, alpha),
+                          interval=design.get("interval", "wilson"))
     k = int(sample.y.sum())
     n = res["n_items"]
     naive = None

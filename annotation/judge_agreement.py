@@ -206,6 +206,37 @@ def provenance(run: dict) -> dict:
             "threshold": p.get("threshold"), "created_by": run["created_by"], "created_at": run["created_at"]}
 
 
+def measured_runs(db: Database, run_ids: list[int], study_ids: list[int], *, n_boot: int = 200,
+                  seed: int = 0) -> list[dict]:
+    """Each judge run as a report names it: its :func:`provenance` and, on every study of
+    ``study_ids`` that asks its question, its measured agreement with the humans (the overall line
+    of :func:`judge_report`: ``{"study", "n_items", "kappa", "kappa_low", "kappa_high", "band",
+    "agreement", "undefined"}``) under ``"agreement"``.
+
+    >>> from storage.db import connect
+    >>> from annotation.demo import load_demo
+    >>> db = connect(":memory:"); sid = load_demo(db)["study"]["study_id"]
+    >>> run = store.find_or_create_run(db, project_id=1, question="validity", judge="chat", model="m", base_url="",
+    ...     prompt_version="v1", prompt_hash="", prompt={}, parameters={}, config_key="k", created_by="doc")[0]
+    >>> r = measured_runs(db, [run["id"]], [sid])[0]
+    >>> r["model"], r["prompt_version"], r["agreement"][0]["n_items"]
+    ('m', 'v1', 0)
+    """
+    out = []
+    for run_id in run_ids:
+        run = store.get_run(db, run_id)
+        agreement = []
+        for sid in study_ids:
+            study = studies.get_study(db, sid)
+            if study["project_id"] != run["project_id"] or run["question"] not in study["questions"]:
+                continue
+            o = judge_report(db, sid, run_id, n_boot=n_boot, seed=seed)["overall"]
+            agreement.append({"study": sid, **{k: o[k] for k in ("n_items", "kappa", "kappa_low", "kappa_high", "band",
+                                                                  "agreement", "undefined")}})
+        out.append({**provenance(run), "question": run["question"], "agreement": agreement})
+    return out
+
+
 def disagreements(rows: list[dict], insts: dict, cats: tuple[str, ...]) -> list[dict]:
     """The decided items the judge answered otherwise, with the instruction and query to read."""
     out = []

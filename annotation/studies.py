@@ -10,7 +10,7 @@ import random
 from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
 
-from annotation import check_items
+from annotation import check_items, judge_strata_map
 from annotation.glossary import label
 from annotation.questions import GUIDELINES, INSTANCE_QUESTIONS, NATURALNESS_LIKERT_NOTE, question
 from storage import projects, studies, users
@@ -36,6 +36,9 @@ class StudySettings:
     domain_fractions: dict[str, float] | None = None
     allocation: str | None = None
     anticipated_shares: dict[str, float] | None = None
+    # strata = a judge run's answers instead of the domains (annotation.judge_strata.plan: the run,
+    # each group's judge stratum and each stratum's rate)
+    judge_strata: dict | None = None
     # passage_match: also ask about the excluded passages of each instance (IFIR Table 2), at most
     # this many per instance (seeded sample; None: all of them; 0: none)
     max_excluded: int | None = None
@@ -69,6 +72,8 @@ class StudySettings:
         for d, f in (self.domain_fractions or {}).items():
             if not isinstance(f, (int, float)) or not 0 < f <= 1:
                 raise IFJudgeError(f"the fraction of domain {d or '(no domain)'!r} must be in (0, 1], got {f!r}")
+        if self.judge_strata is not None and self.stratified:
+            raise IFJudgeError("give one way to stratify the sample: by the judge's answers or by domain, not both")
         if self.allocation not in (None, *ALLOCATIONS):
             raise IFJudgeError(f"allocation must be one of {', '.join(ALLOCATIONS)}, got {self.allocation!r}")
         if self.allocation == "neyman" and not self.anticipated_shares:
@@ -594,12 +599,31 @@ def _instance_pool(db: Database, proj: dict, questions: list[str], settings: Stu
 
 
 def _sample(db: Database, proj: dict, pool: list[dict], settings: StudySettings, seed: int) -> list[dict]:
+    if settings.judge_strata is not None:
+        return sample_by_judge(pool, settings.judge_strata, per_group=settings.per_group, seed=seed)
     return sample_instances(
         pool, group_fraction=settings.group_fraction, per_group=settings.per_group, seed=seed,
         subsets=projects.query_subsets(db, proj["id"]), subset_fraction=settings.subset_fraction,
         domain_fractions=settings.domain_fractions, allocation=settings.allocation,
         anticipated_shares=settings.anticipated_shares,
     )
+
+
+def sample_by_judge(pool: list[dict], judge_strata: dict, *, per_group: int, seed: int) -> list[dict]:
+    """The seeded sample of ``pool`` under a judge-stratified plan (:mod:`annotation.judge_strata`):
+    per judge stratum ``max(1, round(f_h N_h))`` groups (a group the judge run did not see is
+    ``not judged``), then up to ``per_group`` instances of each (:func:`sample_instances`).
+
+    >>> pool = [{"instance_id": f"g{k}_1", "group_id": f"g{k}"} for k in range(10)]
+    >>> plan = {"group_stratum": {"g0": "judge No", "g1": "judge No"}, "fractions": {"judge No": 1.0, "not judged": 0.25}}
+    >>> [i["group_id"] for i in sample_by_judge(pool, plan, per_group=1, seed=0)][:2]
+    ['g0', 'g1']
+    """
+    keyed, strata, rates = judge_strata_map.as_domains(pool, judge_strata)
+    by_id = {i["instance_id"]: i for i in pool}
+    drawn = sample_instances(keyed, group_fraction=1.0, per_group=per_group, seed=seed, subsets=strata,
+                             domain_fractions=rates)
+    return [by_id[i["instance_id"]] for i in drawn]
 
 
 def _condition_pool(db: Database, proj: dict, settings: StudySettings, modes, queries) -> tuple[dict, list[str]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from annotation import judge_strata
 from annotation.studies import covered_instances, domain_sample_sizes
 from storage import projects, studies
 from storage.db import Database
@@ -59,8 +60,10 @@ def study_design(db: Database, study_id: int) -> dict:
     members: dict[str, list[dict]] = defaultdict(list)
     for inst in sorted(pool, key=lambda i: (i["group_id"], i["instance_id"])):
         members[inst["group_id"]].append(inst)
-    stratified = any(s.get(k) is not None for k in ("subset_fraction", "domain_fractions", "allocation"))
-    group_stratum = {g: (subsets.get(m[0]["query_id"], "") if stratified else "") for g, m in members.items()}
+    stratified = any(s.get(k) is not None for k in ("subset_fraction", "domain_fractions", "allocation", "judge_strata"))
+    js = s.get("judge_strata")
+    group_stratum = {g: (judge_strata.stratum_of(js, g) if js else subsets.get(m[0]["query_id"], "") if stratified
+                         else "") for g, m in members.items()}
     strata: dict[str, int] = defaultdict(int)
     for g, h in group_stratum.items():
         strata[h] += 1
@@ -77,6 +80,8 @@ def study_design(db: Database, study_id: int) -> dict:
         notes.append(f"passage match: at most {s['max_excluded']} excluded passages per instance were sampled (seeded); "
                      "each is weighted by its instance's excluded passages over those sampled (a third sampling stage)")
     n_sampled = len(set(cols["instance_id"]))
+    if js:  # strata sampled at very unequal rates, a rare No in the large one: MOVER over the strata's intervals
+        out["interval"] = "stratified-wilson"
     return {**out, "kind": "instances", "strata": dict(strata), "group_units": {g: len(m) for g, m in members.items()},
             "unit_group": unit_group, "group_stratum": group_stratum, "notes": notes,
             "description": (f"{_how(s, len(strata))} sampled at random (seed {out['seed']}), then up to "
@@ -106,6 +111,8 @@ def _skipped(db: Database, project_id: int, settings: dict, questions: list[str]
 def _planned(settings: dict, sizes: dict[str, int], stratified: bool) -> dict[str, int | None]:
     """The groups the settings give each stratum (None where they cannot be recomputed)."""
     try:
+        if settings.get("judge_strata"):
+            return judge_strata.planned_sizes(settings["judge_strata"], sizes)
         if stratified:
             return domain_sample_sizes(sizes, group_fraction=settings.get("group_fraction") or 0.0,
                                        subset_fraction=settings.get("subset_fraction"),
@@ -120,6 +127,8 @@ def _planned(settings: dict, sizes: dict[str, int], stratified: bool) -> dict[st
 
 def _how(settings: dict, n_strata: int) -> str:
     """How the groups were drawn, in words."""
+    if settings.get("judge_strata"):
+        return judge_strata.describe(settings["judge_strata"])
     if settings.get("domain_fractions"):
         rates = ", ".join(f"{h or '(no domain)'} {f}" for h, f in sorted(settings["domain_fractions"].items()))
         return f"query groups per domain at its own rate ({rates}; {n_strata} strata)"

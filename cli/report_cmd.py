@@ -46,11 +46,11 @@ def run(args) -> int:
         judge = estimate_answers(db, list(dict.fromkeys(args.judge_run)))
     report = benchmark_report(db, list(dict.fromkeys(args.study)), judge=judge, measure=args.measure,
                               n_boot=args.bootstrap, seed=args.seed)
-    if args.judge_run:
-        from annotation.judge_agreement import provenance
-        from storage.judge_labels import get_run
+    if args.judge_run:  # who the judge is and how well it agrees with the humans, beside its estimate
+        from annotation.judge_agreement import measured_runs
 
-        report["judge_runs"] = [provenance(get_run(db, r)) for r in dict.fromkeys(args.judge_run)]
+        report["judge_runs"] = measured_runs(db, list(dict.fromkeys(args.judge_run)), list(dict.fromkeys(args.study)),
+                                             n_boot=args.bootstrap, seed=args.seed)
     if args.json:
         print(json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False))
     else:

@@ -72,6 +72,20 @@ def register(sub) -> None:
     c.add_argument("--check-share", type=float, default=d.check_share, metavar="S",
                    help="share of the screens that are check items with known answers, mixed into the queue and left "
                         "out of every estimate (0 to 0.5; default 0: none)")
+    jg = c.add_argument_group("humans where the judge is likely wrong (strata = a judge run's answers)")
+    jg.add_argument("--stratify-by-judge", type=int, metavar="RUN",
+                    help="draw the groups per judge stratum of this judge run (`ifjudge judge runs`): No, unsure, Yes, "
+                         "not judged; by default --group-fraction of the groups by Neyman allocation, more where the "
+                         "judge says No; the estimates weight each stratum by its rate")
+    jg.add_argument("--judge-rates", metavar="S=F,...", help="the rate of each judge stratum instead, e.g. No=1,Yes=0.05")
+    jg.add_argument("--judge-shares", metavar="S=P,...",
+                    help="the share of Yes you expect the humans to give in each stratum, e.g. No=0.4,Yes=0.99 "
+                         "(default: measured on the project's human outcomes where a stratum has 10, else "
+                         "No=0.5, unsure=0.8, Yes=0.99)")
+    jg.add_argument("--judge-unsure", metavar="LOW,HIGH",
+                    help="an unsure stratum: items the judge answered Yes with a score (probability of Yes) in this band")
+    jg.add_argument("--dry-run", action="store_true",
+                    help="print the judge-stratified plan and the interval width it buys, create nothing")
     runs = c.add_argument_group("INSTFOL with human judges (--questions instfol_match)")
     runs.add_argument("--bare-run", metavar="FILE", help="TREC run of the bare queries")
     runs.add_argument("--instructed-run", metavar="FILE", help="TREC run of the queries with their instructions")
@@ -121,6 +135,18 @@ def run_create(args) -> int:
         anticipated_shares=None if args.anticipated_shares is None else _domain_values(args.anticipated_shares),
     )
     db = connect(args.db)
+    if args.stratify_by_judge is None and any(v for v in (args.judge_rates, args.judge_shares, args.judge_unsure,
+                                                          args.dry_run)):
+        raise IFJudgeError("--judge-rates, --judge-shares, --judge-unsure and --dry-run go with --stratify-by-judge RUN")
+    if args.stratify_by_judge is not None:
+        if {"instfol_match", "condition"} & set(args.questions):
+            raise IFJudgeError("--stratify-by-judge draws query groups of instances: not for instfol_match or condition "
+                               "studies")
+        judge_plan = _judge_plan(db, args)
+        settings.judge_strata = judge_plan["settings"]
+        settings.validate()  # a dry run refuses what the creation would refuse (the domains as strata too)
+        if args.dry_run:
+            return 0
     if "instfol_match" in args.questions:
         if args.questions != ["instfol_match"]:
             raise IFJudgeError("instfol_match is asked in a study of its own (its items are the runs' passages); "
@@ -146,6 +172,8 @@ def run_create(args) -> int:
             db, project=args.project, questions=args.questions, annotators=args.annotators,
             name=args.name, settings=settings, groups=args.groups,
         )
+    if args.stratify_by_judge is not None:
+        result["judge_strata"] = {k: judge_plan[k] for k in ("strata", "preview")}
     if args.json:
         print(json.dumps(result))
     else:
@@ -156,6 +184,31 @@ def run_create(args) -> int:
         for n in result["notes"]:
             print(f"  note: {n}", file=sys.stderr)
     return 0
+
+
+def _judge_plan(db, args) -> dict:
+    """The judge-stratified plan of ``study create`` (:func:`annotation.judge_strata.plan`), its width
+    printed before anything is created (stderr; stdout with --dry-run)."""
+    from annotation import judge_strata
+
+    def per_stratum(text):
+        return None if text is None else {judge_strata.stratum_name(k): v for k, v in _domain_values(text).items()}
+
+    unsure = None
+    if args.judge_unsure is not None:
+        try:
+            low, high = (float(v) for v in args.judge_unsure.split(","))
+        except ValueError:
+            raise IFJudgeError(f"--judge-unsure expects LOW,HIGH (e.g. 0.2,0.8), got {args.judge_unsure!r}") from None
+        unsure = (low, high)
+    p = judge_strata.plan(db, project=args.project, run_id=args.stratify_by_judge, group_fraction=args.group_fraction,
+                          fractions=per_stratum(args.judge_rates), assumed_shares=per_stratum(args.judge_shares),
+                          unsure=unsure)
+    if args.dry_run and args.json:
+        print(json.dumps({k: p[k] for k in ("strata", "preview", "text")}))
+    else:
+        print(p["text"], file=sys.stdout if args.dry_run else sys.stderr)
+    return p
 
 
 def _run(db, path: str | None, run_id: int | None, which: str) -> tuple[dict, str]:

@@ -132,6 +132,34 @@ def estimates_table(est: dict) -> list[str]:
     return lines
 
 
+def judge_runs_table(runs: list[dict]) -> list[str]:
+    """The judge runs behind the prediction-powered estimates as Markdown lines: who judged (model,
+    prompt version and hash) and its measured agreement with the humans on each study (Cohen
+    kappa with its group-bootstrap interval; :func:`annotation.judge_agreement.measured_runs`).
+
+    >>> judge_runs_table([{"id": 2, "question": "validity", "judge": "chat", "model": "m", "prompt_version": "v1",
+    ...     "prompt_hash": "ab", "agreement": [{"study": 1, "n_items": 8, "kappa": 0.6, "kappa_low": 0.1,
+    ...     "kappa_high": 1.0, "band": "moderate", "agreement": 0.875, "undefined": None}]}])[6]
+    '| 2 | validity | chat m | v1 (ab) | study 1 | 0.600 [0.100, 1.000] (moderate) | 0.875 | 8 |'
+    """
+    if not runs:
+        return []
+    lines = ["### The judge", "", "Its labels are never shown to annotators nor counted as human labels; its agreement "
+             "is measured on the items the humans decided (Cohen kappa, 95% interval over resampled query groups).", "",
+             "| judge run | question | judge | prompt version (hash) | measured on | Cohen kappa [95% CI] | agreement | "
+             "items both judged |", "|---|---|---|---|---|---|---|---|"]
+    for r in runs:
+        for a in r["agreement"] or [{"study": None}]:
+            kappa = ("—" if a.get("study") is None else f"undefined: {md_cell(a['undefined'])}" if a.get("undefined")
+                     else f"{md_cell(a['kappa'])} [{md_cell(a['kappa_low'])}, {md_cell(a['kappa_high'])}] "
+                          f"({md_cell(a['band'])})")
+            lines.append(f"| {r['id']} | {md_cell(r['question'])} | {md_cell(r['judge'])} {md_cell(r['model'])} | "
+                         f"{md_cell(r['prompt_version'] or '(default)')} ({md_cell(r['prompt_hash'])}) | "
+                         f"{'study ' + str(a['study']) if a.get('study') is not None else 'no study of the report asks it'} | "
+                         f"{kappa} | {md_cell(a.get('agreement'))} | {a.get('n_items', '—')} |")
+    return lines + [""]
+
+
 def leaderboard_tables(board: dict) -> list[str]:
     """One project's leaderboard comparison as Markdown lines."""
     lines = [f"### Leaderboard of {md_cell(board['project'])} ({md_cell(board['measure'])})", ""]
@@ -185,6 +213,7 @@ def markdown_sections(report: dict) -> list[str]:
     lines += ["", "## Benchmark-wide estimates", ""]
     for est in report["studies"]:
         lines += estimates_table(est) + [""]
+    lines += judge_runs_table(report.get("judge_runs") or [])
     lines += ["## Does the leaderboard change?", ""]
     for board in report["leaderboards"]:
         lines += leaderboard_tables(board)

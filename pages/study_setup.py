@@ -10,6 +10,7 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
+from annotation import judge_strata
 from annotation.questions import GUIDELINES, INSTANCE_QUESTIONS
 from annotation.instfol_study import create_instfol_study
 from annotation.glossary import SCALES, label, page_message
@@ -30,6 +31,7 @@ if not plist:
 d = StudySettings()
 CREATED = "study_setup_created"
 PENDING = "study_setup_pending"  # a submitted study whose sample overlaps another study: waits for the lead
+JUDGE_PENDING = "study_setup_judge_pending"  # a judge-stratified study: its width shown, waits for the lead
 KIND_NAMES = {"instructir": "InstructIR", "followir": "FollowIR", "ifir": "IFIR", "infosearch": "InfoSearch",
               "generic": "generic"}
 RATES = {"same": "the same fraction in every domain", "table": "one fraction per domain (table)",
@@ -132,6 +134,15 @@ if kq.offered:
     chosen = set(questions)
     per_instance = bool(chosen - {"condition"})
     has_subsets = bool(set(projects.query_subsets(conn, proj["id"]).values()) - {""})
+    runs = {r["id"]: f"run {r['id']}: {label(r['question'])}, {r['judge']} {r['model']} ({r['answers']} answers)"
+            for r in judge_strata.stratifying_runs(conn, proj["id"])} if per_instance else {}
+    judge_run = (st.selectbox("Draw per judge stratum (more groups where the judge says No)", [None, *runs],
+                              key="study_judge_run", format_func=lambda r: "no: groups at random" if r is None else runs[r],
+                              help="the query groups a judge run says No to are sampled more, by Neyman allocation of "
+                                   "the Fraction of groups; every estimate weights each stratum by its rate. The "
+                                   "interval width this buys against a plain sample is shown before the study is "
+                                   "created (docs/judges.md).")
+                 if runs else None)
     with st.form("study_form", enter_to_submit=False):
         name = st.text_input("Study name", key="study_name")
         naturalness = (st.radio("Naturalness answer", ["yesno", "likert"], horizontal=True, key="study_naturalness",
@@ -210,15 +221,33 @@ if kq.offered:
                                    **domain_rates(stratify, rates, float(subset_fraction), domains, list(sizes))),
         )
         try:
+            if judge_run is not None:  # the plan and the width it buys, shown before anything is created
+                plan = judge_strata.plan(conn, project=project, run_id=judge_run, group_fraction=float(fraction))
+                request["settings"].judge_strata = plan["settings"]
             found = None if remaining or not questions or not annotators else sample_overlap(
                 conn, project=project, questions=questions, settings=request["settings"])
         except IFJudgeError as exc:
             st.error(md_escape(page_message(str(exc))))
         else:
-            if found is not None and found.covered:
+            if judge_run is not None:
+                st.session_state[JUDGE_PENDING] = (request, plan["text"], found.text if found else "")
+            elif found is not None and found.covered:
                 st.session_state[PENDING] = (request, found)  # the lead chooses below; nothing created yet
             else:
                 create(request)
+    judge_pending = st.session_state.get(JUDGE_PENDING)
+    if judge_pending:
+        request, text, overlap_text = judge_pending
+        st.info(md_escape(text))
+        if overlap_text:
+            st.warning(md_escape(overlap_text))
+        j1, j2 = st.columns(2)
+        if j1.button("Create this judge-stratified study", key="study_judge_create", type="primary"):
+            st.session_state.pop(JUDGE_PENDING, None)
+            create(request)
+        if j2.button("Change the settings", key="study_judge_cancel"):
+            st.session_state.pop(JUDGE_PENDING, None)
+            st.rerun()
     pending = st.session_state.get(PENDING)
     if pending:
         request, found = pending

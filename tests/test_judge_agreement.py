@@ -174,3 +174,23 @@ def test_a_chat_run_stores_its_answers_on_both_engines(demo):
     assert judge_labels.token_totals(db, prepared["run"]["id"])["counted_tokens"] == prepared["estimate"]["prompt_tokens"]
     rep = judge_report(db, r["study_id"], prepared["run"]["id"], n_boot=0)
     assert rep["overall"]["n_items"] == 0 and rep["undecided"] == 8  # nobody has labelled yet
+
+
+def test_the_report_names_the_judge_and_its_measured_agreement(labelled, run_cli, db_path):
+    db, sid, _ = labelled
+    human = outcomes(db, sid)
+    no_item = next(i for i, v in human.items() if v == "No")
+    wrong = next(i for i, v in human.items() if v == "Yes")
+    run_id = store_judge(db, {i: ("No" if i in (no_item, wrong) else "Yes") for i in human})  # kappa 0.6 (hand value)
+    args = ("report", "--db", db_path, "--study", sid, "--judge-run", run_id, "--bootstrap", "50")
+    report = json.loads(run_cli(*args, "--json")[1])
+    (run,) = report["judge_runs"]
+    assert run["model"] == "judge-7b" and run["prompt_version"] == "instructir-fig9a-q1" and run["question"] == "validity"
+    (a,) = run["agreement"]
+    assert a["study"] == sid and a["n_items"] == 8 and a["kappa"] == pytest.approx(0.6)
+    assert a["kappa_low"] <= 0.6 <= a["kappa_high"]
+    assert any("ppi_design" in e for e in report["studies"][0]["estimates"])  # the estimate beside it
+    code, md, _ = run_cli(*args, "--md")
+    assert code == 0 and "### The judge" in md and "Prediction-powered" in md
+    line = next(x for x in md.splitlines() if x.startswith(f"| {run_id} | validity | chat judge-7b |"))
+    assert "instructir-fig9a-q1 (abc)" in line and f"study {sid}" in line and "0.600 [" in line

@@ -209,3 +209,40 @@ def test_a_straight_lining_annotator_is_flagged_on_the_monitor(env_db):
     table = _frame(at, "Flag").value
     assert dict(zip(table["Annotator"], table["Flag"])) == {"ann1": "⚑ straight-lining", "ann2": "", "ann3": ""}
     assert dict(zip(table["Annotator"], table["Valid"]))["ann1"] == "Yes 100%"
+
+
+def test_the_estimates_offer_the_finished_judge_runs_and_name_the_judge(env_db):
+    """The estimates section offers the project's finished judge runs (not one still judging) and,
+    with one picked, shows the prediction-powered estimate from its stored labels beside the judge's
+    model, prompt version and measured kappa -- no file to produce."""
+    from annotation.estimates import benchmark_estimates
+    from evaluation.judges.stored import estimate_answers
+    from storage import judge_labels, projects
+
+    db, r = env_db
+    sid = r["study_id"]
+    label_demo(db, sid)
+    every = [i["instance_id"] for i in projects.instances(db, 1) if i["instruction"].strip()]
+    runs = []
+    for key, answered in (("done", every), ("running", every[:3])):
+        run, _ = judge_labels.find_or_create_run(
+            db, project_id=1, question="validity", judge="chat", model=f"judge-{key}", base_url="",
+            prompt_version="instructir-fig9a-q1", prompt_hash="abc", prompt={}, parameters={}, config_key=key,
+            created_by="test")
+        judge_labels.add_items(db, run["id"], [{"instance_id": i, "question": "validity"} for i in every])
+        judge_labels.store_labels(db, run["id"], [{"instance_id": i, "question": "validity", "value": "Yes",
+                                                   "raw": "Yes", "score": None} for i in answered])
+        runs.append(run["id"])
+    at = _monitor(db)
+    picker = at.multiselect(key="mon_estimates_judge")
+    assert picker.options == [f"run {runs[0]}: validity, chat judge-done, prompt instructir-fig9a-q1 ({len(every)} answers)"]
+    picker.set_value([runs[0]]).run()
+    assert not at.exception
+    row = _frame(at, "Prediction-powered share").value.iloc[0]
+    e = next(e for e in benchmark_estimates(db, sid, judge=estimate_answers(db, [runs[0]]))["estimates"]
+             if e["question"] == "validity")["ppi_design"]
+    assert row["Estimate"] == "valid instruction" and row["Prediction-powered share"] == f"{e['share']:.3f}"
+    assert row["95% CI (prediction-powered)"] == f"[{e['low']:.3f}, {e['high']:.3f}]"
+    assert row["Judge"] == f"run {runs[0]}: judge-done, prompt instructir-fig9a-q1"
+    assert row["Cohen kappa [95% CI]"].startswith("—")  # every human and the judge say Yes: kappa undefined
+    _no_none(at)

@@ -119,3 +119,30 @@ def test_enter_in_a_number_box_does_not_create_and_check_items_are_mixed_in(env_
     assert "check screens with known answers" in at.success[0].value
     sid = studies.list_studies(db)[-1]["id"]
     assert studies.get_study(db, sid)["settings"]["check_share"] == 0.25 and studies.has_check_items(db, sid)
+
+
+def test_a_judge_stratified_study_shows_its_width_before_it_is_created(env_db):
+    from storage import judge_labels
+
+    db, _ = env_db
+    every = sorted(i["instance_id"] for i in projects.instances(db, 1) if i["instruction"].strip())
+    run, _ = judge_labels.find_or_create_run(
+        db, project_id=1, question="validity", judge="chat", model="judge-7b", base_url="", prompt_version="v1",
+        prompt_hash="abc", prompt={}, parameters={"scale": "yesno"}, config_key="k", created_by="test")
+    judge_labels.add_items(db, run["id"], [{"instance_id": i, "question": "validity"} for i in every])
+    judge_labels.store_labels(db, run["id"], [{"instance_id": i, "question": "validity", "value": "No" if n < 2 else "Yes",
+                                               "raw": "", "score": None} for n, i in enumerate(every)])
+    at = _page(db, "demo")
+    at.selectbox(key="study_judge_run").set_value(run["id"]).run()
+    at.multiselect(key="study_annotators").set_value(["ann1", "ann2", "ann3"])
+    at.number_input(key="study_fraction").set_value(0.5)
+    at.number_input(key="study_seed").set_value(7)
+    at.button(key="FormSubmitter:study_form-Create study").click().run()
+    assert not at.exception and not at.success
+    shown = at.info[0].value.replace("\\", "")
+    assert shown.startswith("Judge-stratified sample: judge No:") and "plain random sample of the same" in shown
+    assert len(studies.list_studies(db)) == 1  # nothing created before the lead has read it
+    at.button(key="study_judge_create").click().run()
+    assert not at.exception and at.success and "created" in at.success[0].value
+    plan = studies.get_study(db, 2)["settings"]["judge_strata"]
+    assert plan["run"] == run["id"] and plan["allocation"] == "neyman" and "judge No" in plan["group_stratum"].values()
