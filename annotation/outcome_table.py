@@ -31,11 +31,13 @@ from storage.db import Database
 class OutcomeTable:
     """Per item (the study's items in :func:`storage.studies.item_columns` order, as
     :func:`annotation.outcomes.item_outcomes` lists them): ``item`` (id), ``instance``,
-    ``question``, ``doc_id``, ``gold`` (object arrays; None where absent), ``value`` (the
-    decision, None when unresolved), ``provenance``, ``n_labels``, ``top`` (labels of the most
-    common value) and ``distinct`` (distinct values). Per label (the current labels, by item id
-    and annotator name): ``label_row`` (the label's item's index in the arrays above),
-    ``annotator``, ``label_value``, ``reason``, ``duration_ms``."""
+    ``question``, ``doc_id``, ``gold`` (object arrays; None where absent), ``cap`` (the planned
+    annotators), ``value`` (the decision, None when unresolved), ``provenance``, ``n_labels``,
+    ``top`` (labels of the most common value) and ``distinct`` (distinct values). Per label (the
+    current labels, by item id and annotator name): ``label_row`` (the label's item's index in the
+    arrays above), ``annotator``, ``label_value``, ``reason``, ``duration_ms``, and
+    ``shown_order`` (the stored passage order, or None) when the labels are kept across runs
+    (:mod:`storage.study_reads`; None otherwise: :func:`storage.studies.shown_order_columns` reads it)."""
 
     item: np.ndarray
     instance: np.ndarray
@@ -52,6 +54,8 @@ class OutcomeTable:
     label_value: np.ndarray
     reason: np.ndarray
     duration_ms: np.ndarray
+    cap: np.ndarray | None = None
+    shown_order: np.ndarray | None = None
 
     @property
     def disagreement(self) -> np.ndarray:
@@ -150,5 +154,6 @@ def _outcome_table(db: Database, study_id: int) -> OutcomeTable:
         gold=np.asarray(items["gold"], dtype=object), value=value, provenance=provenance, n_labels=n_labels,
         top=top, distinct=distinct, label_row=label_row, annotator=names[who],
         label_value=label_value, reason=np.asarray(labels["reason"], dtype=object)[by_label],
-        duration_ms=np.asarray(labels["duration_ms"], dtype=object)[by_label],
+        duration_ms=np.asarray(labels["duration_ms"], dtype=object)[by_label], cap=cap,
+        shown_order=np.asarray(labels["shown_order"], dtype=object)[by_label] if "shown_order" in labels else None,
     )

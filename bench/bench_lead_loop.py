@@ -22,8 +22,9 @@ A child process prints three figures:
 and the parent prints the whole process' wall time too, and ``cpu``, the process's CPU time during
 the step (all threads: what the step costs whatever else runs on a shared machine). Mutating steps (study creation, validate,
 the ``+30 labels`` of the monitor steps) work on a copy of the database made before the clock
-starts. A library or page step runs as the app server does: after the server's background preload
-(``ui/preload.py``: every module the pages import, scikit-learn, a first chart) and, for a page,
+starts. A library or page step runs as the app server does: after the server's preload before it
+listens (``ui/preload.py`` ``load_now``: every module the pages import, scikit-learn, a first chart,
+then ``gc.freeze``) and, for a page,
 after the server's first script run (the sign-in page, which pays Streamlit's one-time
 ``inspect.stack()`` check); a command pays its own lazy imports. Targets (2 cores): each page run
 and each command < 0.5 s; import < 5 s (Robust04-sized) and < 1 s (the shipped InstructIR
@@ -105,7 +106,8 @@ LIBRARY = ("storage", "formats", "annotation", "evaluation", "exports", "cli")
 def preimport(*, server: bool = False) -> None:
     """Import every module of the library and the CLI (not the retrievers' model code), as a running
     server has: the ``step`` figure is then the work, and ``imports`` what a new process adds. With
-    ``server``, also what the app server preloads in the background when it starts (ui/preload.py)."""
+    ``server``, also what the app server preloads before it listens (``ui/preload.py`` ``load_now``, as
+    ``ui/server.py`` calls it: the pages' imports, then the collector's freeze)."""
     import importlib
     import pkgutil
     for pkg in LIBRARY:
@@ -117,8 +119,8 @@ def preimport(*, server: bool = False) -> None:
     import altair  # noqa: F401  (the pages' charts)
     import streamlit  # noqa: F401
     if server:
-        from ui.preload import preload
-        preload()
+        from ui.preload import load_now
+        load_now()
 
 
 def child(kind: str, args: list) -> dict:

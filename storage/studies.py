@@ -792,15 +792,17 @@ def items_of_questions(db: Database, study_id: int, questions) -> list[dict]:
 LABEL_VOTE_KEYS = ("item", "user", "value", "reason", "duration_ms")
 
 
-def label_vote_columns(db: Database, study_id: int) -> dict[str, tuple]:
+def label_vote_columns(db: Database, study_id: int) -> dict:
     """The current labels of the study (those of :func:`current_labels`) reduced to
-    :data:`LABEL_VOTE_KEYS` (key -> one tuple; ``user`` is the annotator's user id), in no
+    :data:`LABEL_VOTE_KEYS` (key -> one sequence; ``user`` is the annotator's user id), in no
     particular order: what a majority vote, the agreement statistics and the per-annotator
     figures read. Five columns without a join or a sort: the monitor of a 100,000-label study
     reads them in half the time of :func:`current_label_columns`. While ``db`` shares its reads
-    (:func:`share_reads`) the columns are shared: read them, do not change them."""
+    (:func:`share_reads`) the columns are shared: read them, do not change them. Kept across runs
+    (:mod:`storage.study_reads`), they are read-only numpy arrays (tuples otherwise), with a sixth,
+    ``shown_order`` (the stored passage order, None where none was stored)."""
 
-    def read() -> dict[str, tuple]:
+    def read() -> dict:
         rows = db.execute(
             "SELECT l.item_id, l.user_id, l.value, l.reason, l.duration_ms FROM labels l JOIN items i ON i.id = l.item_id"
             " WHERE i.study_id = ? AND i.is_check = 0 AND " + _CURRENT, [study_id]).fetchall()
@@ -808,7 +810,7 @@ def label_vote_columns(db: Database, study_id: int) -> dict[str, tuple]:
 
     kept = study_reads.label_state(db, study_id, vars(db).get(SHARED_READS))
     if kept is not None:  # across runs: only the labels added since the last run are read
-        read = lambda: kept.vote_columns(db, study_id, LABEL_VOTE_KEYS, current=_CURRENT)  # noqa: E731
+        read = lambda: kept.columns(db, study_id, current=_CURRENT)  # noqa: E731
     shared = _shared_rows(db, ("label_vote_columns", study_id), read)
     return read() if shared is None else shared
 
