@@ -35,15 +35,14 @@ class OutcomeTable:
     annotators), ``value`` (the decision, None when unresolved), ``provenance``, ``n_labels``,
     ``top`` (labels of the most common value) and ``distinct`` (distinct values). Per label (the
     current labels, by item id and annotator name): ``label_row`` (the label's item's index in the
-    arrays above), ``annotator``, ``label_value``, ``reason``, ``duration_ms``, and
-    ``shown_order`` (the stored passage order, or None) when the labels are kept across runs
-    (:mod:`storage.study_reads`; None otherwise: :func:`storage.studies.shown_order_columns` reads it)."""
+    arrays above), ``annotator``, ``label_value``, ``reason``, ``duration_ms``."""
 
     item: np.ndarray
     instance: np.ndarray
     question: np.ndarray
     doc_id: np.ndarray
     gold: np.ndarray
+    cap: np.ndarray
     value: np.ndarray
     provenance: np.ndarray
     n_labels: np.ndarray
@@ -54,8 +53,6 @@ class OutcomeTable:
     label_value: np.ndarray
     reason: np.ndarray
     duration_ms: np.ndarray
-    cap: np.ndarray | None = None
-    shown_order: np.ndarray | None = None
 
     @property
     def disagreement(self) -> np.ndarray:
@@ -63,12 +60,6 @@ class OutcomeTable:
         :attr:`annotation.outcomes.Outcome.disagreement`."""
         n = np.maximum(self.n_labels, 1)
         return np.where(self.n_labels > 0, 1.0 - self.top / n, 0.0)
-
-    def labels_of(self, question: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(item id, annotator, value)`` of each current label of the items asking ``question``,
-        in label order (by item id and annotator name)."""
-        rows = np.flatnonzero(self.question[self.label_row] == question)
-        return self.item[self.label_row[rows]], self.annotator[rows], self.label_value[rows]
 
     def gold_of(self, question: str) -> dict[int, str]:
         """item id -> the dataset's answer (the payload's ``gold``) of the items asking ``question``
@@ -155,5 +146,4 @@ def _outcome_table(db: Database, study_id: int) -> OutcomeTable:
         top=top, distinct=distinct, label_row=label_row, annotator=names[who],
         label_value=label_value, reason=np.asarray(labels["reason"], dtype=object)[by_label],
         duration_ms=np.asarray(labels["duration_ms"], dtype=object)[by_label], cap=cap,
-        shown_order=np.asarray(labels["shown_order"], dtype=object)[by_label] if "shown_order" in labels else None,
     )

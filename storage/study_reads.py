@@ -43,17 +43,17 @@ _VERSION = "data_version"  # in a connection's shared reads: the version read by
 _PLACE = "place"  # in a connection's shared reads: the database as a key (_place)
 _lock = threading.Lock()
 
-_COLUMNS = "l.item_id, l.user_id, l.value, l.reason, l.duration_ms, l.shown_order"
+_COLUMNS = "l.item_id, l.user_id, l.value, l.reason, l.duration_ms"
 #: the columns of :class:`LabelState`, in the order of its SQL reads
-LABEL_STATE_KEYS = ("item", "user", "value", "reason", "duration_ms", "shown_order")
+LABEL_STATE_KEYS = ("item", "user", "value", "reason", "duration_ms")
 # the study's item ids: their range, and the items in it that are not the study's own (check items, other studies)
 _ITEM_RANGE = "SELECT MIN(id), MAX(id), COUNT(*) FROM items WHERE study_id = ? AND is_check = 0"
 _OTHER_ITEMS = "SELECT id FROM items WHERE id BETWEEN ? AND ? AND NOT (study_id = ? AND is_check = 0)"
 # every label of the items of an id range, by item, annotator and id (the index labels_item_user): the last of each
 # item and annotator is their current label
-_RANGE_LABELS = f"SELECT l.id, {_COLUMNS} FROM labels l WHERE l.item_id BETWEEN ? AND ? ORDER BY l.item_id, l.user_id, l.id"
+_RANGE_LABELS = f"SELECT {_COLUMNS} FROM labels l WHERE l.item_id BETWEEN ? AND ? ORDER BY l.item_id, l.user_id, l.id"
 # the study's current labels through its items (a study whose items are spread among many others')
-_STUDY_LABELS = (f"SELECT l.id, {_COLUMNS} FROM labels l JOIN items i ON i.id = l.item_id"
+_STUDY_LABELS = (f"SELECT {_COLUMNS} FROM labels l JOIN items i ON i.id = l.item_id"
                  " WHERE i.study_id = ? AND i.is_check = 0 AND ")
 # the labels of every study added since (ids above the highest read), with their item's study
 _NEW_LABELS = (f"SELECT l.id, {_COLUMNS}, i.study_id, i.is_check FROM labels l CROSS JOIN items i ON i.id = l.item_id"
@@ -99,7 +99,7 @@ class LabelState:
 
     def columns(self, db: Database, study_id: int, *, current: str) -> dict:
         """The current labels: :data:`LABEL_STATE_KEYS` -> a read-only array each (``user`` the
-        annotator's user id, ``duration_ms`` and ``shown_order`` objects, None where absent), in
+        annotator's user id, ``duration_ms`` objects, None where absent), in
         no particular order; ``current`` is the SQL condition that keeps the newest label of each
         item and annotator (``l``: labels), for a study whose items are spread among others'."""
         with self._lock:
@@ -118,7 +118,8 @@ class LabelState:
         new = db.execute(_NEW_LABELS, [highest]).fetchall()
         if now != (rows + len(new), id_sum + sum(r[0] for r in new), max([highest, *(r[0] for r in new)])):
             return False
-        mine = [r[:7] for r in new if r[7] == study_id and not r[8]]
+        width = 1 + len(LABEL_STATE_KEYS)  # the id, the columns; then the item's study and is_check
+        mine = [r[:width] for r in new if r[width] == study_id and not r[width + 1]]
         if mine:
             self._apply(mine)
         self._totals = now
@@ -172,9 +173,11 @@ class LabelState:
         else:
             rows = db.execute(_STUDY_LABELS + current, [study_id]).fetchall()
             other = []
-        cols = list(zip(*rows)) or [()] * (1 + len(LABEL_STATE_KEYS))
         n = len(rows)
-        item, user = np.fromiter(cols[1], np.int64, n), np.fromiter(cols[2], np.int64, n)
+        table = np.empty((n, len(LABEL_STATE_KEYS)), dtype=object)  # one cell per value, the columns strided views
+        if n:
+            table[:] = rows
+        item, user = table[:, 0].astype(np.int64), table[:, 1].astype(np.int64)
         keys = item * (1 << 32) + user
         keep = np.ones(n, bool)
         keep[:-1] = keys[1:] != keys[:-1]  # the last label of each item and annotator (rows by item, user, id)
@@ -183,8 +186,8 @@ class LabelState:
         if not keep.all():
             item, user, keys = item[keep], user[keep], keys[keep]
         out = {"item": item, "user": user}
-        for k, c in zip(LABEL_STATE_KEYS[2:], cols[3:]):
-            out[k] = _objects(c) if keep.all() else _objects(c)[keep]
+        for j, k in enumerate(LABEL_STATE_KEYS[2:], 2):
+            out[k] = table[:, j].copy() if keep.all() else table[keep, j]
         for c in out.values():
             c.flags.writeable = False
         self._rows = np.argsort(keys, kind="stable")
