@@ -14,8 +14,8 @@ from typing import Sequence
 
 import numpy as np
 
-from annotation.agreement_bootstrap import (bca_percentile_interval, bootstrap_statistics, group_codes,
-                                           group_jackknife, observed_statistics, percentile_interval)
+from annotation.agreement_bootstrap import (Signatures, bca_percentile_interval, bootstrap_statistics, group_codes,
+                                           group_jackknife, item_values, observed_statistics, percentile_interval)
 from annotation.agreement_data import EncodedLabels, encode_labels
 from annotation.agreement_kernels import pattern_sums
 from annotation.agreement_stats import (
@@ -89,12 +89,15 @@ def agreement_report(labels, categories: Sequence[str], *, gold=None, ordinal: b
     Parameters
     ----------
     labels : DataFrame with columns ``item, annotator, label`` (or a sequence of such triples);
-        one current label per (item, annotator).
+        one current label per (item, annotator). Or labels already coded against ``categories``
+        (:class:`annotation.agreement_data.EncodedLabels`, :func:`annotation.agreement_data.encoded`:
+        gold, overlap and adjudications inside; the three arguments are then not given).
     categories : the question's declared categories (never inferred); for ``ordinal`` their order.
     gold : DataFrame ``item, label`` or mapping item -> label (the dataset's answer), optional.
     ordinal : also Krippendorff ordinal / interval alpha and linear / quadratic weighted Cohen.
     n_boot, seed : bootstrap replicates for 95% percentile intervals.
-    clusters, strata : mappings item -> query group and item -> domain, optional. With ``clusters``
+    clusters, strata : mappings item -> query group and item -> domain (or, with coded ``labels``,
+        a sequence of each per item, in ``labels.item_ids`` order), optional. With ``clusters``
         the bootstrap resamples query groups within domains (items of one group are answered alike:
         resampling items gives too narrow an interval), :mod:`annotation.agreement_bootstrap`.
     resample : "groups" (the default with ``clusters``) or "items" (the default without; with
@@ -127,7 +130,12 @@ def agreement_report(labels, categories: Sequence[str], *, gold=None, ordinal: b
     """
     cats = check_categories(categories)
     values = interval_values(cats) if ordinal else np.arange(len(cats), dtype=float)
-    enc = encode_labels(labels, cats, gold=gold, overlap=overlap, adjudications=adjudications)
+    if isinstance(labels, EncodedLabels):
+        if labels.categories != cats or any(x is not None for x in (gold, overlap, adjudications)):
+            raise IFJudgeError("coded labels carry their categories, gold, overlap and adjudications")
+        enc = labels
+    else:
+        enc = encode_labels(labels, cats, gold=gold, overlap=overlap, adjudications=adjudications)
     reasons: dict = {}
     notes: list[str] = []
     S, cols, _, _ = pattern_sums(enc.counts, enc.gold, overlap=enc.overlap, adjudicated=enc.adjudicated)
@@ -240,7 +248,7 @@ def _resampling(resample: str | None, clusters, enc: EncodedLabels, notes: list)
         raise IFJudgeError(f"resample must be groups or items, got {resample!r}")
     if mode == "groups" and clusters is None:
         raise IFJudgeError("resampling query groups needs each item's group (clusters)")
-    if mode == "groups" and len({clusters.get(i, clusters.get(str(i))) for i in enc.item_ids}) < 2:
+    if mode == "groups" and len(set(item_values(enc, clusters))) < 2:
         notes.append("fewer than 2 query groups are labelled: the bootstrap resamples items")
         return "items"
     return mode
@@ -249,11 +257,12 @@ def _resampling(resample: str | None, clusters, enc: EncodedLabels, notes: list)
 def _intervals(report: dict, enc: EncodedLabels, *, ordinal, values, n_boot, seed, groups=(None, None)) -> dict:
     """The 95% interval of every statistic: percentile intervals of the item bootstrap; with groups,
     BCa intervals of the Rao-Wu replicates (acceleration from the jackknife over groups)."""
+    sg = Signatures(enc)  # the items grouped by what the statistics see: once for the three passes below
     reps = bootstrap_statistics(enc, ordinal=ordinal, values=values, n_boot=n_boot, seed=seed,
-                                groups=groups[0], group_strata=groups[1])
+                                groups=groups[0], group_strata=groups[1], signatures=sg)
     if groups[0] is not None:
-        observed = observed_statistics(enc, ordinal=ordinal, values=values)
-        jack = group_jackknife(enc, ordinal=ordinal, values=values, groups=groups[0])
+        observed = observed_statistics(enc, ordinal=ordinal, values=values, signatures=sg)
+        jack = group_jackknife(enc, ordinal=ordinal, values=values, groups=groups[0], signatures=sg)
         interval = lambda key, col=None: bca_percentile_interval(  # noqa: E731
             _column(reps[key], col), float(_column(observed[key], col)[0]), _column(jack[key], col))
     else:

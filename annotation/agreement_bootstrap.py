@@ -18,7 +18,10 @@ replicate.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
+import pandas as pd
 from scipy import sparse
 
 from annotation.agreement_data import EncodedLabels
@@ -87,8 +90,9 @@ def item_signatures(enc: EncodedLabels) -> tuple[np.ndarray, np.ndarray]:
     return distinct_rows(np.column_stack([mat, *extra]) if extra else mat)
 
 
-class _Signatures:
-    """Per-signature item features and pair-table cells of an encoded label table."""
+class Signatures:
+    """Per-signature item features and pair-table cells of an encoded label table (read-only once
+    built: the bootstrap, the observed values and the jackknife of one report share it)."""
 
     def __init__(self, enc: EncodedLabels):
         q = self.q = len(enc.categories)
@@ -122,10 +126,12 @@ class _Signatures:
         return S, T
 
 
-def observed_statistics(enc: EncodedLabels, *, ordinal: bool, values: np.ndarray) -> dict[str, np.ndarray]:
+def observed_statistics(enc: EncodedLabels, *, ordinal: bool, values: np.ndarray,
+                        signatures: Signatures | None = None) -> dict[str, np.ndarray]:
     """The bootstrap's formulas on the observed data (each item drawn once): must equal the point
-    estimates of the library implementations (tested)."""
-    sg = _Signatures(enc)
+    estimates of the library implementations (tested). ``signatures``: ``Signatures(enc)``, when
+    already built."""
+    sg = Signatures(enc) if signatures is None else signatures
     S, T = sg.sums(np.bincount(sg.sig, minlength=sg.n_sig)[None, :])
     return statistics_from_sums(S, sg.cols, sg.q, tables=T, ordinal=ordinal, values=values)
 
@@ -158,24 +164,40 @@ def cluster_draws(group_sig: sparse.csr_matrix, group_stratum: np.ndarray, b: in
     return np.asarray((group_sig.T @ C.T).T)
 
 
+def item_values(enc: EncodedLabels, values, default=None) -> np.ndarray:
+    """Per item of ``enc`` (``enc.item_ids`` order) its value in ``values``: a mapping item -> value
+    (the item id or its text as key; ``default`` where absent), or a sequence already in that order."""
+    if not isinstance(values, Mapping):
+        return np.asarray(values, dtype=object)
+    out = np.empty(len(enc.item_ids), dtype=object)
+    out[:] = [values.get(item, values.get(str(item), default)) for item in enc.item_ids]
+    return out
+
+
 def group_codes(enc: EncodedLabels, clusters, strata=None) -> tuple[np.ndarray, np.ndarray, list]:
     """``(group code per item, stratum code per group, group names)`` from ``clusters`` (item ->
-    query group) and ``strata`` (item -> domain; None: one stratum). Refuses an item without a group."""
-    groups, group_of, stratum_of = {}, np.zeros(len(enc.item_ids), np.int64), {}
-    strata_codes: dict = {}
-    for k, item in enumerate(enc.item_ids):
-        g = clusters.get(item, clusters.get(str(item)))
-        if g is None:
-            raise IFJudgeError(f"item {item!r} has no query group: every labelled item needs one for the cluster bootstrap")
-        group_of[k] = groups.setdefault(g, len(groups))
-        h = None if strata is None else strata.get(item, strata.get(str(item), ""))
-        stratum_of.setdefault(group_of[k], strata_codes.setdefault(h, len(strata_codes)))
-    return group_of, np.array([stratum_of[g] for g in range(len(groups))], np.int64), list(groups)
+    query group) and ``strata`` (item -> domain, "" where absent; None: one stratum), each a mapping
+    or a sequence per item (:func:`item_values`). Groups and strata are coded in the order their
+    first item comes; a group's stratum is its first item's. Refuses an item without a group."""
+    group = item_values(enc, clusters)
+    missing = np.flatnonzero(np.equal(group, None))
+    if len(missing):
+        raise IFJudgeError(f"item {enc.item_ids[missing[0]]!r} has no query group: every labelled item needs one for the "
+                           "cluster bootstrap")
+    group_of, names = pd.factorize(group, use_na_sentinel=False)
+    group_of = group_of.astype(np.int64)
+    if strata is None:
+        stratum = np.zeros(len(group_of), np.int64)
+    else:
+        stratum = pd.factorize(item_values(enc, strata, ""), use_na_sentinel=False)[0].astype(np.int64)
+    first = np.unique(group_of, return_index=True)[1]  # each group's first item
+    return group_of, stratum[first], list(names)
 
 
 def bootstrap_statistics(enc: EncodedLabels, *, ordinal: bool, values: np.ndarray, n_boot: int, seed: int,
                          batch: int | None = None, groups: np.ndarray | None = None,
-                         group_strata: np.ndarray | None = None) -> dict[str, np.ndarray]:
+                         group_strata: np.ndarray | None = None,
+                         signatures: Signatures | None = None) -> dict[str, np.ndarray]:
     """Replicate values of every statistic: arrays of shape (n_boot,) or (n_boot, n_pairs).
 
     A replicate draws items (``numpy.random.default_rng(seed)``): with ``groups`` (a group code per
@@ -183,8 +205,9 @@ def bootstrap_statistics(enc: EncodedLabels, *, ordinal: bool, values: np.ndarra
     (:func:`cluster_draws`), else n_items items with replacement (:func:`item_draws`). It counts the
     draws per item signature (:func:`item_signatures`) and sums per-signature quantities: item
     features (:func:`item_features`) and cells of the annotator-pair contingency tables.
+    ``signatures``: ``Signatures(enc)``, when already built.
     """
-    sg = _Signatures(enc)
+    sg = Signatures(enc) if signatures is None else signatures
     n_items, n_sig = len(enc.counts), sg.n_sig
     rng = np.random.default_rng(seed)
     group_sig = None
@@ -205,10 +228,12 @@ def bootstrap_statistics(enc: EncodedLabels, *, ordinal: bool, values: np.ndarra
     return statistics_from_sums(np.vstack(sums), sg.cols, sg.q, tables=T, ordinal=ordinal, values=values)
 
 
-def group_jackknife(enc: EncodedLabels, *, ordinal: bool, values: np.ndarray, groups: np.ndarray) -> dict[str, np.ndarray]:
+def group_jackknife(enc: EncodedLabels, *, ordinal: bool, values: np.ndarray, groups: np.ndarray,
+                    signatures: Signatures | None = None) -> dict[str, np.ndarray]:
     """Every statistic with each query group left out in turn (one row per group): the jackknife
-    whose skewness gives the BCa interval its acceleration."""
-    sg = _Signatures(enc)
+    whose skewness gives the BCa interval its acceleration. ``signatures``: ``Signatures(enc)``,
+    when already built."""
+    sg = Signatures(enc) if signatures is None else signatures
     n_groups = int(groups.max()) + 1
     group_sig = sparse.csr_matrix((np.ones(len(groups)), (groups, sg.sig)), shape=(n_groups, sg.n_sig)).toarray()
     total = np.bincount(sg.sig, minlength=sg.n_sig)

@@ -139,13 +139,8 @@ def encode_labels(labels, categories: tuple[str, ...], *, gold=None, overlap=Non
     lab = _codes(_as_str(df["label"], "label", "labels"), categories, "labels")
     item, item_ids = pd.factorize(item_s)
     ann, ann_names = pd.factorize(ann_s, sort=True)
-    item = item.astype(np.int64)
-    ann = ann.astype(np.int64)
-    n_items, q = len(item_ids), len(categories)
-    order = _label_order(item, ann, item_ids, ann_names)
-    counts = np.bincount(item * q + lab, minlength=n_items * q).reshape(n_items, q)
-    it_s, an_s, lb_s = item[order], ann[order], lab[order]
-    p_item, l_a, l_b, pair_index, pair_names = _label_pairs(it_s, an_s, lb_s, int(counts.sum(1).max()), ann_names)
+    n_items = len(item_ids)
+    order = _label_order(item.astype(np.int64), ann.astype(np.int64), item_ids, ann_names)
     gold_codes, n_gold_extra = _gold_codes(gold, item_ids, categories) if gold is not None else (None, 0)
     ov = None
     if isinstance(overlap, Mapping):
@@ -153,11 +148,33 @@ def encode_labels(labels, categories: tuple[str, ...], *, gold=None, overlap=Non
     elif overlap is not None:  # one overlap for every item
         ov = np.full(n_items, _planned(overlap, 0, "overlap"), np.int64)
     adj = _per_item(adjudications, item_ids, -1, "adjudications", categories) if adjudications else None
+    return encoded(categories, np.asarray(item_ids, dtype=object), item, tuple(str(a) for a in ann_names), ann, lab,
+                   gold=gold_codes, n_gold_without_labels=n_gold_extra, overlap=ov, adjudicated=adj, order=order)
+
+
+def encoded(categories: tuple[str, ...], item_ids: np.ndarray, item: np.ndarray, annotators: tuple[str, ...],
+            ann: np.ndarray, lab: np.ndarray, *, gold: np.ndarray | None = None, n_gold_without_labels: int = 0,
+            overlap: np.ndarray | None = None, adjudicated: np.ndarray | None = None,
+            order: np.ndarray | None = None) -> EncodedLabels:
+    """:class:`EncodedLabels` of labels already coded: per label its item (an index of
+    ``item_ids``), its annotator (an index of ``annotators``, sorted) and its category index
+    ``lab``; per item (``item_ids`` order) the gold, planned overlap and adjudicated category (or
+    None). What :func:`encode_labels` builds once it has checked and coded a label table; refuses a
+    second label of one (item, annotator). ``order``: the labels' order by (item, annotator), when
+    already known."""
+    item = np.asarray(item, dtype=np.int64)
+    ann = np.asarray(ann, dtype=np.int64)
+    lab = np.asarray(lab, dtype=np.int64)
+    n_items, q = len(item_ids), len(categories)
+    order = _label_order(item, ann, item_ids, annotators) if order is None else order
+    counts = np.bincount(item * q + lab, minlength=n_items * q).reshape(n_items, q)
+    it_s, an_s, lb_s = item[order], ann[order], lab[order]
+    p_item, l_a, l_b, pair_index, pair_names = _label_pairs(it_s, an_s, lb_s, int(counts.sum(1).max()), annotators)
     return EncodedLabels(
-        overlap=ov, adjudicated=adj,
-        categories=categories, item_ids=np.asarray(item_ids, dtype=object),
-        annotators=tuple(str(a) for a in ann_names), counts=counts, gold=gold_codes,
-        n_gold_without_labels=n_gold_extra, pair_names=pair_names, pair_item=p_item,
+        overlap=overlap, adjudicated=adjudicated,
+        categories=categories, item_ids=item_ids,
+        annotators=tuple(annotators), counts=counts, gold=gold,
+        n_gold_without_labels=n_gold_without_labels, pair_names=pair_names, pair_item=p_item,
         pair_cell=(pair_index.astype(np.int64) * q + l_a) * q + l_b,
         sorted_item=it_s, sorted_code=an_s * q + lb_s,
     )

@@ -17,10 +17,11 @@ import pandas as pd
 from statsmodels.stats.proportion import proportion_confint
 
 from annotation.agreement import agreement_report
+from annotation.agreement_data import EncodedLabels, encoded
 from annotation.gc_pause import paused_gc
 from annotation.glossary import label, undefined
 from annotation.outcome_table import outcome_table
-from annotation.outcomes import labels_frame
+from annotation.outcomes import labels_frame, question_labels
 from annotation.qrels_builds import study_completeness
 from annotation.scale_summary import scale_summary
 from annotation.study_design import study_design
@@ -52,19 +53,23 @@ PROMPTS = {
 }
 
 
-def decision_inputs(db: Database, study_id: int, question_id: str) -> tuple[dict, dict]:
+def decision_inputs(db: Database, study_id: int, question_id: str, *, overlap: bool = True) -> tuple[dict | None, dict]:
     """What the majority of each item of one question depends on besides its labels, coded as
     :func:`annotation.outcomes.labels_frame` codes the labels: ``(overlap, adjudications)`` =
     item id -> planned annotators (the item's cap, the study's overlap) and item id -> the newest
     adjudicated value (``best_passage``: the chosen passage's position in the candidate list).
     :func:`annotation.agreement.agreement_report` takes both, so that Table 7 decides items as
-    the outcomes and the validated qrels do (:func:`annotation.majority.decide`)."""
-    cols = studies.item_columns(db, study_id, question_id)
-    overlap = {i: int(cap) for i, cap in zip(cols["id"], cols["cap"])}
+    the outcomes and the validated qrels do (:func:`annotation.majority.decide`). Without
+    ``overlap`` the first is None (the outcome table's ``cap`` holds it)."""
+    adjudicated = studies.adjudications(db, study_id)
+    planned = None
+    if overlap or adjudicated:
+        cols = studies.item_columns(db, study_id, question_id)
+        planned = {i: int(cap) for i, cap in zip(cols["id"], cols["cap"])}
     adjudications = {}
     passages = None  # best passage: the candidates of the items, read once
-    for i, a in studies.adjudications(db, study_id).items():
-        if i not in overlap:
+    for i, a in adjudicated.items():
+        if i not in planned:
             continue
         value = a["value"]
         if question_id == "best_passage":
@@ -74,7 +79,7 @@ def decision_inputs(db: Database, study_id: int, question_id: str) -> tuple[dict
                 continue  # not one of the item's passages: the vote stands
             value = str(candidates.index(value) + 1)
         adjudications[i] = value
-    return overlap, adjudications
+    return planned if overlap else None, adjudications
 
 
 def question_report(db: Database, study_id: int, question_id: str, *, n_boot: int = 0, seed: int = 0) -> dict | None:
@@ -90,32 +95,100 @@ def item_groups(db: Database, study_id: int, question_id: str) -> tuple[dict[str
     """``(item -> query group, item -> domain)`` of one question's items (item ids as text), from
     the study's design (:func:`annotation.study_design.study_design`): what the agreement intervals
     resample (items of a group are answered alike). A re-judged document's group is its query."""
-    design = studies.shared(db, ("study_design", study_id), lambda: study_design(db, study_id))
-    cols = studies.item_columns(db, study_id, question_id)
-    groups = {str(i): design["unit_group"].get(inst, inst) for i, inst in zip(cols["id"], cols["instance_id"])}
-    strata = {i: design["group_stratum"].get(g, "") for i, g in groups.items()}
-    return groups, strata
+    cols = studies.item_columns(db, study_id)
+    group, stratum = _item_group_columns(db, study_id)
+    keep = [j for j, q in enumerate(cols["question"]) if q == question_id]
+    ids = [str(cols["id"][j]) for j in keep]
+    return dict(zip(ids, group[keep].tolist())), dict(zip(ids, stratum[keep].tolist()))
+
+
+def _item_group_columns(db: Database, study_id: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each item's query group and domain (object arrays in :func:`storage.studies.item_columns`
+    order), kept with the study's item reads while its items are unchanged."""
+
+    def compute():
+        design = studies.shared(db, ("study_design", study_id), lambda: study_design(db, study_id))
+        unit_group, group_stratum = design["unit_group"], design["group_stratum"]
+        group = [unit_group.get(inst, inst) for inst in studies.item_columns(db, study_id)["instance_id"]]
+        stratum = [group_stratum.get(g, "") for g in group]
+        return np.asarray(group, dtype=object), np.asarray(stratum, dtype=object)
+
+    return studies.shared(db, ("item_groups", study_id), compute)
 
 
 def _question_report(db: Database, study_id: int, question_id: str, *, n_boot: int, seed: int) -> dict | None:
-    frame, categories, gold = labels_frame(db, study_id, question_id)
-    if frame.empty:
+    rows, values, categories, gold = question_labels(db, study_id, question_id)
+    if not len(rows):
         return None
     ordinal = question_id in ("passage_match", "instfol_match") or categories == ["1", "2", "3", "4", "5"]
-    overlap, adjudications = decision_inputs(db, study_id, question_id)
-    caps = set(overlap.values())
-    clusters, strata = item_groups(db, study_id, question_id) if n_boot > 0 else (None, None)
-    report = agreement_report(frame, categories, gold=gold, ordinal=ordinal, n_boot=n_boot, seed=seed,
-                              overlap=caps.pop() if len(caps) == 1 else overlap, adjudications=adjudications,
-                              clusters=clusters, strata=strata)
+    coded = coded_labels(db, study_id, question_id, rows, values, categories, gold)
+    if coded is None:  # something the coding refuses: the long table, whose checks name it
+        frame, categories, gold = labels_frame(db, study_id, question_id)
+        overlap, adjudications = decision_inputs(db, study_id, question_id)
+        caps = set(overlap.values())
+        clusters, strata = item_groups(db, study_id, question_id) if n_boot > 0 else (None, None)
+        report = agreement_report(frame, categories, gold=gold, ordinal=ordinal, n_boot=n_boot, seed=seed,
+                                  overlap=caps.pop() if len(caps) == 1 else overlap, adjudications=adjudications,
+                                  clusters=clusters, strata=strata)
+    else:
+        enc, item_rows = coded
+        clusters = strata = None
+        if n_boot > 0:
+            group, stratum = _item_group_columns(db, study_id)
+            clusters, strata = group[item_rows], stratum[item_rows]
+        report = agreement_report(enc, categories, ordinal=ordinal, n_boot=n_boot, seed=seed, clusters=clusters,
+                                  strata=strata)
     if "Yes" in categories:
         report["yes_share"] = report["majority_shares"]["Yes"]
         if "intervals" in report:
             report["intervals"]["yes_share"] = report["intervals"].get("majority_share_Yes")
     if ordinal:
-        values = frame["label"].astype(float)
-        report["mean_score"] = float(values.mean())
+        report["mean_score"] = float(pd.Series(values, dtype=object).astype(float).mean())
     return report
+
+
+def coded_labels(db: Database, study_id: int, question_id: str, rows: np.ndarray, values, categories: list[str],
+                 gold: dict | None) -> tuple[EncodedLabels, np.ndarray] | None:
+    """The labels of one question (:func:`annotation.outcomes.question_labels`) coded for
+    :func:`annotation.agreement.agreement_report` straight from the outcome table's columns, with
+    the majority's inputs (:func:`decision_inputs`): ``(encoded labels, the outcome table's row of
+    each of their items)``; the same codes as the long table's (items by id, annotators by name),
+    without its pass over every label. None when a value, a gold answer, an adjudication or an
+    item's planned overlap is not one the long table's checks accept: that path names it."""
+    t = outcome_table(db, study_id)
+    cats = pd.Index(categories)
+    lab = cats.get_indexer(pd.Index(values, dtype=object))
+    of_question = t.question == question_id
+    caps = t.cap[of_question]
+    if (lab < 0).any() or (caps < 1).any():
+        return None
+    item_code, ids = pd.factorize(t.item[t.label_row[rows]])  # items in label order: by id
+    item_rows = np.empty(len(ids), np.int64)
+    item_rows[item_code] = t.label_row[rows]
+    ann, annotators = pd.factorize(t.annotator[rows], sort=True)
+    gold_codes, n_gold_extra = None, 0
+    if gold is not None:
+        gold_item = np.fromiter(gold, np.int64, len(gold))
+        gold_lab = cats.get_indexer(pd.Index(list(gold.values()), dtype=object))
+        if (gold_lab < 0).any():
+            return None
+        at = pd.Index(ids).get_indexer(gold_item)
+        gold_codes = np.full(len(ids), -1, np.int64)
+        gold_codes[at[at >= 0]] = gold_lab[at >= 0]
+        n_gold_extra = int((at < 0).sum())
+    adjudicated = None
+    _, adjudications = decision_inputs(db, study_id, question_id, overlap=False)
+    if adjudications:
+        adj_lab = cats.get_indexer(pd.Index(list(adjudications.values()), dtype=object))
+        if (adj_lab < 0).any():
+            return None
+        at = pd.Index(ids).get_indexer(np.fromiter(adjudications, np.int64, len(adjudications)))
+        adjudicated = np.full(len(ids), -1, np.int64)
+        adjudicated[at[at >= 0]] = adj_lab[at >= 0]
+    enc = encoded(tuple(cats), np.asarray([str(i) for i in ids.tolist()], dtype=object), item_code,
+                  tuple(annotators), ann, lab, gold=gold_codes, n_gold_without_labels=n_gold_extra,
+                  overlap=t.cap[item_rows].astype(np.int64), adjudicated=adjudicated)
+    return enc, item_rows
 
 
 def table7(db: Database, study_id: int, *, n_boot: int = 200, seed: int = 0) -> list[dict]:

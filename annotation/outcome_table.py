@@ -31,17 +31,18 @@ from storage.db import Database
 class OutcomeTable:
     """Per item (the study's items in :func:`storage.studies.item_columns` order, as
     :func:`annotation.outcomes.item_outcomes` lists them): ``item`` (id), ``instance``,
-    ``question``, ``doc_id``, ``gold`` (object arrays; None where absent), ``value`` (the
-    decision, None when unresolved), ``provenance``, ``n_labels``, ``top`` (labels of the most
-    common value) and ``distinct`` (distinct values). Per label (the current labels, by item id
-    and annotator name): ``label_row`` (the label's item's index in the arrays above),
-    ``annotator``, ``label_value``, ``reason``, ``duration_ms``."""
+    ``question``, ``doc_id``, ``gold`` (object arrays; None where absent), ``cap`` (the planned
+    annotators), ``value`` (the decision, None when unresolved), ``provenance``, ``n_labels``,
+    ``top`` (labels of the most common value) and ``distinct`` (distinct values). Per label (the
+    current labels, by item id and annotator name): ``label_row`` (the label's item's index in the
+    arrays above), ``annotator``, ``label_value``, ``reason``, ``duration_ms``."""
 
     item: np.ndarray
     instance: np.ndarray
     question: np.ndarray
     doc_id: np.ndarray
     gold: np.ndarray
+    cap: np.ndarray
     value: np.ndarray
     provenance: np.ndarray
     n_labels: np.ndarray
@@ -59,12 +60,6 @@ class OutcomeTable:
         :attr:`annotation.outcomes.Outcome.disagreement`."""
         n = np.maximum(self.n_labels, 1)
         return np.where(self.n_labels > 0, 1.0 - self.top / n, 0.0)
-
-    def labels_of(self, question: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(item id, annotator, value)`` of each current label of the items asking ``question``,
-        in label order (by item id and annotator name)."""
-        rows = np.flatnonzero(self.question[self.label_row] == question)
-        return self.item[self.label_row[rows]], self.annotator[rows], self.label_value[rows]
 
     def gold_of(self, question: str) -> dict[int, str]:
         """item id -> the dataset's answer (the payload's ``gold``) of the items asking ``question``
@@ -150,5 +145,5 @@ def _outcome_table(db: Database, study_id: int) -> OutcomeTable:
         gold=np.asarray(items["gold"], dtype=object), value=value, provenance=provenance, n_labels=n_labels,
         top=top, distinct=distinct, label_row=label_row, annotator=names[who],
         label_value=label_value, reason=np.asarray(labels["reason"], dtype=object)[by_label],
-        duration_ms=np.asarray(labels["duration_ms"], dtype=object)[by_label],
+        duration_ms=np.asarray(labels["duration_ms"], dtype=object)[by_label], cap=cap,
     )

@@ -97,9 +97,21 @@ def labels_frame(db: Database, study_id: int, question_id: str) -> tuple[pd.Data
     position ("1".."N") of the chosen passage in the item's canonical (sorted) candidate list, and
     the gold as the target's position.
     """
+    rows, values, categories, gold = question_labels(db, study_id, question_id)
+    t = outcome_table(db, study_id)
+    frame = pd.DataFrame({"item": t.item[t.label_row[rows]], "annotator": t.annotator[rows], "label": values})
+    return frame, categories, gold
+
+
+def question_labels(db: Database, study_id: int, question_id: str) -> tuple[np.ndarray, list, list[str], dict | None]:
+    """What :func:`labels_frame` tabulates, as the outcome table's rows: ``(rows, values,
+    categories, gold)``: the indices of the question's labels among the outcome table's labels
+    (:func:`annotation.outcome_table.outcome_table`, in its order), their values as the agreement
+    statistics code them (best passage: the position), the declared categories and the gold."""
     s = studies.get_study(db, study_id)["settings"]
     t = outcome_table(db, study_id)
-    items, annotators, values = t.labels_of(question_id)
+    rows = np.flatnonzero(t.question[t.label_row] == question_id)
+    items, values = t.item[t.label_row[rows]], t.label_value[rows]
     gold = None
     if question_id == "best_passage":
         candidates = studies.item_candidates(db, study_id, question_id)
@@ -110,8 +122,7 @@ def labels_frame(db: Database, study_id: int, question_id: str) -> tuple[pd.Data
     else:
         q = question(question_id, naturalness=s.get("naturalness", "yesno"), relevance=s.get("relevance", "binary"))
         categories = list(q.categories)
-    frame = pd.DataFrame({"item": items, "annotator": annotators, "label": values})
-    return frame, categories, gold
+    return rows, values, categories, gold
 
 
 def passage_positions(candidates: dict[int, list[str]], items: np.ndarray, chosen: np.ndarray) -> list[str]:

@@ -22,10 +22,12 @@ A child process prints three figures:
 and the parent prints the whole process' wall time too, and ``cpu``, the process's CPU time during
 the step (all threads: what the step costs whatever else runs on a shared machine). Mutating steps (study creation, validate,
 the ``+30 labels`` of the monitor steps) work on a copy of the database made before the clock
-starts. A library or page step runs as the app server does: after the server's background preload
-(``ui/preload.py``: every module the pages import, scikit-learn, a first chart) and, for a page,
+starts. A library or page step runs as the app server does: after the server's preload before it
+listens (``ui/preload.py`` ``load_now``: every module the pages import, scikit-learn, a first chart,
+then ``gc.freeze``) and, for a page,
 after the server's first script run (the sign-in page, which pays Streamlit's one-time
-``inspect.stack()`` check); a command pays its own lazy imports. Targets (2 cores): each page run
+``inspect.stack()`` check and, once per server, the scan of the installed packages for custom
+components, which AppTest repeats for each new page unless given the first run's registry); a command pays its own lazy imports. Targets (2 cores): each page run
 and each command < 0.5 s; import < 5 s (Robust04-sized) and < 1 s (the shipped InstructIR
 release); each export < 3 s. The load average (1 min) is printed before and after each step:
 the machine is shared, figures taken under load are slower.
@@ -105,7 +107,8 @@ LIBRARY = ("storage", "formats", "annotation", "evaluation", "exports", "cli")
 def preimport(*, server: bool = False) -> None:
     """Import every module of the library and the CLI (not the retrievers' model code), as a running
     server has: the ``step`` figure is then the work, and ``imports`` what a new process adds. With
-    ``server``, also what the app server preloads in the background when it starts (ui/preload.py)."""
+    ``server``, also what the app server preloads before it listens (``ui/preload.py`` ``load_now``, as
+    ``ui/server.py`` calls it: the pages' imports, then the collector's freeze)."""
     import importlib
     import pkgutil
     for pkg in LIBRARY:
@@ -117,8 +120,8 @@ def preimport(*, server: bool = False) -> None:
     import altair  # noqa: F401  (the pages' charts)
     import streamlit  # noqa: F401
     if server:
-        from ui.preload import preload
-        preload()
+        from ui.preload import load_now
+        load_now()
 
 
 def child(kind: str, args: list) -> dict:
@@ -184,11 +187,15 @@ def _child(kind: str, args: list, tmp: str) -> dict:
         preimport(server=True)
         from streamlit.testing.v1 import AppTest
         import sqlite3
-        AppTest.from_string("import streamlit as st\nst.title('IFJudge')").run()  # the server's first run: sign-in
+        first = AppTest.from_string("import streamlit as st\nst.title('IFJudge')")
+        first.run()  # the server's first run: sign-in
         out["imports"] = time.perf_counter() - t
         with sqlite3.connect(path) as c:
             uid, name, role = c.execute("SELECT id, name, role FROM users WHERE name = 'lead'").fetchone()
         at = AppTest.from_file(str(ROOT / page), default_timeout=120)
+        # a server scans the installed packages for custom components once, when it starts; AppTest does it in
+        # each new AppTest's first run (0.3-0.6 s): the page's run uses the registry the sign-in run made
+        at._bidi_component_manager = first._bidi_component_manager
         at.session_state["user"] = {"id": uid, "name": name, "role": role}
         for figure in ("step", "warm", "labels"):
             if figure == "labels":

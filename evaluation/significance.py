@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 from statsmodels.stats.multitest import multipletests
 
 from evaluation.undefined import Undefined, is_defined
@@ -169,12 +169,14 @@ def bca_interval(replicates: np.ndarray, observed: float, jackknife: np.ndarray,
     if np.ptp(r) == 0:
         return float(observed), float(observed)
     p0 = (np.sum(r < observed) + 0.5 * np.sum(r == observed)) / len(r)
-    z0 = stats.norm.ppf(min(max(p0, 1 / (2 * len(r))), 1 - 1 / (2 * len(r))))
+    # the standard normal's quantile and distribution function: scipy.special's ndtri and ndtr, which
+    # stats.norm.ppf and .cdf call (the same values, without their per-call argument handling)
+    z0 = special.ndtri(min(max(p0, 1 / (2 * len(r))), 1 - 1 / (2 * len(r))))
     d = np.mean(jackknife) - np.asarray(jackknife, float)
     den = 6 * np.sum(d**2) ** 1.5
     a = float(np.sum(d**3) / den) if den > 0 else 0.0
     qs = []
-    for z in (stats.norm.ppf(alpha / 2), stats.norm.ppf(1 - alpha / 2)):
-        qs.append(stats.norm.cdf(z0 + (z0 + z) / (1 - a * (z0 + z))))
+    for z in (special.ndtri(alpha / 2), special.ndtri(1 - alpha / 2)):
+        qs.append(special.ndtr(z0 + (z0 + z) / (1 - a * (z0 + z))))
     lo, hi = np.quantile(r, qs)
     return float(lo), float(hi)

@@ -220,14 +220,15 @@ ITEM_COLUMN_KEYS = ("id", "instance_id", "question", "doc_id", "cap", "gold")
 
 def item_columns(db: Database, study_id: int, question: str | None = None) -> dict[str, list]:
     """The items of the study (one question, or all) as columns, in :func:`items_of_study`'s
-    order: id, instance_id, question, doc_id, cap and ``gold`` (the payload's, None when it has
-    none), without decoding each item's payload (a study of 33,000 items)."""
-    sql = ("SELECT id, instance_id, question, doc_id, cap, json_extract(payload, '$.gold') FROM items"
+    order: :data:`ITEM_COLUMN_KEYS` (id, instance_id, question, doc_id, cap and ``gold``, the
+    payload's, None when it has none) and ``screen``, without decoding each item's payload (a study
+    of 33,000 items)."""
+    sql = ("SELECT id, instance_id, question, doc_id, cap, json_extract(payload, '$.gold'), screen FROM items"
            f" WHERE study_id = ? AND {NOT_CHECK} ORDER BY position, id")
 
     def read() -> dict[str, list]:
         rows = db.execute(sql, [study_id]).fetchall()
-        return {k: [r[j] for r in rows] for j, k in enumerate(ITEM_COLUMN_KEYS)}
+        return {k: [r[j] for r in rows] for j, k in enumerate((*ITEM_COLUMN_KEYS, "screen"))}
 
     cols = _shared_rows(db, ("item_columns", study_id), read)
     cols = read() if cols is None else cols
@@ -792,15 +793,16 @@ def items_of_questions(db: Database, study_id: int, questions) -> list[dict]:
 LABEL_VOTE_KEYS = ("item", "user", "value", "reason", "duration_ms")
 
 
-def label_vote_columns(db: Database, study_id: int) -> dict[str, tuple]:
+def label_vote_columns(db: Database, study_id: int) -> dict:
     """The current labels of the study (those of :func:`current_labels`) reduced to
-    :data:`LABEL_VOTE_KEYS` (key -> one tuple; ``user`` is the annotator's user id), in no
+    :data:`LABEL_VOTE_KEYS` (key -> one sequence; ``user`` is the annotator's user id), in no
     particular order: what a majority vote, the agreement statistics and the per-annotator
     figures read. Five columns without a join or a sort: the monitor of a 100,000-label study
     reads them in half the time of :func:`current_label_columns`. While ``db`` shares its reads
-    (:func:`share_reads`) the columns are shared: read them, do not change them."""
+    (:func:`share_reads`) the columns are shared: read them, do not change them. Kept across runs
+    (:mod:`storage.study_reads`), they are read-only numpy arrays (tuples otherwise)."""
 
-    def read() -> dict[str, tuple]:
+    def read() -> dict:
         rows = db.execute(
             "SELECT l.item_id, l.user_id, l.value, l.reason, l.duration_ms FROM labels l JOIN items i ON i.id = l.item_id"
             " WHERE i.study_id = ? AND i.is_check = 0 AND " + _CURRENT, [study_id]).fetchall()
@@ -808,7 +810,7 @@ def label_vote_columns(db: Database, study_id: int) -> dict[str, tuple]:
 
     kept = study_reads.label_state(db, study_id, vars(db).get(SHARED_READS))
     if kept is not None:  # across runs: only the labels added since the last run are read
-        read = lambda: kept.vote_columns(db, study_id, LABEL_VOTE_KEYS, current=_CURRENT)  # noqa: E731
+        read = lambda: kept.columns(db, study_id, current=_CURRENT)  # noqa: E731
     shared = _shared_rows(db, ("label_vote_columns", study_id), read)
     return read() if shared is None else shared
 
@@ -833,12 +835,10 @@ def item_screens(db: Database, study_id: int) -> list[str]:
     """The screen of each item of the study, in :func:`item_columns` order. Shared while ``db``
     shares its reads (:func:`share_reads`)."""
 
-    def read() -> list[str]:
-        return [r[0] for r in db.execute(f"SELECT screen FROM items WHERE study_id = ? AND {NOT_CHECK} ORDER BY position, id",
-                                         [study_id])]
-
-    shared = _shared_rows(db, ("item_screens", study_id), read)
-    return read() if shared is None else shared
+    if vars(db).get(SHARED_READS) is not None:  # one read of the items: their columns (item_columns) hold the screens
+        return _shared_rows(db, ("item_screens", study_id), lambda: item_columns(db, study_id)["screen"])
+    return [r[0] for r in db.execute(f"SELECT screen FROM items WHERE study_id = ? AND {NOT_CHECK} ORDER BY position, id",
+                                     [study_id])]
 
 
 ITEM_PART_KEYS = ("control", "kind", "mode", "excluded_of")

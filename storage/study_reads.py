@@ -43,11 +43,23 @@ _VERSION = "data_version"  # in a connection's shared reads: the version read by
 _PLACE = "place"  # in a connection's shared reads: the database as a key (_place)
 _lock = threading.Lock()
 
-# a study's labels, each row (id, item_id, user_id, value, reason, duration_ms); their totals (rows, id sum, highest id)
-_LABEL_ROWS = ("SELECT l.id, l.item_id, l.user_id, l.value, l.reason, l.duration_ms FROM labels l"
-               " JOIN items i ON i.id = l.item_id WHERE i.study_id = ? AND i.is_check = 0")
-_LABEL_TOTALS = ("SELECT COUNT(*), COALESCE(SUM(l.id), 0), COALESCE(MAX(l.id), 0) FROM labels l"
-                 " JOIN items i ON i.id = l.item_id WHERE i.study_id = ? AND i.is_check = 0")
+_COLUMNS = "l.item_id, l.user_id, l.value, l.reason, l.duration_ms"
+#: the columns of :class:`LabelState`, in the order of its SQL reads
+LABEL_STATE_KEYS = ("item", "user", "value", "reason", "duration_ms")
+# the study's item ids: their range, and the items in it that are not the study's own (check items, other studies)
+_ITEM_RANGE = "SELECT MIN(id), MAX(id), COUNT(*) FROM items WHERE study_id = ? AND is_check = 0"
+_OTHER_ITEMS = "SELECT id FROM items WHERE id BETWEEN ? AND ? AND NOT (study_id = ? AND is_check = 0)"
+# every label of the items of an id range, by item, annotator and id (the index labels_item_user): the last of each
+# item and annotator is their current label
+_RANGE_LABELS = f"SELECT {_COLUMNS} FROM labels l WHERE l.item_id BETWEEN ? AND ? ORDER BY l.item_id, l.user_id, l.id"
+# the study's current labels through its items (a study whose items are spread among many others')
+_STUDY_LABELS = (f"SELECT {_COLUMNS} FROM labels l JOIN items i ON i.id = l.item_id"
+                 " WHERE i.study_id = ? AND i.is_check = 0 AND ")
+# the labels of every study added since (ids above the highest read), with their item's study
+_NEW_LABELS = (f"SELECT l.id, {_COLUMNS}, i.study_id, i.is_check FROM labels l CROSS JOIN items i ON i.id = l.item_id"
+               " WHERE l.id > ? ORDER BY l.id")
+# every label of the database (any study): rows, id sum, highest id
+_TOTALS = "SELECT COUNT(*), COALESCE(SUM(id), 0), COALESCE(MAX(id), 0) FROM labels"
 
 
 #: the tables a study's shared values are read from, with the column that grows with each new row
@@ -69,52 +81,131 @@ def data_version(db: Database) -> tuple:
 
 
 class LabelState:
-    """A study's current labels (the newest of each item and annotator), kept up to date by reading
-    only the labels added since (:meth:`vote_columns`)."""
+    """A study's current labels (the newest of each item and annotator) as columns (numpy arrays,
+    :data:`LABEL_STATE_KEYS`), kept up to date by reading only the labels added since
+    (:meth:`columns`). The arrays handed out are never changed: an update makes new ones.
+
+    Whether the labels read so far are still all there is told by the totals of the whole labels
+    table (rows, id sum, highest id: one pass over its smallest index): each later read takes the
+    labels of an id above the highest read, and the new totals must be the old ones plus those. A
+    label committed out of id order (PostgreSQL's concurrent submits), a deleted one, a changed
+    study of an item: the totals differ and every label of the study is read again."""
 
     def __init__(self):
         self._lock = threading.Lock()
-        self._columns: list = [(), (), (), (), ()]  # the current labels: item, user, value, reason, duration_ms
-        self._at: dict[tuple[int, int], int] | None = None  # (item, user) -> row in the columns, made when first needed
-        self._totals = (0, 0, 0)  # every label of the study read so far, superseded ones too: rows, id sum, highest id
+        self._columns: dict | None = None  # key -> array, one row per current label
+        self._keys = self._rows = None  # (item, user) keys sorted, and the row of each in the columns
+        self._totals = None  # the labels table when last read: rows, id sum, highest id
 
-    def vote_columns(self, db: Database, study_id: int, keys: tuple[str, ...], *, current: str) -> dict[str, tuple]:
-        """The current labels as :func:`storage.studies.label_vote_columns` gives them (``keys`` =
-        item, user, value, reason, duration_ms; one tuple each); ``current`` is the SQL condition
-        that keeps the newest label of each item and annotator (``l``: labels)."""
+    def columns(self, db: Database, study_id: int, *, current: str) -> dict:
+        """The current labels: :data:`LABEL_STATE_KEYS` -> a read-only array each (``user`` the
+        annotator's user id, ``duration_ms`` objects, None where absent), in
+        no particular order; ``current`` is the SQL condition that keeps the newest label of each
+        item and annotator (``l``: labels), for a study whose items are spread among others'."""
         with self._lock:
-            if not self._totals[0] or not self._add_since(db, study_id):
+            if self._columns is None or not self._add_since(db, study_id):
                 self._read_all(db, study_id, current)
-            return dict(zip(keys, (c if isinstance(c, tuple) else tuple(c) for c in self._columns)))
+            return dict(self._columns)
 
     def _add_since(self, db: Database, study_id: int) -> bool:
         """Add the labels of an id above the highest read (each supersedes the annotator's older
-        label of the item); False (nothing changed) when the study's label totals say that some
-        other label is missing or gone."""
+        label of the item); False (nothing changed) when the totals say that some other label is
+        missing or gone."""
         rows, id_sum, highest = self._totals
-        new = sorted(db.execute(_LABEL_ROWS + " AND l.id > ?", [study_id, highest]).fetchall())
-        now = tuple(db.execute(_LABEL_TOTALS, [study_id]).fetchone())
+        now = tuple(db.execute(_TOTALS).fetchone())
+        if now == self._totals:
+            return True
+        new = db.execute(_NEW_LABELS, [highest]).fetchall()
         if now != (rows + len(new), id_sum + sum(r[0] for r in new), max([highest, *(r[0] for r in new)])):
             return False
-        if new:
-            cols = self._columns = [list(c) for c in self._columns]
-            if self._at is None:
-                self._at = {k: j for j, k in enumerate(zip(cols[0], cols[1]))}
-            for _, item, user, *rest in new:  # by id: the newest of an item and annotator last
-                j = self._at.setdefault((item, user), len(cols[0]))
-                for c, v in zip(cols, (item, user, *rest)):
-                    if j == len(c):
-                        c.append(v)
-                    else:
-                        c[j] = v
+        width = 1 + len(LABEL_STATE_KEYS)  # the id, the columns; then the item's study and is_check
+        mine = [r[:width] for r in new if r[width] == study_id and not r[width + 1]]
+        if mine:
+            self._apply(mine)
         self._totals = now
         return True
 
+    def _apply(self, new: list[tuple]) -> None:
+        """Put the labels ``new`` (rows by id) in new columns: each replaces the row of its item and
+        annotator, or adds one."""
+        import numpy as np
+
+        newest = {(r[1], r[2]): r[1:] for r in new}  # by id: the newest of an item and annotator last
+        keys = np.fromiter((_key(i, u) for i, u in newest), np.int64, len(newest))
+        order = np.argsort(keys)
+        rows = list(newest.values())
+        keys, rows = keys[order], [rows[j] for j in order.tolist()]
+        at = np.searchsorted(self._keys, keys)
+        found = np.zeros(len(keys), bool)
+        inside = at < len(self._keys)
+        found[inside] = self._keys[at[inside]] == keys[inside]
+        n = len(self._columns["item"])
+        added = np.flatnonzero(~found)
+        target = np.empty(len(keys), np.int64)
+        target[found] = self._rows[at[found]]
+        target[added] = n + np.arange(len(added))
+        cols = {}
+        for j, k in enumerate(LABEL_STATE_KEYS):
+            old = self._columns[k]
+            col = np.empty(n + len(added), old.dtype)
+            col[:n] = old
+            col[target] = _objects([r[j] for r in rows]) if old.dtype == object else [r[j] for r in rows]
+            col.flags.writeable = False
+            cols[k] = col
+        self._columns = cols
+        self._keys = np.insert(self._keys, at[added], keys[added])
+        self._rows = np.insert(self._rows, at[added], target[added])
+
     def _read_all(self, db: Database, study_id: int, current: str) -> None:
+        """Read the study's current labels: every label of its items' id range in index order (the
+        last of each item and annotator is the current one), or, when other items fill most of
+        that range, its current labels through a join."""
+        import numpy as np
+
         # the totals first: a label stored between the two reads is read again next time, never missed
-        totals = tuple(db.execute(_LABEL_TOTALS, [study_id]).fetchone())
-        rows = db.execute(_LABEL_ROWS.replace("l.id, ", "", 1) + " AND " + current, [study_id]).fetchall()
-        self._columns, self._at, self._totals = list(zip(*rows)) or [(), (), (), (), ()], None, totals
+        totals = tuple(db.execute(_TOTALS).fetchone())
+        low, high, n_items = db.execute(_ITEM_RANGE, [study_id]).fetchone()
+        other = [r[0] for r in db.execute(_OTHER_ITEMS, [low, high, study_id])] if n_items else []
+        if not n_items:
+            rows = []
+        elif len(other) <= n_items:
+            rows = db.execute(_RANGE_LABELS, [low, high]).fetchall()
+        else:
+            rows = db.execute(_STUDY_LABELS + current, [study_id]).fetchall()
+            other = []
+        n = len(rows)
+        table = np.empty((n, len(LABEL_STATE_KEYS)), dtype=object)  # one cell per value, the columns strided views
+        if n:
+            table[:] = rows
+        item, user = table[:, 0].astype(np.int64), table[:, 1].astype(np.int64)
+        keys = item * (1 << 32) + user
+        keep = np.ones(n, bool)
+        keep[:-1] = keys[1:] != keys[:-1]  # the last label of each item and annotator (rows by item, user, id)
+        if other:
+            keep &= ~np.isin(item, np.asarray(other, np.int64))
+        if not keep.all():
+            item, user, keys = item[keep], user[keep], keys[keep]
+        out = {"item": item, "user": user}
+        for j, k in enumerate(LABEL_STATE_KEYS[2:], 2):
+            out[k] = table[:, j].copy() if keep.all() else table[keep, j]
+        for c in out.values():
+            c.flags.writeable = False
+        self._rows = np.argsort(keys, kind="stable")
+        self._keys = keys[self._rows]
+        self._columns, self._totals = out, totals
+
+
+def _key(item: int, user: int) -> int:
+    return item * (1 << 32) + user
+
+
+def _objects(values):
+    """An object array of ``values`` (never a 2-D array: each value one cell)."""
+    import numpy as np
+
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
 
 
 @dataclass
