@@ -26,6 +26,15 @@ cluster bootstrap
 (:func:`annotation.agreement.agreement_report` with the items' groups) and the item bootstrap,
 against the values on the whole population.
 
+**Discreteness** (``--section discreteness``, exact, no simulation): why a near-perfect judge's
+interval covers about 0.99. With about 1.7 disagreements expected in a sample of 202, the
+prediction-powered estimate is the judge's share plus (Yes/No disagreements - No/Yes disagreements) /
+202, two Poisson counts. For several pairs of their means with the same difference (the same
+population share), the exact coverage of three rules for that difference: the score interval of a
+paired difference (Tango 1998), the Wald interval with Agresti & Min's floor (the tool's disagreement
+part at weight 1, equal weights), and Wilson's interval of the Yes/No count alone (which assumes the
+judge never says Yes wrongly).
+
     python bench/bench_estimate_coverage.py                # every section, the full run (docs/statistics.md)
     python bench/bench_estimate_coverage.py --quick        # a smoke run: 1 scenario, 20 studies, small bootstraps
     python bench/bench_estimate_coverage.py --section estimates --reps 1000 --scenario 97-biased
@@ -155,7 +164,8 @@ def run_estimates(keys: list[str], reps: int, seed: int) -> list[dict]:
         projects.import_bundle(db, "sim", bundle, fmt="generic", kind="generic")
         user = auth.add_user(db, "a0", "annotator", "pw")
         uid = user["id"] if isinstance(user, dict) else db.execute("SELECT id FROM users WHERE name = 'a0'").fetchone()[0]
-        acc = {"design": [], "ppi": [], "naive": []}
+        acc = {"design": [], "ppi": [], "naive": [], "ppi_py": []}
+        judge_all = np.array([v == "Yes" for v in judge.values()], dtype=float)
         t0 = time.perf_counter()
         for r in range(reps):
             sid = create_study(db, project="sim", questions=["validity"], annotators=["a0"],
@@ -166,6 +176,7 @@ def run_estimates(keys: list[str], reps: int, seed: int) -> list[dict]:
             acc["design"].append((e["low"], e["high"]))
             acc["ppi"].append((p["low"], p["high"]))
             acc["naive"].append((n["low"], n["high"]))
+            acc["ppi_py"].append(ppi_py_interval(db, sid, sc, truth, judge, judge_all))
         secs = time.perf_counter() - t0
         row = {"scenario": sc.title, "key": sc.key, "share": share, "judge_share": float(np.mean(
             [v == "Yes" for v in judge.values()])), "reps": reps, "seconds": secs, "items": len(truth)}
@@ -178,22 +189,45 @@ def run_estimates(keys: list[str], reps: int, seed: int) -> list[dict]:
     return rows
 
 
+def ppi_py_interval(db, study_id: int, sc: Scenario, truth: dict, judge: dict, judge_all) -> tuple[float, float]:
+    """The comparison: ``ppi_py.ppi_mean_ci`` (its own power tuning on the sample, its Wald interval)
+    on the study's items with the design weights ``w = (N_h / n_h) (M_g / m_g)`` (mean 1) and the
+    judge's answers on every instance as the unlabelled set."""
+    import ppi_py
+
+    iids = [r[0] for r in db.execute("SELECT DISTINCT instance_id FROM items WHERE study_id = ?", [study_id])]
+    group = [i.rsplit("_", 1)[0] for i in iids]
+    domain = [int(g[1:].split("q")[0]) for g in group]
+    sampled_groups = {d: len({g for g, e in zip(group, domain) if e == d}) for d in set(domain)}
+    per_group = {g: group.count(g) for g in set(group)}
+    size = {}
+    for key in truth:
+        size[key.rsplit("_", 1)[0]] = size.get(key.rsplit("_", 1)[0], 0) + 1
+    w = np.array([sc.domains[d][0] / sampled_groups[d] * size[g] / per_group[g] for g, d in zip(group, domain)])
+    y = np.array([truth[i] for i in iids], dtype=float)
+    yhat = np.array([judge[(i, "validity", "")] == "Yes" for i in iids], dtype=float)
+    lo, hi = ppi_py.ppi_mean_ci(y, yhat, judge_all, alpha=0.05, w=w / w.mean())
+    return float(np.ravel(lo)[0]), float(np.ravel(hi)[0])
+
+
 def _mark(c: float) -> str:
     return "" if TARGET[0] <= c <= TARGET[1] else " <-"
 
 
 def print_header() -> None:
     print(f"Benchmark-wide estimates: coverage of the 95% intervals (target {TARGET[0]}-{TARGET[1]}), mean width, "
-          "intervals of width 0; the naive independent Wilson interval for comparison only")
-    print(f"| scenario | share | design-aware | width | prediction-powered | width | zero-width | naive (comparison) |")
-    print("|---|---|---|---|---|---|---|---|")
+          "intervals of width 0; the naive independent Wilson interval and ppi_py (design weights, its own tuning) "
+          "for comparison only")
+    print("| scenario | share | design-aware | width | prediction-powered | width | zero-width | naive (comparison) | "
+          "ppi_py (comparison) | width |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
 
 
 def print_row(row: dict) -> None:
     d, p, n = row["design"], row["ppi"], row["naive"]
     print(f"| {row['scenario']} | {row['share']:.3f} | {d['coverage']:.3f}{_mark(d['coverage'])} | {d['width']:.3f} | "
           f"{p['coverage']:.3f}{_mark(p['coverage'])} | {p['width']:.3f} | {d['zero_width'] + p['zero_width']} | "
-          f"{n['coverage']:.3f} |", flush=True)
+          f"{n['coverage']:.3f} | {row['ppi_py']['coverage']:.3f} | {row['ppi_py']['width']:.3f} |", flush=True)
 
 
 # --------------------------------------------------------------------------- leaderboards
@@ -292,6 +326,61 @@ def run_agreement(reps: int, seed: int, n_boot: int) -> list[dict]:
     return out
 
 
+# --------------------------------------------------------------------------- discreteness
+
+
+def _tango(b: int, c: int, n: int, z: float) -> tuple[float, float]:
+    """Tango's (1998) score interval of ``(b - c) / n`` for paired binary data, in counts."""
+    from scipy import optimize
+
+    d_hat = (b - c) / n
+
+    def score(d):
+        w = (2 * n - b + c) * d - b - c
+        p = (np.sqrt(max(w * w + 8 * n * c * d * (1 - d), 0.0)) - w) / (4 * n)
+        v = n * (2 * p + d * (1 - d))
+        if v <= 0:
+            return 0.0 if d == d_hat else np.copysign(np.inf, d_hat - d)
+        return n * (d_hat - d) / np.sqrt(v)
+
+    edge = 1 - 1e-12
+    return (optimize.brentq(lambda d: score(d) - z, -edge, d_hat) * n,
+            optimize.brentq(lambda d: score(d) + z, d_hat, edge) * n)
+
+
+def _wald_floor(b: int, c: int, n: int, z: float) -> tuple[float, float]:
+    """Wald's interval of ``b - c`` with its variance at least Agresti & Min's (half a pseudo-item
+    in each cell), in counts."""
+    bt, ct = (b + 0.5) / (n + 2) * n, (c + 0.5) / (n + 2) * n
+    half = z * np.sqrt(max(b + c - (b - c) ** 2 / n, bt + ct - (bt - ct) ** 2 / n))
+    return b - c - half, b - c + half
+
+
+def _wilson_b(b: int, c: int, n: int, z: float) -> tuple[float, float]:
+    """Wilson's interval of b alone, minus c as if c were known: in counts."""
+    p, den = b / n, 1 + z * z / n
+    centre, half = (p + z * z / (2 * n)) / den, z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    return (centre - half) * n - c, (centre + half) * n - c
+
+
+def run_discreteness(n: int = 202) -> list[dict]:
+    from scipy import stats
+
+    z = float(stats.t.ppf(0.975, n // 2 - 3))
+    means = [(1.68, 0.0), (1.73, 0.05), (2.18, 0.5), (2.68, 1.0), (3.68, 2.0)]
+    rules = {"Tango score": _tango, "Wald, Agresti-Min floor": _wald_floor, "Wilson of Yes/No alone": _wilson_b}
+    out = []
+    for name, rule in rules.items():
+        row = {"rule": name}
+        for mb, mc in means:
+            row[(mb, mc)] = float(sum(stats.poisson.pmf(b, mb) * stats.poisson.pmf(c, mc)
+                                      for b in range(40) for c in range(30)
+                                      if rule(b, c, n, z)[0] <= mb - mc <= rule(b, c, n, z)[1]))
+        out.append(row)
+        print(f"| {name} | " + " | ".join(f"{row[m]:.3f}{_mark(row[m])}" for m in means) + " |", flush=True)
+    return out
+
+
 # --------------------------------------------------------------------------- main
 
 
@@ -305,12 +394,12 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--reps", type=int, default=1000, help="studies per scenario (default 1000)")
     ap.add_argument("--scenario", action="append", help="only this scenario (repeatable): " +
                     ", ".join(s.key for s in SCENARIOS))
-    ap.add_argument("--section", action="append", choices=("estimates", "leaderboard", "agreement"))
+    ap.add_argument("--section", action="append", choices=("estimates", "leaderboard", "agreement", "discreteness"))
     ap.add_argument("--icc", type=float, default=None, help="intra-class correlation of every scenario")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true", help="a smoke run: 1 scenario x 20 studies, small bootstraps")
     args = ap.parse_args(argv)
-    sections = args.section or ["estimates", "leaderboard", "agreement"]
+    sections = args.section or ["estimates", "leaderboard", "agreement", "discreteness"]
     reps = 20 if args.quick else args.reps
     keys = args.scenario or (QUICK if args.quick else [s.key for s in SCENARIOS])
     if args.icc is not None:
@@ -333,6 +422,11 @@ def main(argv: list[str] | None = None) -> dict:
                "3 annotators)", ["interval", *STATISTICS.values(), "share of Yes"])
         out["agreement"] = run_agreement(reps if not args.quick else 10, args.seed,
                                          100 if args.quick else 500)
+    if "discreteness" in sections:
+        _table("Discreteness: exact coverage of an interval of the disagreement difference (Yes/No minus No/Yes, "
+               "per 202 items; Poisson counts with the means shown, the same difference)",
+               ["rule", "(1.68, 0)", "(1.73, 0.05)", "(2.18, 0.5)", "(2.68, 1)", "(3.68, 2)"])
+        out["discreteness"] = run_discreteness()
     print(f"({time.perf_counter() - start:.0f} s)")
     return out
 

@@ -110,7 +110,7 @@ with paused_gc():
             "By": "How the rows are broken down: overall, by instruction level, by domain.",
             "Group": "The level or domain of the row.", "Items": "Items scored.", "Labels": "Scores given.",
             "Mean": "Mean of the items' mean scores (each item weighs the same).",
-            "95% interval": "Percentile bootstrap 95% interval, items resampled."}))
+            "95% interval": "Percentile bootstrap 95% interval, query groups resampled within domains."}))
 
     st.subheader("Annotators")
     table = monitor.annotator_table(conn, sid)

@@ -3,6 +3,7 @@ and the IFIR Table 2 summary (mean and bootstrap interval per question, kind, le
 import json
 from collections import Counter
 
+import numpy as np
 import pytest
 
 from annotation import auth
@@ -85,11 +86,30 @@ def test_table2_means_by_hand(ifir_db):
     flipped = t[t.statistic == "Excluded passage score (6 - match)"]
     assert flipped[flipped.by == "all"].iloc[0]["mean"] == pytest.approx(6 - 4 / 3)
     g = row("passage_match", "gold", "all", "all")
-    assert g["ci_low"] <= 4.0 <= g["ci_high"] and 10 / 3 <= g["ci_low"] and g["ci_high"] <= 14 / 3
+    assert g["ci_low"] < 4.0 < g["ci_high"] and 10 / 3 <= g["ci_low"] and g["ci_high"] <= 14 / 3
     levels = set(t[(t.by == "level")]["group"])
     assert levels <= {"level1", "level2"} and levels
     # seeded: the same call gives the same intervals
     assert scale_summary(ifir_db, sid, n_boot=500).equals(t)
+
+
+def test_table2_interval_resamples_query_groups_within_domains():
+    # two groups, one domain: each Rao-Wu replicate draws one group (weight 2): its mean, 4.5 or 1.5
+    assert mean_interval([5, 4, 2, 1], groups=["q1", "q1", "q2", "q2"], n_boot=200) == (3.0, 1.5, 4.5)
+    # a domain with one group keeps it in every replicate: q2 (sum 3 over 2) with twice q1 or twice q3
+    _, low, high = mean_interval([5, 4, 2, 1, 3, 3], groups=["q1", "q1", "q2", "q2", "q3", "q3"],
+                                 strata=list("aabbaa"), n_boot=500)
+    assert (low, high) == (pytest.approx(15 / 6), pytest.approx(21 / 6))
+    # domains with one sampled group each are collapsed into one, not held fixed (no interval of width 0)
+    assert mean_interval([5, 4, 2, 1], groups=["q1", "q1", "q2", "q2"], strata=list("aabb"), n_boot=200) == (3.0, 1.5, 4.5)
+    # groups scored alike: resampling items is too narrow, resampling groups is not
+    rng = np.random.default_rng(0)
+    scores = np.repeat(rng.integers(1, 6, 30), 4).astype(float)
+    queries = np.repeat([f"q{i}" for i in range(30)], 4)
+    _, glo, ghi = mean_interval(scores, groups=queries, n_boot=2000, seed=1)
+    _, ilo, ihi = mean_interval(scores, n_boot=2000, seed=1)
+    assert (ghi - glo) > 1.6 * (ihi - ilo)  # design effect 4: twice as wide
+    assert mean_interval([3.0], groups=["q1"], n_boot=100) == (3.0, None, None)  # one group: no interval
 
 
 def test_mean_interval_is_the_percentile_bootstrap_of_the_mean():
