@@ -57,6 +57,10 @@ MAX_SCALE = 11  # answers on one scale (0-10)
 KEY_POOL = tuple("1234567890cdefhijklmopqrtuvwxyz")
 
 
+#: YAML 1.1 reads an unquoted Yes / No as true / false
+_UNQUOTED = 'an unquoted Yes or No in YAML reads as true or false: quote the answer ("Yes")'
+
+
 class InvalidQuestion(ImportFailure):
     """A question declaration was refused; names the file and line (for a file) and the field."""
 
@@ -171,7 +175,9 @@ def _categories(fields: Mapping, fail) -> tuple[tuple[str, ...], str, bool]:
         fail("categories", "no answer declared: give at least two (a list), \"yes-no\" or a scale [low, high]")
     values = []
     for c in cats:
-        if isinstance(c, bool) or not isinstance(c, (str, int)) or not str(c).strip():
+        if isinstance(c, bool):
+            fail("categories", f"answer {c!r}: {_UNQUOTED}")
+        if not isinstance(c, (str, int)) or not str(c).strip():
             fail("categories", f"answer {c!r}: an answer is a non-empty text")
         values.append(str(c).strip())
     if len(values) < 2:
@@ -189,6 +195,8 @@ def _answers(fields: Mapping, name: str, fail, *, categories) -> tuple[str, ...]
         value = [value]
     if not isinstance(value, (list, tuple)):
         fail(name, f"expected a list, got {type(value).__name__} {value!r}")
+    if any(isinstance(v, bool) for v in value):
+        fail(name, f"{value!r}: {_UNQUOTED}")
     out = tuple(str(v).strip() for v in value)
     if categories is not None:
         bad = [v for v in out if v not in categories]
@@ -204,6 +212,8 @@ def _on_outcome(fields: Mapping, fail, categories, asked_per) -> tuple[tuple[str
     actions = INSTANCE_ACTIONS if asked_per == "instance" else PASSAGE_ACTIONS
     out = []
     for answer, action in table.items():
+        if isinstance(answer, bool):
+            fail("on_outcome", f"answer {answer!r}: {_UNQUOTED}")
         answer = str(answer)
         if answer not in categories:
             fail(f"on_outcome.{answer}", f"{answer!r} is not one of the answers ({', '.join(categories)})")
