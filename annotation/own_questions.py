@@ -3,7 +3,7 @@
 with the study that asks it (its snapshot: later edits of the file never change what the study's
 labels meant).
 
-The fields (docs/protocol.md, "A lead's own question"; worked examples in ``docs/examples/``):
+The fields (docs/questions.md; worked examples in ``docs/examples/``):
 
 ========================  ====================================================================
 ``id``                    required; lower case letters, digits and ``_`` (not a built-in id)

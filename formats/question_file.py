@@ -1,6 +1,6 @@
 """A file that declares questions, in TOML or YAML: each question's fields and the line of each.
 
-The layout (docs/protocol.md, "A lead's own question"; examples in ``docs/examples/``): one
+The layout (docs/questions.md; examples in ``docs/examples/``): one
 question at the top level, or several as an array of tables ``[[question]]`` (TOML) or a list
 under ``questions:`` (YAML, or a list at the top level)::
 
