@@ -232,11 +232,27 @@ def read_questions(path: str | Path) -> list[Question]:
     questions of one file with the same id are refused."""
     from formats.question_file import read_question_file
 
+    return _declared(read_question_file(path), str(path))
+
+
+def questions_from_text(text: str, kind: str, source: str = "the declaration") -> list[Question]:
+    """The questions ``text`` declares in ``kind`` (``toml`` / ``yaml``), as the Set-up page reads
+    what a lead types: validated like a file's (:func:`read_questions`).
+
+    >>> [q.id for q in questions_from_text('id = "harmful"\\nwording = "Harmful?"\\ncategories = "yes-no"', "toml")]
+    ['harmful']
+    """
+    from formats.question_file import parse_questions
+
+    return _declared(parse_questions(text, kind, source), source)
+
+
+def _declared(found, source: str) -> list[Question]:
     out: list[Question] = []
-    for d in read_question_file(path):
-        q = declare(d.fields, source=str(path), lines=d)
+    for d in found:
+        q = declare(d.fields, source=source, lines=d)
         if any(o.id == q.id for o in out):
-            raise InvalidQuestion(str(path), d.line_of("id"), "id", f"question {q.id!r} is declared twice")
+            raise InvalidQuestion(source, d.line_of("id"), "id", f"question {q.id!r} is declared twice")
         out.append(q)
     return out
 

@@ -65,11 +65,27 @@ def read_question_file(path: str | Path) -> list[DeclaredQuestion]:
         raise ImportFailure(str(path), None, None, f"cannot read the file: {exc.strerror or exc}") from None
     if len(data) > MAX_BYTES:
         raise ImportFailure(str(path), None, None, f"{len(data):,} bytes: a question file is at most {MAX_BYTES:,}")
-    text = decode_utf8(data, path)
-    questions = _toml(text, str(path)) if kind == "toml" else _yaml(text, str(path))
+    return parse_questions(decode_utf8(data, path), kind, str(path))
+
+
+def parse_questions(text: str, kind: str, source: str) -> list[DeclaredQuestion]:
+    """The questions ``text`` declares in ``kind`` (``toml`` or ``yaml``): what
+    :func:`read_question_file` reads from a file, here from text typed on a page; ``source`` names
+    it in a refusal.
+
+    >>> [q.fields["id"] for q in parse_questions("id: harmful\\nwording: Harmful?\\n", "yaml", "typed")]
+    ['harmful']
+    >>> parse_questions("", "toml", "typed")
+    Traceback (most recent call last):
+    ...
+    formats.errors.ImportFailure: typed, line 1: nothing declares a question (expected the fields of one question, or a list of questions)
+    """
+    if kind not in ("toml", "yaml"):
+        raise ImportFailure(source, None, None, f"a question declaration is TOML or YAML, got {kind!r}")
+    questions = _toml(text, source) if kind == "toml" else _yaml(text, source)
     if not questions:
-        raise ImportFailure(str(path), 1, None, "the file declares no question (expected the fields of one question, "
-                                                "or a list of questions)")
+        raise ImportFailure(source, 1, None, "nothing declares a question (expected the fields of one question, "
+                                             "or a list of questions)")
     return questions
 
 
