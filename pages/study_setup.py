@@ -129,9 +129,10 @@ def own_questions_section() -> list:
             st.error(md_escape(page_message(str(exc))))
             return []
         st.dataframe(pd.DataFrame([{
-            "Id": q.id, "Question": q.prompt, "Answers": " / ".join(q.categories), "Positive": " / ".join(q.positive),
+            "Id": q.id, "Answers": " / ".join(q.categories), "Positive": " / ".join(q.positive),
             "Asked per": q.asked_per, "Agreement": "ordinal" if q.scale == "ordinal" else "nominal",
             "Outcome": "; ".join(f"{a} -> {act}" for a, act in q.on_outcome) or "measured only",
+            "Keys": " ".join(q.keys) or "free digits",
         } for q in found]), hide_index=True, key="study_own_table")
         return found
 
