@@ -10,12 +10,13 @@ import time
 
 import pytest
 
-from annotation import monitor, workspace
+from annotation import adjudication, monitor, workspace
 from annotation.estimates import benchmark_estimates
 from annotation.own_questions import InvalidQuestion, declare, read_questions
 from annotation.questions import study_questions
 from formats.bundle import Bundle, Document, Instance, Qrel, Query
 from storage import projects, studies
+from storage.errors import InvalidAnswer
 from tests.builders import ROOT, user_row
 
 NEGATION = ROOT / "docs" / "examples" / "negation.toml"
@@ -118,8 +119,21 @@ def test_a_study_of_own_questions_from_files(neg_db, db_path, run_cli, tmp_path)
     assert est["relevant passage respects the instruction's exclusions"]["share"] == pytest.approx(5 / 8)
     assert est["harmful instruction"]["share"] == pytest.approx(1 / 4)
 
-    # the validated export: g1_0 judged harmful is left out; p2b violates the exclusion -> 0;
-    # p1a's Violates changes nothing (its instance is out); Unclear leaves p3b as published
+    # adjudication: the split passage p2a (Respects, Unclear, Respects) is settled by the lead as
+    # Violates; an answer the question does not declare is refused
+    queue = {(r["instance"], r["doc_id"]): r for r in adjudication.queue(db, sid, show="all") if r["disagreement"]}
+    assert set(queue) == {("g1_0", "p1a"), ("g2_0", "p2a"), ("g1_0", None), ("g2_0", None)}
+    assert queue[("g2_0", "p2a")]["votes"] == {R: 2, U: 1}
+    item = queue[("g2_0", "p2a")]["item"]
+    with pytest.raises(InvalidAnswer, match="not an answer of this question"):
+        adjudication.record(db, sid, item, "Maybe", lead="lead")
+    code, _, err = run_cli("adjudicate", "--db", db_path, "--study", sid, "--item", item, "--value", V,
+                           "--note", "excluded topic")
+    assert code == 0, err
+
+    # the validated export: g1_0 judged harmful is left out; p2b violates the exclusion -> 0, and
+    # so does p2a as adjudicated; p1a's Violates changes nothing (its instance is out); Unclear
+    # leaves p3b as published
     out = tmp_path / "trec"
     code, _, err = run_cli("export", "--db", db_path, "--project", "neg", "--format", "trec", "--out", out,
                            "--study", sid)
@@ -127,7 +141,7 @@ def test_a_study_of_own_questions_from_files(neg_db, db_path, run_cli, tmp_path)
     validated = sorted(p for p in out.rglob("*") if p.is_file() and "validated" in p.name and "qrels" in p.name)
     assert validated, sorted(p.name for p in out.rglob("*"))
     lines = sorted(tuple(line.split()) for line in validated[0].read_text().splitlines() if line.strip())
-    assert lines == [("g0_0", "0", "p0a", "1"), ("g0_0", "0", "p0b", "1"), ("g2_0", "0", "p2a", "1"),
+    assert lines == [("g0_0", "0", "p0a", "1"), ("g0_0", "0", "p0b", "1"), ("g2_0", "0", "p2a", "0"),
                      ("g2_0", "0", "p2b", "0"), ("g3_0", "0", "p3a", "1"), ("g3_0", "0", "p3b", "1")]
 
     # the study keeps its snapshot: the declaration as asked, whatever becomes of the file
