@@ -85,10 +85,14 @@ with paused_gc():
             {"Question": view.question_help(list(declared.values())),
              "Statistic": meanings or None, "Value": meanings or None,
              "95% interval": view.interval_help(t7_raw)}))
-        if any(key in ("yes_share", "positive_share") for q in declared.values() for _, key in q.monitor_rows):
-            st.caption("Proportion of Yes response (as InstructIR's Table 7) counts the items whose majority says Yes "
-                       "among every labelled item, undecided ones included; the benchmark-wide share below counts "
-                       "decided instances only, weighted by how they were sampled.")
+        shares = [q.positive_words for q in declared.values()
+                  if any(key in ("yes_share", "positive_share") for _, key in q.monitor_rows)]
+        if shares:
+            words = " / ".join(dict.fromkeys(shares))
+            st.caption(md_escape(f"Proportion of {words} response (as InstructIR's Table 7) counts the items whose "
+                                 f"majority says {words} among every labelled item, undecided ones included; the "
+                                 "benchmark-wide share below counts decided instances only, weighted by how they "
+                                 "were sampled."))
     else:
         st.caption("These questions have no agreement table; see the tables below.")
 

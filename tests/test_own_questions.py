@@ -179,3 +179,29 @@ def test_the_cli_refuses_an_invalid_file_and_writes_nothing(neg_db, db_path, run
     assert code != 0
     assert "reason_required_for" in err and "line 4" in err and "quote" in err
     assert studies.list_studies(neg_db) == []
+
+
+def test_the_lead_pages_read_a_study_of_own_questions(neg_db, db_path, monkeypatch):
+    from annotation import auth
+    from annotation.studies import StudySettings, create_study
+    from tests.builders import signed_in_page
+
+    monkeypatch.setenv("IFJUDGE_DB", str(db_path))
+    auth.add_user(neg_db, "lead", "lead", "pw")
+    own = [*read_questions(NEGATION), *read_questions(HARMFUL)]
+    sid = create_study(neg_db, project="neg", questions=[], own_questions=own, annotators=["a0", "a1", "a2"],
+                       settings=StudySettings(group_fraction=1.0, per_group=1, overlap=3))["study_id"]
+    answer_by_plan(neg_db, sid)
+
+    def said(at) -> str:
+        return " ".join(str(e.value) for kind in ("markdown", "caption", "selectbox", "subheader", "warning", "info",
+                                                   "success") for e in getattr(at, kind)).replace("\\", "")
+
+    mon = signed_in_page(neg_db, "pages/monitor.py", "lead", timeout=60)
+    assert not mon.exception and "Proportion of Respects / Yes response" in said(mon)  # as each question says
+    adj = signed_in_page(neg_db, "pages/adjudicate.py", "lead", timeout=60)
+    assert not adj.exception and "Nothing to settle" in said(adj)  # every item has a majority
+    exp = signed_in_page(neg_db, "pages/export.py", "lead", timeout=60)
+    exp.multiselect(key="exp_studies").set_value([sid]).run()
+    assert not exp.exception
+    assert exp.dataframe and studies.get_study(neg_db, sid)["name"] in exp.dataframe[0].value.to_string()
