@@ -148,9 +148,25 @@ def test_a_study_of_own_questions_from_files(neg_db, db_path, run_cli, tmp_path)
     assert study["settings"]["own_questions"]["negation"]["categories"] == [R, V, U]
 
 
-def test_an_ordinal_declaration_uses_ordinal_agreement():
+def test_an_ordinal_declaration_uses_ordinal_agreement(neg_db):
+    import krippendorff
+    import numpy as np
+
+    from annotation.studies import StudySettings, create_study
+    from tests.builders import label_items
+
     q = declare({"id": "fluency", "wording": "How fluent is the instruction?", "scale": [1, 5], "positive": [4, 5]})
     assert q.scale == "ordinal" and [k for _, k in q.monitor_rows][0] == "krippendorff_alpha_ordinal"
+    sid = create_study(neg_db, project="neg", questions=[], own_questions=[q], annotators=["a0", "a1", "a2"],
+                       settings=StudySettings(group_fraction=1.0, per_group=1, overlap=3))["study_id"]
+    scores = {"g0_0": (5, 4, 5), "g1_0": (2, 1, 2), "g2_0": (3, 4, 3), "g3_0": (1, 1, 2)}
+    label_items(neg_db, sid, lambda it, name: str(scores[it["instance_id"]][int(name[1])]))
+    report = monitor.question_report(neg_db, sid, "fluency")
+    expected = krippendorff.alpha(reliability_data=np.array(list(scores.values()), dtype=float).T,
+                                  level_of_measurement="ordinal")
+    assert report["krippendorff_alpha_ordinal"] == pytest.approx(expected)
+    assert report["positive_share"] == pytest.approx(1 / 4)  # majority 4 or 5 on g0_0 only
+    assert report["mean_score"] == pytest.approx(np.mean([v for t in scores.values() for v in t]))
     assert declare({"id": "tone", "wording": "Tone?", "categories": ["calm", "tense"], "positive": ["calm"]}).scale \
         == "nominal"
 
