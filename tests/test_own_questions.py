@@ -221,3 +221,25 @@ def test_the_lead_pages_read_a_study_of_own_questions(neg_db, db_path, monkeypat
     exp.multiselect(key="exp_studies").set_value([sid]).run()
     assert not exp.exception
     assert exp.dataframe and studies.get_study(neg_db, sid)["name"] in exp.dataframe[0].value.to_string()
+
+
+def test_the_annotate_page_shows_an_own_question(neg_db, db_path, monkeypatch):
+    from annotation.studies import StudySettings, create_study
+    from tests.builders import app, item_shown
+
+    monkeypatch.setenv("IFJUDGE_DB", str(db_path))
+    sid = create_study(neg_db, project="neg", questions=[], own_questions=read_questions(NEGATION),
+                       annotators=["a0", "a1", "a2"], settings=StudySettings(group_fraction=1.0, per_group=1))["study_id"]
+    at = app("pages/annotate.py")
+    at.session_state["user"] = user_row(neg_db, "a0")
+    at.run()
+    assert not at.exception
+    assert any("Does the passage respect" in t.value or "RESPECTS" in t.value for t in at.text)  # its guidelines
+    shown = item_shown(at)["item"]
+    q = shown["questions"][0]
+    assert q["prompt"] == "Does the passage respect what the instruction excludes?"
+    assert [(o["value"], o.get("key")) for o in q["options"]] == [(R, "1"), (V, "2"), (U, "3")]
+    screen = at.session_state[f"ann_screen:{sid}"]
+    instance, doc = screen.split("|")  # a screen per passage: the passage shown beside the instruction
+    assert shown["texts"]["document"]["text"] == f"passage {doc[1:]} about knee pain"
+    assert shown["texts"]["instruction"].startswith("I am a runner") and instance == f"g{doc[1]}_0"
