@@ -27,7 +27,7 @@ import numpy as np
 from annotation import majority as majority_rule
 from annotation.gc_pause import paused_gc
 from annotation.outcome_table import OutcomeTable, outcome_table
-from annotation.questions import question
+from annotation.questions import study_questions
 from annotation.resolution import SHOW  # noqa: F401  (the queues, named where --help reads them)
 from annotation.workspace import narrative_with_changes
 from storage import projects, studies
@@ -111,8 +111,7 @@ def item_view(db: Database, study_id: int, item_id: int) -> ItemView:
     item = studies.study_item(db, study_id, item_id)
     if item is None:
         raise NotFound(f"study {study_id} has no item {item_id}")
-    s = study["settings"]
-    q = question(item["question"], naturalness=s.get("naturalness", "yesno"), relevance=s.get("relevance", "binary"))
+    q = study_questions(study)[item["question"]]
     pid = study["project_id"]
     inst = projects.get_instance(db, pid, item["instance_id"]) or {"query": "", "instruction": ""}
     if item["narrative_version_id"]:
@@ -124,7 +123,7 @@ def item_view(db: Database, study_id: int, item_id: int) -> ItemView:
     gold = item["payload"].get("gold")
     passages = [{"doc_id": d, "title": docs.get(d, {}).get("title", ""), "text": docs.get(d, {}).get("text", ""),
                  "target": d == gold} for d in candidates]
-    if q.id == "best_passage":
+    if q.answers_are_passages:
         options = [(p["doc_id"], f"Passage {n}: {p['doc_id']}" + (" (dataset target)" if p["target"] else ""))
                    for n, p in enumerate(passages, start=1)]
     else:
@@ -143,7 +142,7 @@ def item_view(db: Database, study_id: int, item_id: int) -> ItemView:
                 if item["doc_id"] and item["doc_id"] in docs else None)
     return ItemView(
         study_id, item_id, item["instance_id"], q.id, q.prompt, inst["query"], text, label, options,
-        passages if q.id == "best_passage" else [], document, votes, counts, outcome.provenance, majority, decision,
+        passages if q.answers_are_passages else [], document, votes, counts, outcome.provenance, majority, decision,
     )
 
 

@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import random
 
+from annotation.question_type import Question
+from annotation.questions import study_questions
 from storage import projects, studies
 from storage.db import Database
 
 MAX_SHARE = 0.5  # at most half of the screens are checks
-SCREEN_QUESTIONS = ("validity", "naturalness", "best_passage")  # the questions of one instance's screen
 
 
 def check_count(share: float, regular_screens: int) -> int:
@@ -42,32 +43,34 @@ def check_count(share: float, regular_screens: int) -> int:
     return max(1, round(share * regular_screens / (1 - share)))
 
 
-def known_decisions(db: Database, project_id: int, questions: list[str], scales: dict[str, str]) -> dict:
+def known_decisions(db: Database, project_id: int, questions: list[Question]) -> dict:
     """``{(instance id, question, doc id or ""): {"value", "payload", "study"}}``: the decisions of
     earlier studies of the project that can serve as known answers (adjudicated, or unanimous over
-    two labels or more), for ``questions`` asked on the same scale (``scales``: question ->
-    ``naturalness`` / ``relevance`` setting of the new study)."""
+    two labels or more), for ``questions`` asked with the same answers (a 1-5 naturalness is no
+    check of a Yes / No one)."""
     from annotation.outcome_table import outcome_table  # numpy: not at import (the CLI's parsers import studies)
 
+    wanted = {q.id: q for q in questions}
     out: dict = {}
     for s in studies.list_studies(db, project_id):
         if s["settings"].get("purpose"):
             continue  # re-judging studies: not instance questions
-        asked = [q for q in questions if q in s["questions"]
-                 and (q != "naturalness" or s["settings"].get("naturalness", "yesno") == scales.get("naturalness", "yesno"))]
+        earlier = study_questions(s)
+        asked = [q for q in wanted if q in earlier and earlier[q].categories == wanted[q].categories]
         if not asked:
             continue
         t = outcome_table(db, s["id"])
         payloads = None
+        with_payload = [q for q in asked if wanted[q].needs_documents]
         for j in range(len(t.item)):
             q = t.question[j]
             if q not in asked or t.value[j] is None:
                 continue
             if not (t.provenance[j] == "adjudicated" or (t.provenance[j] == "unanimous" and t.n_labels[j] >= 2)):
                 continue
-            if q in ("best_passage", "passage_match"):
+            if q in with_payload:
                 payloads = payloads if payloads is not None else {
-                    it["id"]: it["payload"] for it in studies.items_of_questions(db, s["id"], ["best_passage", "passage_match"])}
+                    it["id"]: it["payload"] for it in studies.items_of_questions(db, s["id"], with_payload)}
             key = (t.instance[j], q, t.doc_id[j] or "")
             out.setdefault(key, {"value": t.value[j], "study": s["id"],
                                  "payload": dict((payloads or {}).get(int(t.item[j]), {}))})
@@ -84,25 +87,28 @@ def _constructed(candidates_of_group: dict[str, list[str]], inst: dict, target: 
     return sorted([target, *rng.sample(others, n - 1)])
 
 
-def build_checks(db: Database, proj: dict, sample: list[dict], questions: list[str], settings, n: int,
+def build_checks(db: Database, proj: dict, sample: list[dict], questions: list[Question], settings, n: int,
                  build) -> tuple[list[dict], list[str]]:
-    """Up to ``n`` check screens for a study of ``questions`` over ``sample``: their items (marked
-    ``is_check``, the known answer in ``payload["check_answer"]``, None when that question of the
-    screen has none) and notes. ``build`` is :func:`annotation.studies.build_instance_items`
-    (passed in: this module is imported by :mod:`annotation.studies`)."""
+    """Up to ``n`` check screens for a study of ``questions`` (declarations) over ``sample``: their
+    items (marked ``is_check``, the known answer in ``payload["check_answer"]``, None when that
+    question of the screen has none) and notes. ``build`` is
+    :func:`annotation.studies.build_instance_items` (passed in: this module is imported by
+    :mod:`annotation.studies`)."""
     if n <= 0:
         return [], []
     rng = random.Random(settings.seed + 7919)
     sampled = {i["instance_id"] for i in sample}
     pool = [i for i in projects.instances(db, proj["id"]) if i["instance_id"] not in sampled and i["instruction"].strip()]
-    known = known_decisions(db, proj["id"], questions, {"naturalness": settings.naturalness})
+    known = known_decisions(db, proj["id"], questions)
+    on_screen = {q.id for q in questions if q.on_instance_screen}  # the questions of one instance's screen
+    passages = {q.id for q in questions if q.answers_are_passages}  # a check can be constructed from other groups
     with_known = sorted({k[0] for k in known} & {i["instance_id"] for i in pool})
     rest = sorted({i["instance_id"] for i in pool} - set(with_known))
     rng.shuffle(with_known)
     rng.shuffle(rest)
     by_id = {i["instance_id"]: i for i in pool}
-    qrels = projects.qrels(db, proj["id"], "original") if "best_passage" in questions else {}
-    corpus = set(projects.StoredDocuments(db, proj["id"])) if "best_passage" in questions else set()
+    qrels = projects.qrels(db, proj["id"], "original") if passages else {}
+    corpus = set(projects.StoredDocuments(db, proj["id"])) if passages else set()
     group_docs: dict[str, list[str]] = {}
     for inst in pool:
         for d, r in (qrels.get(inst["instance_id"]) or {}).items():
@@ -110,24 +116,24 @@ def build_checks(db: Database, proj: dict, sample: list[dict], questions: list[s
                 group_docs.setdefault(inst["group_id"], []).append(d)
     items: list[dict] = []
     screens = 0
-    for iid in with_known + (rest if "best_passage" in questions else []):
+    for iid in with_known + (rest if passages else []):
         if screens >= n:
             break
         built, _ = build(db, proj["id"], [by_id[iid]], questions, settings)
-        built = [it for it in built if it["question"] in SCREEN_QUESTIONS or (it["instance_id"], it["question"],
-                                                                               it.get("doc_id") or "") in known]
+        built = [it for it in built if it["question"] in on_screen or (it["instance_id"], it["question"],
+                                                                       it.get("doc_id") or "") in known]
         if not built:
             continue
         scored = 0
         for it in built:
             k = known.get((it["instance_id"], it["question"], it.get("doc_id") or ""))
             payload = dict(it.get("payload") or {})
-            if k is not None and it["question"] == "best_passage":
+            if k is not None and it["question"] in passages:
                 if k["value"] in (k["payload"].get("candidates") or []):
                     payload = {**payload, "candidates": k["payload"]["candidates"]}
                 else:
                     k = None  # the earlier passages are not this item's: no known answer
-            if k is None and it["question"] == "best_passage":
+            if k is None and it["question"] in passages:
                 target = payload.get("gold")
                 cands = _constructed(group_docs, by_id[iid], target, settings.passages, rng)
                 if cands is not None:

@@ -1,5 +1,7 @@
 """What a study's benchmark-wide estimates are shares of: per question (and part), which decided
-items count as Yes, one row per sampled item (:func:`estimand_rows`).
+items count as Yes, one row per sampled item (:func:`estimand_rows`). Each question declares its
+estimate's name and what counts as Yes (``Question.estimand``, ``is_positive``; a question
+without an estimand, INSTFOL's, has none):
 
 | estimate | an item counts as Yes when |
 |---|---|
@@ -9,12 +11,15 @@ items count as Yes, one row per sampled item (:func:`estimand_rows`).
 | passage match >= 4 (gold / excluded passages) | the decided score is 4 or 5 |
 | condition satisfied (changed / reversed instruction) | Yes |
 | narrative change confirmed | the re-judgment agrees with the published ``changed`` qrels |
+| a lead's own question (``<name>: <positive>``) | the decision is one of its positive answers |
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from annotation.outcome_table import outcome_table
+from annotation.question_type import Question
+from annotation.questions import study_questions
 from storage import projects, studies
 from storage.db import Database
 
@@ -31,29 +36,15 @@ class Estimand:
     part: str | None = None
 
 
-def counts_as_yes(question: str, value: str, *, gold: str | None, threshold: int, scale: str) -> bool:
-    """Whether a decided value counts as Yes for the estimand of ``question``.
+def estimand_name(q: Question, part: str | None, threshold: int | None = None) -> str:
+    """The estimate's name: the question's ``estimand`` (``{k}``: its threshold) and the part.
 
-    >>> counts_as_yes("naturalness", "3", gold=None, threshold=4, scale="binary"), counts_as_yes(
-    ...     "passage_match", "3", gold=None, threshold=4, scale="binary")
-    (True, False)
+    >>> from annotation.builtin_questions import PASSAGE_MATCH, CONDITION
+    >>> estimand_name(PASSAGE_MATCH, "gold", 4), estimand_name(CONDITION, "reversed")
+    ('passage match >= 4 (gold passages)', 'condition satisfied (reversed instruction)')
     """
-    if question == "best_passage":
-        return value == gold
-    if question in ("passage_match", "instfol_match"):
-        return int(value) >= threshold
-    if question == "naturalness":
-        return value == "Yes" or (value.isdigit() and int(value) >= 3)
-    if question == "relevance":
-        return value == "relevant" or (scale == "graded" and value.isdigit() and int(value) > 0)
-    return value == "Yes"
-
-
-NAMES = {
-    "validity": "valid instruction", "naturalness": "natural instruction",
-    "best_passage": "best passage is the dataset's target", "passage_match": "passage match >= {k}",
-    "condition": "condition satisfied", "relevance": "narrative change confirmed (re-judgment agrees with the changed qrels)",
-}
+    name = q.estimand.format(k=q.threshold if threshold is None else threshold)
+    return f"{name} ({q.estimand_part.format(part=part)})" if part else name
 
 
 def estimand_rows(db: Database, study_id: int, *, match_threshold: int = MATCH_THRESHOLD) -> dict[Estimand, list[dict]]:
@@ -63,10 +54,12 @@ def estimand_rows(db: Database, study_id: int, *, match_threshold: int = MATCH_T
     number of items of the unit in the benchmark when the study sampled some of them (IFIR's
     excluded passages under ``max_excluded``), else None."""
     study = studies.get_study(db, study_id)
-    scale = study["settings"].get("relevance", "binary")
+    declared = study_questions(study)
+    options = {"match_threshold": match_threshold}
     t = outcome_table(db, study_id)  # every item's decision as columns: no Outcome object per item
     parts = studies.item_parts(db, study_id)
-    changed = projects.qrels(db, study["project_id"], "changed") if "relevance" in study["questions"] else {}
+    agrees = any(q.estimand_rule == "agrees-with-changed" for q in declared.values())
+    changed = projects.qrels(db, study["project_id"], "changed") if agrees else {}
     query_of = ({i["instance_id"]: i["query_id"] for i in projects.instances(db, study["project_id"])}
                 if changed else {})
     out: dict[Estimand, list[dict]] = {}
@@ -75,29 +68,27 @@ def estimand_rows(db: Database, study_id: int, *, match_threshold: int = MATCH_T
             t.item.tolist(), t.instance.tolist(), t.question.tolist(), t.doc_id.tolist(), t.value.tolist(),
             t.gold.tolist(), t.n_labels.tolist(), parts["control"], parts["kind"], parts["mode"],
             parts["excluded_of"]):
-        if question_ == "instfol_match":
+        q = declared[question_]
+        if not q.estimand:
             continue
         if control:  # a re-judging control document, not a document the change is about
             continue
         part = kind or mode
         rows = estimands.get((question_, part))
         if rows is None:
-            name = NAMES.get(question_, question_).format(k=match_threshold)
-            if part:
-                name += f" ({'gold' if part == 'gold' else part} {'passages' if question_ == 'passage_match' else 'instruction'})"
+            name = estimand_name(q, part, q.threshold_in(options))
             rows = estimands[(question_, part)] = out.setdefault(Estimand(name, question_, part), [])
-        unit = f"{instance}|{doc_id}" if question_ == "relevance" else instance
+        # the unit a re-judged document's estimate samples is the document (design "relevance")
+        unit = f"{instance}|{doc_id}" if q.design == "relevance" else instance
         y = None
         if value is not None:
-            if question_ == "relevance":
+            if q.estimand_rule == "agrees-with-changed":
                 published = changed.get(instance) or changed.get(query_of.get(instance, ""), {})
                 rel = published.get(doc_id)
-                y = None if rel is None else int(counts_as_yes("relevance", value, gold=None, threshold=0, scale=scale)
-                                                  == (rel > 0))
-            elif question_ == "best_passage" and not gold:
-                y = None
+                y = None if rel is None else int(bool(q.is_positive(value)) == (rel > 0))
             else:
-                y = int(counts_as_yes(question_, value, gold=gold, threshold=match_threshold, scale=scale))
+                positive = q.is_positive(value, gold=gold, threshold=q.threshold_in(options))
+                y = None if positive is None else int(positive)
         rows.append({"item": item, "unit": unit, "key": (instance, question_, doc_id or ""), "y": y, "labels": n,
                      "unit_items": of})
     return out

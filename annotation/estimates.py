@@ -57,6 +57,8 @@ from scipy import stats
 from annotation.estimands import MATCH_THRESHOLD, Estimand, estimand_rows
 from annotation.judge_labels import judge_yes
 from annotation.prediction_powered import prediction_powered_share
+from annotation.question_type import Question
+from annotation.questions import study_questions
 from annotation.proportion_intervals import korn_graubard, wilson_design
 from annotation.stratified_wilson import mover_wilson
 from annotation.study_design import study_design
@@ -295,7 +297,7 @@ def _benchmark_estimates(db: Database, study_id: int, *, match_threshold: int, a
     study = studies.get_study(db, study_id)
     per_estimand = estimand_rows(db, study_id, match_threshold=match_threshold)
     sampled = set(studies.item_columns(db, study_id)["instance_id"])
-    scale = study["settings"].get("relevance", "binary")
+    declared = study_questions(study)
     variant = None
     estimates = []
     for est, rows in per_estimand.items():
@@ -306,7 +308,8 @@ def _benchmark_estimates(db: Database, study_id: int, *, match_threshold: int, a
                 i["instance_id"]: i["variant"] for i in projects.instances(db, study["project_id"])}
             keep = None if est.part not in ("changed", "reversed") else (lambda key, m=est.part: variant.get(key[0]) == m)
             estimates[-1]["ppi_design"] = judge_estimate(judge, est, sample, design, keep=keep,
-                                                         threshold=match_threshold, scale=scale, alpha=alpha)
+                                                         threshold=match_threshold, question=declared[est.question],
+                                                         alpha=alpha)
     out = {"study": {"id": study["id"], "name": study["name"], "questions": study["questions"]},
            "design": {k: v for k, v in design.items() if k in ("kind", "description", "seed", "overlap", "notes")}
            | {"strata": design["strata"], "population_groups": None if None in design["strata"].values()
@@ -394,14 +397,14 @@ def _estimate_entry(est: Estimand, sample: EstimandSample, design: dict, *, alph
 
 
 def judge_estimate(judge: dict, est: Estimand, sample: EstimandSample, design: dict, *, keep, threshold: int,
-                   scale: str, alpha: float) -> dict:
+                   question: Question, alpha: float) -> dict:
     """The prediction-powered estimate of one estimand (JSON form; ``undefined``: why there is
     none, else None) from the judge's answers (:func:`annotation.judge_labels.read_judge_labels`):
     the judge's share over the items of the estimate's population it answered (the project's
     instances the design samples from, of the question, of the mode for a condition estimand),
     :func:`annotation.prediction_powered.prediction_powered_share` of the sampled decided items,
     and the judge's agreement with the humans there (share and Cohen kappa)."""
-    if est.question == "relevance" or (est.part is not None and est.question == "passage_match"):
+    if question.estimand_rule != "positive" or (est.part is not None and keep is None):
         return {"undefined": "the judge's items of this estimate cannot be told apart in its file"}
     population = design["unit_group"]
     answers, outside = {}, 0
@@ -411,7 +414,7 @@ def judge_estimate(judge: dict, est: Estimand, sample: EstimandSample, design: d
         if key[0] not in population:
             outside += 1
             continue
-        j = judge_yes(est.question, v, threshold=threshold, scale=scale)
+        j = judge_yes(question, v, threshold=threshold)
         if j is not None:
             answers[key] = j
     if not answers:

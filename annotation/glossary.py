@@ -12,16 +12,14 @@ from __future__ import annotations
 
 import math
 
-# question ids: a short name (tables, headings); the full wording is annotation.questions.question().prompt
-QUESTIONS = {
-    "validity": "Valid instruction",
-    "naturalness": "Natural instruction",
-    "best_passage": "Most natural passage",
-    "passage_match": "Passage matches",
-    "instfol_match": "Passage matches (0-3)",
-    "relevance": "Relevant document",
-    "narrative_edit": "Narrative edit",
-}
+from annotation.builtin_questions import BUILTIN_QUESTIONS
+from annotation.question_type import Question
+
+# question ids: a short name (tables, headings), as each question declares it (``Question.name``;
+# a lead's own question's is in its study: annotation.questions.study_questions); the full
+# wording is its ``prompt``
+QUESTIONS = {**{q.id: q.name for q in BUILTIN_QUESTIONS.values()},
+             "narrative_edit": "Narrative edit"}
 
 SCALES = {
     "yesno": "Yes / No",
@@ -117,6 +115,7 @@ STATISTICS = {
     "cohen_kappa_mean_pairwise": "Cohen kappa (mean over pairs)",
     "cohen_kappa": "Cohen kappa",
     "yes_share": "Share of Yes majorities",
+    "positive_share": "Share of positive majorities",
     "mean_score": "Mean score",
     "cohen_kappa_majority_vs_gold_excluding_ties": "Cohen kappa, majority vs. the dataset's target (ties left out)",
     "top1_accuracy_ties_count_as_wrong": "Top-1 accuracy (ties count as wrong)",
@@ -275,6 +274,9 @@ STATISTIC_HELP = {
     "top1_accuracy_excluding_ties": "Share of items with a majority whose majority passage is the dataset's "
                                     "target. Range 0 to 1; higher is better.",
     "yes_share": "Share of items whose majority answer is Yes. Range 0 to 1.",
+    "positive_share": "Share of items whose majority answer is one the question declares positive, over every item "
+                      "with at least one label (an item still awaiting labels or tied counts as not positive). "
+                      "Range 0 to 1.",
     "mean_score": "Mean of the scores given (1-5, or 0-3 for INSTFOL judging); higher: a better match.",
     "krippendorff_alpha_ordinal": "Krippendorff's alpha with ordinal distances: agreement beyond chance that "
                                   "counts near scores as near. Range -1 to 1; 1 perfect, 0 chance level.",
@@ -310,32 +312,23 @@ BAND_HELP = ("Landis & Koch (1977) band of a kappa (value rounded to 10 decimals
              "describes agreement beyond chance, not whether the benchmark is right.")
 
 # The agreement figures each benchmark's own paper reports, by question: the ones to put in a paper
-# (the others are shown for comparison). FollowIR, InfoSearch and IFIR report no agreement
-# coefficient for these questions; for those, the InstructIR choice (Randolph's free-marginal
-# kappa, which does not collapse when one answer dominates) is marked.
-REPORTED = {
-    "validity": ("InstructIR Table 7", ("randolph_kappa", "yes_share")),
-    "naturalness": ("InstructIR Table 7", ("randolph_kappa", "yes_share")),
-    "best_passage": ("InstructIR Table 7", ("cohen_kappa_majority_vs_gold_excluding_ties",
-                                            "top1_accuracy_ties_count_as_wrong")),
-    "passage_match": ("IFIR Table 2 (mean); agreement as InstructIR reports none here",
-                      ("mean_score", "krippendorff_alpha_ordinal")),
-    "instfol_match": ("IFIR App. A.2 (mean)", ("mean_score", "krippendorff_alpha_ordinal")),
-    "relevance": ("as InstructIR Table 7 (FollowIR reports no coefficient)", ("randolph_kappa",)),
-    "condition": ("as InstructIR Table 7 (InfoSearch reports no coefficient)", ("randolph_kappa", "yes_share")),
-}
+# (the others are shown for comparison); each question declares them (``Question.reported``).
+# FollowIR, InfoSearch and IFIR report no agreement coefficient for these questions; for those,
+# the InstructIR choice (Randolph's free-marginal kappa, which does not collapse when one answer
+# dominates) is marked.
+REPORTED = {q.id: q.reported for q in BUILTIN_QUESTIONS.values()}
 
 
-def reported(question: str, statistic: str) -> str:
-    """Whether a statistic of a question is the one to report (the seed paper's choice) or a
-    comparison: the text of the Monitor's "Report" column.
+def reported(question: Question | str, statistic: str) -> str:
+    """Whether a statistic of a question (its declaration, or a built-in one's id) is the one to
+    report (the seed paper's choice) or a comparison: the text of the Monitor's "Report" column.
 
     >>> reported("validity", "randolph_kappa"), reported("validity", "fleiss_kappa")
     ('Report (InstructIR Table 7)', 'comparison')
     >>> reported("best_passage", "top1_accuracy_ties_count_as_wrong")
     'Report (InstructIR Table 7)'
     """
-    source, keys = REPORTED.get(question, ("", ()))
+    source, keys = question.reported if isinstance(question, Question) else REPORTED.get(question, ("", ()))
     return f"Report ({source})" if statistic in keys else "comparison"
 
 

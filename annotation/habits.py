@@ -42,8 +42,8 @@ import json
 import numpy as np
 import pandas as pd
 
-from annotation.glossary import label
 from annotation.outcome_table import outcome_table
+from annotation.questions import study_questions
 from storage import studies, users
 from storage.db import Database
 
@@ -70,7 +70,9 @@ def label_columns(db: Database, study_id: int) -> dict:
     q, questions = pd.factorize(t.question)
     q = q[t.label_row]
     position = np.zeros(len(t.label_row), np.int64)
-    bp = list(questions).index("best_passage") if "best_passage" in list(questions) else -1
+    declared = study_questions(studies.get_study(db, study_id))
+    # the question whose answers are passages shown in a shuffled order (the best passage): read by position
+    bp = next((i for i, name in enumerate(questions) if declared[name].answers_are_passages), -1)
     rows = np.flatnonzero(q == bp)
     if len(rows):  # the one extra read: the shown order of the best-passage labels, aligned on (item, user)
         order = studies.shown_order_columns(db, study_id)
@@ -92,6 +94,7 @@ def label_columns(db: Database, study_id: int) -> dict:
     return {"row": t.label_row[by_queue], "who": who[by_queue], "names": list(names), "q": q[by_queue],
             "questions": list(questions), "value": t.label_value[by_queue], "v": v[by_queue], "values": values,
             "n": t.n_labels[t.label_row][by_queue], "position": position[by_queue], "best_passage": bp,
+            "titles": [declared[name].title for name in questions],
             "screen": screen[t.label_row][by_queue]}
 
 
@@ -231,7 +234,7 @@ def _straight_lining(cols: dict) -> dict[str, list[str]]:
         what = (f"always the {_ordinal(int(one) + 1)} passage shown" if qi == cols["best_passage"]
                 else f"“{cols['value'][mine[0]]}” to all")
         flags.setdefault(names[k], []).append(
-            f"Straight-lining on {label(questions[qi])}: {what} {len(mine)} items (the others: "
+            f"Straight-lining on {cols['titles'][qi]}: {what} {len(mine)} items (the others: "
             f"{float((others == one).mean()):.0%} of their labels on these items)")
     return flags
 

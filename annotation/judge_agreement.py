@@ -29,7 +29,7 @@ from annotation.agreement_bootstrap import percentile_interval
 from annotation.agreement_kernels import cohen_from_tables
 from annotation.agreement_stats import cohen_kappa_table, landis_koch_band
 from annotation.outcome_table import outcome_table
-from annotation.questions import question as human_question
+from annotation.questions import study_questions
 from evaluation.judges.questions import judge_question
 from evaluation.undefined import Undefined, defined_or_none
 from storage import judge_labels as store
@@ -48,13 +48,10 @@ def runs_for_study(db: Database, study_id: int) -> list[dict]:
 
 
 def categories(study: dict, question: str) -> tuple[str, ...]:
-    """The declared answers compared: the study's categories of the question (Yes / No for
-    ``best_passage``: is the target picked)."""
-    if question == "best_passage":
-        return YES_NO
-    s = study["settings"]
-    return human_question(question, naturalness=s.get("naturalness", "yesno"),
-                          relevance=s.get("relevance", "binary")).categories
+    """The declared answers compared: the study's categories of the question (Yes / No for a
+    question whose answer is the target or not, the best passage: is the target picked)."""
+    q = study_questions(study)[question]
+    return YES_NO if q.positive_rule == "target" else q.categories
 
 
 def paired_items(db: Database, study_id: int, run: dict) -> dict:
@@ -64,6 +61,8 @@ def paired_items(db: Database, study_id: int, run: dict) -> dict:
     study = studies.get_study(db, study_id)
     t = outcome_table(db, study_id)
     q = judge_question(run["question"])
+    asked = study_questions(study).get(run["question"])
+    target_rule = asked is not None and asked.positive_rule == "target"
     judge = {(lab["instance_id"], lab["doc_id"] or ""): lab for lab in store.labels(db, run["id"])
              if lab["question"] == run["question"]}
     insts = {i["instance_id"]: i for i in projects.instances(db, study["project_id"])}
@@ -73,8 +72,8 @@ def paired_items(db: Database, study_id: int, run: dict) -> dict:
                                                       t.doc_id.tolist(), t.value.tolist(), t.gold.tolist()):
         if question != run["question"]:
             continue
-        human = value if question != "best_passage" else (None if value is None or not gold else
-                                                          ("Yes" if value == gold else "No"))
+        human = value if not target_rule else (None if value is None or not gold else
+                                               ("Yes" if value == gold else "No"))
         lab = judge.get((inst, doc or ""))
         answer = None if lab is None or lab["value"] is None else q.estimand(lab["value"], lab["payload"])
         meta = insts.get(inst, {})

@@ -26,6 +26,7 @@ import random
 
 from annotation.instfol_study import passage_items, run_rankings
 from annotation.narrative_versions import original_judgments
+from annotation.questions import BUILTIN_QUESTIONS
 from annotation.studies import CONDITION_MODES, bare_instances, match_passages
 from storage import projects, studies
 from storage.db import Database
@@ -47,23 +48,10 @@ def judge_items(db: Database, project: dict, question: str, *, passages: int = 3
     """
     if from_study is not None:
         return study_items(db, project, question, from_study), []
-    pid = project["id"]
-    if question in ("validity", "naturalness"):
-        return [_item(i["instance_id"], question) for i in _instructed(projects.instances(db, pid))], []
-    if question == "best_passage":
-        return _best_passage(db, pid, passages, seed)
-    if question == "passage_match":
-        return _passage_match(db, pid)
-    if question == "condition":
-        return _condition(db, pid)
-    if question == "relevance":
-        return _relevance(db, pid)
-    if question == "instfol_match":
-        if runs is None:
-            raise IFJudgeError("instfol_match items are the passages two runs retrieved: give the bare-query and the "
-                               "instructed runs")
-        return _instfol(db, pid, runs, top_k)
-    raise IFJudgeError(f"no judge items for question {question!r}")
+    asked_per = BUILTIN_QUESTIONS[question].asked_per if question in BUILTIN_QUESTIONS else None
+    if asked_per not in JUDGE_ITEMS:
+        raise IFJudgeError(f"no judge items for question {question!r}")
+    return JUDGE_ITEMS[asked_per](db, project["id"], question, passages=passages, seed=seed, runs=runs, top_k=top_k)
 
 
 def _item(instance_id: str, question: str, doc_id: str = "", payload: dict | None = None) -> dict:
@@ -96,7 +84,11 @@ def study_items(db: Database, project: dict, question: str, study_id: int) -> li
     return out
 
 
-def _best_passage(db: Database, pid: int, passages: int, seed: int) -> tuple[list[dict], list[str]]:
+def _instances(db: Database, pid: int, question: str, **_) -> tuple[list[dict], list[str]]:
+    return [_item(i["instance_id"], question) for i in _instructed(projects.instances(db, pid))], []
+
+
+def _best_passage(db: Database, pid: int, question: str, *, passages: int, seed: int, **_) -> tuple[list[dict], list[str]]:
     qrels = projects.qrels(db, pid, "original")
     instances = _instructed(projects.instances(db, pid))
     targets = {i["instance_id"]: min((d for d, r in (qrels.get(i["instance_id"]) or {}).items() if r > 0), default=None)
@@ -114,14 +106,14 @@ def _best_passage(db: Database, pid: int, passages: int, seed: int) -> tuple[lis
             skipped += 1
             continue
         rng = random.Random(f"{seed}:{i['instance_id']}")
-        items.append(_item(i["instance_id"], "best_passage", payload={
+        items.append(_item(i["instance_id"], question, payload={
             "candidates": sorted([target, *rng.sample(others, passages - 1)]), "target": target}))
     notes = [f"{skipped} instance(s) without their target and {passages - 1} other passages of the group in the "
              "corpus: not judged"] if skipped else []
     return items, notes
 
 
-def _passage_match(db: Database, pid: int) -> tuple[list[dict], list[str]]:
+def _passage_match(db: Database, pid: int, question: str, **_) -> tuple[list[dict], list[str]]:
     qrels = projects.qrels(db, pid, "original")
     all_instances = projects.instances(db, pid)
     bare = bare_instances(all_instances)
@@ -129,12 +121,12 @@ def _passage_match(db: Database, pid: int) -> tuple[list[dict], list[str]]:
     items = []
     for inst in _instructed(all_instances):
         gold, excluded = match_passages(qrels, inst, bare.get(inst["query_id"]), corpus)
-        items += [_item(inst["instance_id"], "passage_match", d, {"kind": kind})
+        items += [_item(inst["instance_id"], question, d, {"kind": kind})
                   for kind, docs in (("gold", gold), ("excluded", excluded)) for d in docs]
     return items, []
 
 
-def _condition(db: Database, pid: int) -> tuple[list[dict], list[str]]:
+def _condition(db: Database, pid: int, question: str, **_) -> tuple[list[dict], list[str]]:
     original = projects.qrels(db, pid, "original")
     by_query: dict[str, dict[str, dict]] = {}
     for inst in projects.instances(db, pid):
@@ -148,12 +140,12 @@ def _condition(db: Database, pid: int) -> tuple[list[dict], list[str]]:
             notes.append(f"{q}: no relevant document under the original qrels")
         for mode in CONDITION_MODES:
             inst = by_query[q].get(mode)
-            items += [_item(inst["instance_id"], "condition", d, {"mode": mode, "qid": key})
+            items += [_item(inst["instance_id"], question, d, {"mode": mode, "qid": key})
                       for d in positives] if inst else []
     return items, notes
 
 
-def _relevance(db: Database, pid: int) -> tuple[list[dict], list[str]]:
+def _relevance(db: Database, pid: int, question: str, **_) -> tuple[list[dict], list[str]]:
     original = projects.qrels(db, pid, "original")
     changed = {i["query_id"]: i for i in projects.instances(db, pid, variant="changed") if i["instruction"].strip()}
     items, notes = [], []
@@ -162,13 +154,18 @@ def _relevance(db: Database, pid: int) -> tuple[list[dict], list[str]]:
         present = projects.existing_doc_ids(db, pid, relevant)
         if len(present) < len(relevant):
             notes.append(f"{q}: {len(relevant) - len(present)} relevant document(s) not in the corpus")
-        items += [_item(inst["instance_id"], "relevance", d, {"control": False}) for d in relevant if d in present]
+        items += [_item(inst["instance_id"], question, d, {"control": False}) for d in relevant if d in present]
     if not changed:
         notes.append("no query has a changed instruction (FollowIR's instruction_changed): nothing to re-judge")
     return items, notes
 
 
-def _instfol(db: Database, pid: int, runs: tuple[dict, dict], k: int) -> tuple[list[dict], list[str]]:
+def _instfol(db: Database, pid: int, question: str, *, runs: tuple[dict, dict] | None, top_k: int,
+             **_) -> tuple[list[dict], list[str]]:
+    if runs is None:
+        raise IFJudgeError(f"{question} items are the passages two runs retrieved: give the bare-query and the "
+                           "instructed runs")
+    k = top_k
     instances = projects.instances(db, pid)
     rankings, notes = run_rankings(instances, runs[0], runs[1], k)
     ranked = [i for i in instances if i["instance_id"] in rankings]
@@ -176,4 +173,10 @@ def _instfol(db: Database, pid: int, runs: tuple[dict, dict], k: int) -> tuple[l
     built, absent = passage_items(ranked, rankings, projects.existing_doc_ids(db, pid, docs), overlap=1)
     if absent:
         notes.append(f"{len(absent)} ranked document(s) are not in the corpus and are not judged")
-    return [_item(it["instance_id"], "instfol_match", it["doc_id"], it["payload"]) for it in built], notes
+    return [_item(it["instance_id"], question, it["doc_id"], it["payload"]) for it in built], notes
+
+
+#: the items a judge answers, by what the question is asked about (``Question.asked_per``): the
+#: same rules as a study's items of it
+JUDGE_ITEMS = {"instance": _instances, "candidates": _best_passage, "gold-and-excluded": _passage_match,
+               "condition-documents": _condition, "narrative-documents": _relevance, "ranked-passages": _instfol}

@@ -7,7 +7,8 @@ import csv
 import io
 from pathlib import Path
 
-from annotation.estimands import counts_as_yes
+from annotation.question_type import Question
+from annotation.questions import BUILTIN_QUESTIONS
 from formats.text import decode_utf8
 from storage.errors import ImportFailure
 
@@ -54,20 +55,22 @@ def read_judge_labels(path: str | Path) -> dict[tuple[str, str, str], str]:
     return out
 
 
-def judge_yes(question: str, value: str, *, threshold: int, scale: str) -> int | None:
-    """The judge's answer as 1 / 0 for the estimand of ``question`` (None: not an answer of it).
-    ``best_passage``: Yes/No or 1/0 (is the dataset's target the best passage); otherwise an
-    answer of the question.
+def judge_yes(question: Question, value: str, *, threshold: int) -> int | None:
+    """The judge's answer as 1 / 0 for the estimand of ``question`` (its declaration; None: not an
+    answer of it). A question whose answers are passages (the best passage): Yes/No or 1/0 (is
+    the dataset's target the best passage); otherwise an answer of the question, in any of its
+    forms (a 1-5 naturalness judge read against a Yes / No study), positive as the question
+    declares (``threshold``: the passage match's).
 
-    >>> judge_yes("best_passage", "1", threshold=4, scale="binary"), judge_yes("naturalness", "2", threshold=4, scale="binary")
+    >>> from annotation.questions import question
+    >>> judge_yes(question("best_passage"), "1", threshold=4), judge_yes(question("naturalness"), "2", threshold=4)
     (1, 0)
     """
     v = value.strip()
-    if question == "best_passage":
+    if question.positive_rule == "target":
         return {"1": 1, "yes": 1, "0": 0, "no": 0}.get(v.lower())
-    if question in ("validity", "condition") or (question == "naturalness" and not v.isdigit()):
-        return {"Yes": 1, "No": 0}.get(v)
-    if question in ("naturalness", "passage_match"):
-        return int(counts_as_yes(question, v, gold=None, threshold=threshold, scale=scale)) if v in "12345" and v else None
+    base = BUILTIN_QUESTIONS.get(question.id) if question.builtin else None
+    for form in ([f for _, f in base.forms] if base is not None and base.forms else [question]):
+        if v in form.categories:
+            return int(bool(form.is_positive(v, threshold=form.threshold_in({"match_threshold": threshold}))))
     return None
-

@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from annotation.judge_agreement import categories, paired_items
 from annotation.judge_items import judge_items
+from annotation.questions import question
 from evaluation.judges.local import choose_threshold
 from evaluation.judges.runs import JudgeSpec, estimate, open_run
 from storage import judge_labels as store
@@ -34,9 +35,10 @@ def prepare_run(db: Database, project: str, spec: JudgeSpec, *, created_by: str,
     items, notes = judge_items(db, proj, spec.question, passages=passages, seed=seed, runs=runs, top_k=top_k,
                                from_study=from_study)
     extra = dict(spec.extra)
-    if spec.question == "best_passage" and from_study is None:
+    asked_per = question(spec.question).asked_per  # what the items are drawn from: recorded with the run
+    if asked_per == "candidates" and from_study is None:
         extra.update(passages=passages, item_seed=seed)
-    if spec.question == "instfol_match" and from_study is None:
+    if asked_per == "ranked-passages" and from_study is None:
         extra["top_k"] = top_k
     if from_study is not None:
         extra["from_study"] = from_study
@@ -55,8 +57,8 @@ def fit_threshold(db: Database, run_id: int, study_id: int) -> dict:
     run = store.get_run(db, run_id)
     if run["judge"] == "chat":
         raise IFJudgeError(f"judge run {run_id} is a chat judge: its answers need no threshold")
-    if run["question"] == "best_passage":
-        raise IFJudgeError("a local best_passage judge picks the best-scoring candidate: no threshold")
+    if question(run["question"]).answers_are_passages:
+        raise IFJudgeError(f"a local {run['question']} judge picks the best-scoring candidate: no threshold")
     study = studies.get_study(db, study_id)
     cats = categories(study, run["question"])
     if len(cats) != 2:

@@ -23,44 +23,22 @@ from annotation.glossary import label, undefined
 from annotation.outcome_table import outcome_table
 from annotation.outcomes import labels_frame, question_labels
 from annotation.qrels_builds import study_completeness
+from annotation.questions import study_question, study_questions
 from annotation.scale_summary import scale_summary
 from annotation.study_design import study_design
 from storage import studies, users
 from storage.db import Database
 
-TABLE7_ROWS = {
-    "validity": [("kappa coefficient (Randolph, 2005)", "randolph_kappa"), ("Proportion of Yes response", "yes_share")],
-    "naturalness": [("kappa coefficient (Randolph, 2005)", "randolph_kappa"), ("Proportion of Yes response", "yes_share")],
-    "best_passage": [("kappa coefficient (Cohen, 1960)", "cohen_kappa_majority_vs_gold_excluding_ties"),
-                     ("Top-1 Accuracy", "top1_accuracy_ties_count_as_wrong"),
-                     ("Top-1 Accuracy excluding ties", "top1_accuracy_excluding_ties"),
-                     ("Number of ties (no majority)", "n_majority_ties")],
-    "passage_match": [("Krippendorff alpha (ordinal)", "krippendorff_alpha_ordinal"), ("Mean score", "mean_score")],
-    "relevance": [("kappa coefficient (Randolph, 2005)", "randolph_kappa"), ("Fleiss kappa", "fleiss_kappa"),
-                  ("Percent agreement", "percent_agreement_pairwise")],
-    "condition": [("kappa coefficient (Randolph, 2005)", "randolph_kappa"), ("Fleiss kappa", "fleiss_kappa"),
-                  ("Percent agreement", "percent_agreement_pairwise"), ("Proportion of Yes response", "yes_share")],
-    "instfol_match": [("Krippendorff alpha (ordinal)", "krippendorff_alpha_ordinal"), ("Mean score", "mean_score")],
-}
-PROMPTS = {
-    "validity": "Q1. Is the instruction valid for the search user?",
-    "naturalness": "Q2. Is the instruction natural for the given query?",
-    "best_passage": "Q3. Which passage is the most natural for the given instruction and query?",
-    "passage_match": "How well does the passage match the instruction and query? (1-5)",
-    "relevance": "Is the document relevant under the narrative?",
-    "instfol_match": "How well does the passage match the instruction and query? (0-3)",
-    "condition": "Does this document satisfy the instruction's condition?",
-}
-
-
 def decision_inputs(db: Database, study_id: int, question_id: str, *, overlap: bool = True) -> tuple[dict | None, dict]:
     """What the majority of each item of one question depends on besides its labels, coded as
     :func:`annotation.outcomes.labels_frame` codes the labels: ``(overlap, adjudications)`` =
     item id -> planned annotators (the item's cap, the study's overlap) and item id -> the newest
-    adjudicated value (``best_passage``: the chosen passage's position in the candidate list).
+    adjudicated value (a question whose answers are passages, the best passage: the chosen
+    passage's position in the candidate list).
     :func:`annotation.agreement.agreement_report` takes both, so that Table 7 decides items as
     the outcomes and the validated qrels do (:func:`annotation.majority.decide`). Without
     ``overlap`` the first is None (the outcome table's ``cap`` holds it)."""
+    by_position = study_question(studies.get_study(db, study_id), question_id).answers_are_passages
     adjudicated = studies.adjudications(db, study_id)
     planned = None
     if overlap or adjudicated:
@@ -72,7 +50,7 @@ def decision_inputs(db: Database, study_id: int, question_id: str, *, overlap: b
         if i not in planned:
             continue
         value = a["value"]
-        if question_id == "best_passage":
+        if by_position:
             passages = studies.item_candidates(db, study_id, question_id) if passages is None else passages
             candidates = passages[i]
             if value not in candidates:
@@ -120,7 +98,8 @@ def _question_report(db: Database, study_id: int, question_id: str, *, n_boot: i
     rows, values, categories, gold = question_labels(db, study_id, question_id)
     if not len(rows):
         return None
-    ordinal = question_id in ("passage_match", "instfol_match") or categories == ["1", "2", "3", "4", "5"]
+    q = study_question(studies.get_study(db, study_id), question_id)
+    ordinal = q.scale == "ordinal"  # declared: the ordinal coefficients (Krippendorff ordinal, weighted Cohen)
     coded = coded_labels(db, study_id, question_id, rows, values, categories, gold)
     if coded is None:  # something the coding refuses: the long table, whose checks name it
         frame, categories, gold = labels_frame(db, study_id, question_id)
@@ -142,9 +121,22 @@ def _question_report(db: Database, study_id: int, question_id: str, *, n_boot: i
         report["yes_share"] = report["majority_shares"]["Yes"]
         if "intervals" in report:
             report["intervals"]["yes_share"] = report["intervals"].get("majority_share_Yes")
-    if ordinal:
+    if any(key == "positive_share" for _, key in q.monitor_rows):
+        _positive_share(report, q.positive)
+    if q.numeric:
         report["mean_score"] = float(pd.Series(values, dtype=object).astype(float).mean())
     return report
+
+
+def _positive_share(report: dict, positive: tuple[str, ...]) -> None:
+    """``positive_share``: the items whose majority is one of the ``positive`` answers, over every
+    labelled item (as "Proportion of Yes response"), with its interval when the report has
+    intervals (the sum of the answers' shares, replicate by replicate, when there is one answer:
+    the interval of that answer's share; else none)."""
+    report["positive_share"] = float(sum(report["majority_shares"].get(c, 0.0) for c in positive))
+    if "intervals" in report:
+        report["intervals"]["positive_share"] = (report["intervals"].get(f"majority_share_{positive[0]}")
+                                                 if len(positive) == 1 else None)
 
 
 def coded_labels(db: Database, study_id: int, question_id: str, rows: np.ndarray, values, categories: list[str],
@@ -192,16 +184,19 @@ def coded_labels(db: Database, study_id: int, question_id: str, rows: np.ndarray
 
 
 def table7(db: Database, study_id: int, *, n_boot: int = 200, seed: int = 0) -> list[dict]:
-    """Rows (question, statistic, value, low, high, band) like InstructIR's Table 7."""
+    """Rows (question, statistic, value, low, high, band) like InstructIR's Table 7: per question of
+    the study the rows its declaration names (``Question.monitor_rows``), each with the question's
+    id and short name and the key of its statistic in the question report."""
     study = studies.get_study(db, study_id)
     rows = []
-    for q in study["questions"]:
+    for q, d in study_questions(study).items():
         rep = question_report(db, study_id, q, n_boot=n_boot, seed=seed)
-        for statistic, key in TABLE7_ROWS.get(q, []):
+        for statistic, key in d.monitor_rows:
             value = None if rep is None else rep.get(key)
             interval = (rep or {}).get("intervals", {}).get(key) or {}
             rows.append({
-                "question": PROMPTS.get(q, q), "statistic": statistic, "value": value,
+                "question": d.monitor_prompt or d.prompt, "question_id": q, "name": d.title, "key": key,
+                "statistic": statistic, "value": value,
                 "low": interval.get("low"), "high": interval.get("high"),
                 "resampled": (rep or {}).get("intervals_resampled"),
                 "band": (rep or {}).get("bands", {}).get(key) if key in (rep or {}).get("bands", {}) else None,
@@ -228,18 +223,15 @@ def extrapolation(db: Database, study_id: int) -> dict:
     show is :func:`annotation.estimates.benchmark_estimates` (design-aware intervals)."""
     t = outcome_table(db, study_id)
     out = {}
-    for q in ("validity", "naturalness", "best_passage"):
+    for q, d in study_questions(studies.get_study(db, study_id)).items():
+        if not d.extrapolation:  # the questions InstructIR's validation reads this way
+            continue
         rows = np.flatnonzero((t.question == q) & (t.provenance != "unresolved"))
         if not len(rows):
             continue
-        values, gold = t.value[rows].tolist(), t.gold[rows].tolist()
-        if q == "validity":
-            out["invalid"] = wilson(sum(v == "No" for v in values), len(values))
-        elif q == "naturalness":
-            out["unnatural"] = wilson(sum(v == "No" or (v.isdigit() and int(v) < 3) for v in values), len(values))
-        else:
-            decided = [v != g for v, g in zip(values, gold) if g]
-            out["majority_differs_from_target"] = wilson(sum(decided), len(decided))
+        positive = [d.is_positive(v, gold=g) for v, g in zip(t.value[rows].tolist(), t.gold[rows].tolist())]
+        decided = [p for p in positive if p is not None]
+        out[d.extrapolation] = wilson(sum(not p for p in decided), len(decided))
     return out
 
 

@@ -3,13 +3,14 @@
 reason wherever a value is missing. Formats the outputs of :mod:`annotation.monitor`; no
 Streamlit here.
 
+>>> from annotation.questions import question as q
 >>> shorten("a  long\\ninstruction text", 12)
 'a long inst…'
->>> heading("ifir", ["passage_match", "naturalness"])
+>>> heading("ifir", [q("passage_match"), q("naturalness")])
 'Agreement (IFIR Table 2 questions)'
->>> heading("infosearch", ["condition"]), heading("followir", ["relevance"])
+>>> heading("infosearch", [q("condition")]), heading("followir", [q("relevance")])
 ('Condition judgments (InfoSearch §2): agreement', 'Re-judging agreement (FollowIR §3)')
->>> heading("generic", ["validity", "naturalness", "best_passage"])
+>>> heading("generic", [q("validity"), q("naturalness"), q("best_passage")])
 'Human verification (InstructIR Table 7)'
 """
 from __future__ import annotations
@@ -20,6 +21,8 @@ import re
 from annotation import monitor
 from annotation.glossary import PROVENANCE, STATISTIC_HELP, STATISTICS, UNDEFINED, label, reported, votes
 from annotation.majority import decide
+from annotation.question_type import Question
+from annotation.questions import study_questions
 from storage import projects, studies
 from storage.db import Database
 
@@ -50,16 +53,24 @@ def readable_note(note: str) -> str:
     return re.sub(r"\b[a-z0-9]+(?:_[a-z0-9]+)+\b", lambda m: STATISTICS.get(m.group(0), m.group(0)), note)
 
 
-def heading(kind: str, questions: list[str]) -> str:
-    """The heading of the agreement table, named after the benchmark's own table or section."""
-    qs = set(questions)
-    if kind == "ifir" or qs & {"passage_match", "instfol_match"} and not qs & {"validity", "best_passage"}:
-        return "Agreement (IFIR Table 2 questions)"
-    if kind == "infosearch" or qs == {"condition"}:
-        return "Condition judgments (InfoSearch §2): agreement"
-    if kind == "followir" or "relevance" in qs:
-        return "Re-judging agreement (FollowIR §3)"
-    return "Human verification (InstructIR Table 7)"
+#: the agreement table's heading, by the benchmark whose protocol the study follows
+HEADINGS = {"IFIR": "Agreement (IFIR Table 2 questions)", "InfoSearch": "Condition judgments (InfoSearch §2): agreement",
+            "FollowIR": "Re-judging agreement (FollowIR §3)", "InstructIR": "Human verification (InstructIR Table 7)"}
+KIND_BENCHMARKS = {"ifir": "IFIR", "infosearch": "InfoSearch", "followir": "FollowIR"}
+
+
+def heading(kind: str, questions: list[Question]) -> str:
+    """The heading of the agreement table, named after the benchmark's own table or section: the
+    project kind's benchmark, else the one benchmark whose protocol asks every question of the
+    study that a benchmark asks (``Question.benchmark``); InstructIR's Table 7 otherwise, and
+    "Agreement" for a study of a lead's own questions only."""
+    if kind in KIND_BENCHMARKS:
+        return HEADINGS[KIND_BENCHMARKS[kind]]
+    named = [set(q.benchmark) for q in questions if q.benchmark]
+    if not named:
+        return "Agreement" if questions else HEADINGS["InstructIR"]
+    common = set.intersection(*named)
+    return HEADINGS[common.pop()] if len(common) == 1 else HEADINGS["InstructIR"]
 
 
 def _num(value, digits: int = 3) -> str | None:
@@ -81,8 +92,8 @@ def over(key: str, report: dict | None) -> str:
     '47 decided'
     """
     r = report or {}
-    if key in ("yes_share", "top1_accuracy_ties_count_as_wrong", "n_majority_ties"):
-        n = r.get("n_items_with_gold", r.get("n_items")) if key != "yes_share" else r.get("n_items")
+    if key in ("yes_share", "positive_share", "top1_accuracy_ties_count_as_wrong", "n_majority_ties"):
+        n = r.get("n_items_with_gold", r.get("n_items")) if key not in ("yes_share", "positive_share") else r.get("n_items")
         return "" if n is None else f"{n} labelled"
     if key in ("cohen_kappa_majority_vs_gold_excluding_ties", "top1_accuracy_excluding_ties"):
         if r.get("n_items_with_gold") is None:
@@ -102,23 +113,20 @@ def table7_rows(rows: list[dict], reports: dict | None = None) -> list[dict]:
     figure is counted over (:func:`over`; ``reports``: question id -> its question report) and
     what the statistic means.
 
-    >>> table7_rows([{"question": "Q1", "statistic": "Proportion of Yes response", "value": None, "low": None,
-    ...               "high": None, "band": None, "undefined_reason": "no labels yet"}])[0]["Value"]
+    >>> table7_rows([{"question": "Q1", "statistic": "Proportion of Yes response", "key": "yes_share", "value": None,
+    ...               "low": None, "high": None, "band": None, "undefined_reason": "no labels yet"}])[0]["Value"]
     '—'
     """
-    keys = {lab: key for spec in monitor.TABLE7_ROWS.values() for lab, key in spec}
-    short = {prompt: label(q) for q, prompt in monitor.PROMPTS.items()}  # the full wording is the column's help
-    qid = {prompt: q for q, prompt in monitor.PROMPTS.items()}
     out = []
     for r in rows:
         value = _num(r["value"])
         low, high = _num(r.get("low")), _num(r.get("high"))
-        key = keys.get(r["statistic"], "")
-        out.append({
-            "Question": short.get(r["question"], r["question"]), "Statistic": r["statistic"], "Value": value or UNDEFINED,
+        key = r.get("key", "")
+        out.append({  # the short name; the full wording is the column's help
+            "Question": r.get("name") or r["question"], "Statistic": r["statistic"], "Value": value or UNDEFINED,
             "95% interval": f"{low} to {high}" if low is not None and high is not None else UNDEFINED,
             "Band": r.get("band") or "",
-            "Over": over(key, (reports or {}).get(qid.get(r["question"], ""))),
+            "Over": over(key, (reports or {}).get(r.get("question_id", ""))),
             "Why undefined": "" if value is not None else (r.get("undefined_reason") or "undefined"),
             "What it means": STATISTIC_HELP.get(key, ""),
         })
@@ -136,12 +144,13 @@ def interval_help(rows: list[dict]) -> str:
     return "bootstrap percentile interval" + (f", {how}" if how else "")
 
 
-def question_rows(question: str, report: dict) -> list[dict]:
+def question_rows(question: Question, report: dict) -> list[dict]:
     """A question's agreement report as table rows (:func:`annotation.monitor.report_rows`) with
     "Report": whether the figure is the one the benchmark's paper reports or a comparison
     (:func:`annotation.glossary.reported`); counts carry no such mark.
 
-    >>> rows = question_rows("validity", {"n_items": 8, "randolph_kappa": 0.5, "fleiss_kappa": 0.1})
+    >>> from annotation.questions import question
+    >>> rows = question_rows(question("validity"), {"n_items": 8, "randolph_kappa": 0.5, "fleiss_kappa": 0.1})
     >>> [(r["Statistic"], r["Report"]) for r in rows]
     [('Items', ''), ('Randolph free-marginal kappa', 'Report (InstructIR Table 7)'), ('Fleiss kappa', 'comparison')]
     """
@@ -155,24 +164,21 @@ def question_rows(question: str, report: dict) -> list[dict]:
     return out
 
 
-SHORT = {"validity": "Valid", "naturalness": "Natural", "best_passage": "Passage", "passage_match": "Match",
-         "instfol_match": "Match", "relevance": "Relevant", "condition": "Condition"}
+def answer_columns(questions: list[Question], answers: dict[str, dict], positions: dict[int, float]) -> dict[str, str]:
+    """An annotator's answers as one short column per question (``Question.short``): per Yes/No
+    question the share of Yes, per other question its most given answer and share; for a
+    question whose answers are passages (the best passage) the position on screen they pick most.
 
-
-def answer_columns(questions: list[str], answers: dict[str, dict], positions: dict[int, float]) -> dict[str, str]:
-    """An annotator's answers as one short column per question (:data:`SHORT` names): per Yes/No
-    question the share of Yes, per other question its most given answer and share; for the best
-    passage the position on screen they pick most.
-
-    >>> answer_columns(["validity", "naturalness", "best_passage"],
+    >>> from annotation.questions import question
+    >>> answer_columns([question("validity"), question("naturalness"), question("best_passage")],
     ...                {"validity": {"Yes": 1.0}, "naturalness": {"Yes": 0.75, "No": 0.25}}, {1: 0.5, 2: 0.3, 3: 0.2})
     {'Valid': 'Yes 100%', 'Natural': 'Yes 75%', 'Passage': '1st 50%'}
     """
     out = {}
     for q in questions:
-        name = SHORT.get(q, label(q))
-        shares = answers.get(q) or {}
-        if q == "best_passage":
+        name = q.short or q.title
+        shares = answers.get(q.id) or {}
+        if q.answers_are_passages:
             if positions:
                 p, share = max(positions.items(), key=lambda kv: kv[1])
                 out[name] = f"{ {1: '1st', 2: '2nd', 3: '3rd'}.get(p, f'{p}th')} {share:.0%}"
@@ -188,15 +194,20 @@ def answer_columns(questions: list[str], answers: dict[str, dict], positions: di
     return out
 
 
-def answer_help(question: str) -> str:
+def answer_help(question: Question) -> str:
     """The hover text of an annotator table's answer column."""
-    if question == "best_passage":
+    if question.answers_are_passages:
         return ("The position on screen of the passage the annotator picks most, and how often (passages are shuffled "
                 "for each annotator: about 1 in 3 for each position is expected).")
-    return f"{label(question)}: the share of Yes in the annotator's labels (else their most given answer)."
+    return f"{question.title}: the share of Yes in the annotator's labels (else their most given answer)."
 
 
-def habit_rows(table: list[dict], habits: dict, questions: list[str], checks: dict | None = None) -> list[dict]:
+def question_help(questions: list[Question]) -> str:
+    """The hover of the Table 7 view's Question column: each question's short name and wording."""
+    return "\n".join(f"- **{q.title}**: {q.monitor_prompt or q.prompt}" for q in questions)
+
+
+def habit_rows(table: list[dict], habits: dict, questions: list[Question], checks: dict | None = None) -> list[dict]:
     """The Monitor's annotator table: per annotator of the study (:func:`annotation.monitor.annotator_table`
     rows) their screens, median time, answers per question (:func:`answer_columns`), agreement with
     the others (:func:`annotation.habits.annotator_habits`), check items right (``checks``:
@@ -233,7 +244,17 @@ def disagreement_rows(db: Database, study_id: int) -> list[dict]:
 
 def disagreement_questions(db: Database, study_id: int) -> list[str]:
     """The short names of the questions that have a disagreement (the page's filter), sorted."""
-    return sorted({label(r["question"]) for r in monitor.disagreements(db, study_id)})
+    names = _names(db, study_id)
+    return sorted({names[r["question"]] for r in monitor.disagreements(db, study_id)})
+
+
+def _declared(db: Database, study_id: int) -> dict[str, Question]:
+    return study_questions(studies.get_study(db, study_id))
+
+
+def _names(db: Database, study_id: int) -> dict[str, str]:
+    """Question id -> its short name (``Question.title``), for the study's questions."""
+    return {q: d.title for q, d in _declared(db, study_id).items()}
 
 
 def page_slice(total: int, page: int, size: int = PAGE_ROWS) -> tuple[int, int, int, int]:
@@ -255,16 +276,18 @@ def disagreement_page(db: Database, study_id: int, *, questions=(), page: int = 
     ``total`` counts the rows the filter keeps and ``start`` is the index of the first row
     shown; ``size`` rows a page (default :data:`PAGE_ROWS`). Only the rows of the page are given their texts: a study of 100,000 labels has tens
     of thousands of disagreements, and a lead reads them a page at a time."""
-    rows = [r for r in monitor.disagreements(db, study_id) if not questions or label(r["question"]) in questions]
+    names = _names(db, study_id)
+    rows = [r for r in monitor.disagreements(db, study_id) if not questions or names[r["question"]] in questions]
     page, pages, start, stop = page_slice(len(rows), page, size or PAGE_ROWS)
     return {"rows": _with_texts(db, study_id, rows[start:stop]), "total": len(rows), "page": page, "pages": pages,
             "start": start}
 
 
 def _with_texts(db: Database, study_id: int, rows: list[dict]) -> list[dict]:
-    pid = studies.get_study(db, study_id)["project_id"]
-    # best passage: the answers are doc ids; their texts are shown with the item
-    chosen = {r["item"]: list(r["labels"]) for r in rows if r["question"] == "best_passage"}
+    study = studies.get_study(db, study_id)
+    pid, declared = study["project_id"], study_questions(study)
+    # answers that are passages (the best passage): doc ids; their texts are shown with the item
+    chosen = {r["item"]: list(r["labels"]) for r in rows if declared[r["question"]].answers_are_passages}
     docs = projects.documents_by_id(db, pid, {r["doc_id"] for r in rows if r.get("doc_id")}
                                     | {d for ids in chosen.values() for d in ids})
     voted = {i: [(d, _text(docs.get(d))) for d in ids] for i, ids in chosen.items()}
@@ -281,7 +304,7 @@ def _with_texts(db: Database, study_id: int, rows: list[dict]) -> list[dict]:
         how = PROVENANCE.get(r["provenance"], label(r["provenance"])).lower()
         out.append({  # what to decide first, then the instruction: every column in view at 1280 px
             "item": r["item"],
-            "Question": label(r["question"]),
+            "Question": declared[r["question"]].title,
             "Votes": votes(r["labels"]),
             "Disagreement": round(float(r["disagreement"]), 2),
             "Decision": f"{decision} ({how})" if decision is not None else f"{UNDEFINED} {why}",
@@ -309,13 +332,14 @@ def reason_page(db: Database, study_id: int, *, contains: str = "", page: int = 
 
 
 def _reasons_with_texts(db: Database, study_id: int, rows: list[dict]) -> list[dict]:
-    pid = studies.get_study(db, study_id)["project_id"]
+    study = studies.get_study(db, study_id)
+    pid, declared = study["project_id"], study_questions(study)
     cache: dict[str, dict] = {}
     out = []
     for r in rows:
         inst = cache.get(r["instance"])
         if inst is None:
             inst = cache[r["instance"]] = projects.get_instance(db, pid, r["instance"]) or {}
-        out.append({"Question": label(r["question"]), "Annotator": r["annotator"], "Answer": r["value"],
+        out.append({"Question": declared[r["question"]].title, "Annotator": r["annotator"], "Answer": r["value"],
                     "Reason": r["reason"], "Instruction": shorten(inst.get("instruction"))})
     return out

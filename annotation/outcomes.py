@@ -22,7 +22,7 @@ import pandas as pd
 from annotation import majority
 from annotation.gc_pause import paused_gc
 from annotation.outcome_table import outcome_table
-from annotation.questions import question
+from annotation.questions import study_question, study_questions
 from storage import projects, studies
 from storage.db import Database
 
@@ -93,9 +93,9 @@ def labels_frame(db: Database, study_id: int, question_id: str) -> tuple[pd.Data
     """The long table (item, annotator, label), the declared categories and the gold answers of one
     question of a study, as :func:`annotation.agreement.agreement_report` takes them.
 
-    ``best_passage`` labels are doc ids whose candidates differ per item; they are coded as the
-    position ("1".."N") of the chosen passage in the item's canonical (sorted) candidate list, and
-    the gold as the target's position.
+    Labels that are passages (the best passage: doc ids whose candidates differ per item) are
+    coded as the position ("1".."N") of the chosen passage in the item's canonical (sorted)
+    candidate list, and the gold as the target's position.
     """
     rows, values, categories, gold = question_labels(db, study_id, question_id)
     t = outcome_table(db, study_id)
@@ -108,19 +108,19 @@ def question_labels(db: Database, study_id: int, question_id: str) -> tuple[np.n
     categories, gold)``: the indices of the question's labels among the outcome table's labels
     (:func:`annotation.outcome_table.outcome_table`, in its order), their values as the agreement
     statistics code them (best passage: the position), the declared categories and the gold."""
-    s = studies.get_study(db, study_id)["settings"]
+    study = studies.get_study(db, study_id)
+    q = study_question(study, question_id)
     t = outcome_table(db, study_id)
     rows = np.flatnonzero(t.question[t.label_row] == question_id)
     items, values = t.item[t.label_row[rows]], t.label_value[rows]
     gold = None
-    if question_id == "best_passage":
+    if q.answers_are_passages:
         candidates = studies.item_candidates(db, study_id, question_id)
-        n = int(s.get("passages", 3))
+        n = int(study["settings"].get("passages", 3))
         categories = [str(i) for i in range(1, n + 1)]
         values = passage_positions(candidates, items, values)
         gold = {i: str(candidates[i].index(g) + 1) for i, g in t.gold_of(question_id).items()}
     else:
-        q = question(question_id, naturalness=s.get("naturalness", "yesno"), relevance=s.get("relevance", "binary"))
         categories = list(q.categories)
     return rows, values, categories, gold
 
@@ -197,22 +197,18 @@ def match_score(labels: list[str], decision: majority.Decision | None = None) ->
 
 
 def instance_decisions(db: Database, study_id: int, rules: ValidationRules | None = None) -> dict[str, dict]:
-    """instance id -> {"keep": bool, "why": [...], "outcomes": {question: Outcome}}."""
+    """instance id -> {"keep": bool, "why": [...], "outcomes": {question: Outcome}}: an instance is
+    left out when a decided answer drops it (each question's own rule,
+    :meth:`annotation.question_type.Question.drop_reason`, as ``rules`` switch them)."""
     rules = rules or ValidationRules()
+    declared = study_questions(studies.get_study(db, study_id))
     out: dict[str, dict] = {}
     for o in item_outcomes(db, study_id):
         d = out.setdefault(o.instance_id, {"keep": True, "why": [], "outcomes": {}})
         d["outcomes"][o.question] = o
-        if o.value is None:
-            continue
-        if o.question == "validity" and rules.drop_invalid and o.value == "No":
-            d["keep"], d["why"] = False, [*d["why"], "invalid"]
-        if o.question == "naturalness" and rules.drop_unnatural:
-            unnatural = o.value == "No" or (o.value.isdigit() and int(o.value) < rules.likert_threshold)
-            if unnatural:
-                d["keep"], d["why"] = False, [*d["why"], "unnatural"]
-        if o.question == "best_passage" and rules.drop_best_passage_mismatch and o.gold and o.value != o.gold:
-            d["keep"], d["why"] = False, [*d["why"], "best passage differs from the target"]
+        why = declared[o.question].drop_reason(o.value, gold=o.gold, rules=rules)
+        if why is not None:
+            d["keep"], d["why"] = False, [*d["why"], why]
     return out
 
 

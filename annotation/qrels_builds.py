@@ -35,6 +35,8 @@ from annotation import majority
 from annotation.gc_pause import paused_gc
 from annotation.outcomes import ValidationRules, match_score
 from annotation.narrative_versions import original_judgments
+from annotation.question_type import Question
+from annotation.questions import study_questions
 from annotation.resolution import UNRESOLVED_POLICIES  # noqa: F401  (named where --help reads them)
 from annotation.rejudging import KIND_VERSIONS, PURPOSES, changed_judgments, kind_of_study, rejudge_summary
 from formats.bundle import VALIDATES
@@ -42,8 +44,6 @@ from storage import narratives as narrative_store
 from storage import projects, studies
 from storage.errors import IFJudgeError
 from storage.db import Database
-
-INSTANCE_QUESTIONS = ("validity", "naturalness", "best_passage", "passage_match")
 
 
 class UnresolvedJudgments(IFJudgeError):
@@ -104,34 +104,78 @@ def study_completeness(db: Database, study_id: int) -> dict:
             "complete": n == planned}
 
 
+#: the kind of study whose outcomes a qrels build reads, by the build a question declares
+#: (``Question.qrels_build``), in the order a study of mixed questions is classed
+STUDY_KINDS = (("validated", "instance"), ("condition", "condition"), ("rejudged", "relevance"))
+
+
 def _study_kind(study: dict) -> str | None:
-    qs = set(study["questions"])
-    if qs & set(INSTANCE_QUESTIONS):
-        return "instance"
-    if "condition" in qs:
-        return "condition"
-    if "relevance" in qs:
-        return "relevance"
-    return None
+    """``instance``, ``condition`` or ``relevance``: the build the study's questions feed
+    (None: none, e.g. INSTFOL)."""
+    builds = {q.qrels_build for q in study_questions(study).values()}
+    return next((kind for build, kind in STUDY_KINDS if build in builds), None)
 
 
-def _check_studies(db, project_id: int, study_ids: list[int], allow_incomplete: bool) -> list[dict]:
-    if not study_ids:
-        raise IFJudgeError("name the study (or studies) the validated qrels are built from: --study ID")
-    infos = []
-    for sid in dict.fromkeys(study_ids):
-        s = studies.get_study(db, sid)
-        if s["project_id"] != project_id:
-            raise IFJudgeError(f"study {sid} ({s['name']}) belongs to another project")
-        info = study_completeness(db, sid)
-        info["kind"] = _study_kind(s)
-        infos.append(info)
-    incomplete = [i for i in infos if not i["complete"]]
-    if incomplete and not allow_incomplete:
-        what = "; ".join(f"study {i['id']} ({i['name']}) has {i['labelled']} of {i['planned']} planned labels"
-                         for i in incomplete)
-        raise IncompleteStudy(f"{what}: confirm that you export from an unfinished study (--allow-incomplete)")
-    return infos
+@dataclass
+class BuildInputs:
+    """What the builds of one request read, once (as ``_Inputs`` of :mod:`evaluation.runner`): the
+    project's row, the named studies' rows and their completeness (``infos``, checked: each
+    belongs to the project, each is finished unless allowed) and each qrels version of the
+    project, read when a build first asks for it."""
+
+    db: Database
+    project: dict
+    studies: dict[int, dict]
+    infos: list[dict]
+    _qrels: dict[str, dict] = field(default_factory=dict)
+    _pooled: dict[tuple, dict] = field(default_factory=dict)
+
+    @classmethod
+    def read(cls, db: Database, project, study_ids: list[int], allow_incomplete: bool) -> "BuildInputs":
+        """The inputs of builds from ``study_ids`` of ``project`` (its row, or its name or id)."""
+        if not isinstance(project, dict):
+            project = projects.get_project_by_id(db, project) if isinstance(project, int) else projects.get_project(db, project)
+        if not study_ids:
+            raise IFJudgeError("name the study (or studies) the validated qrels are built from: --study ID")
+        rows = {sid: studies.get_study(db, sid) for sid in dict.fromkeys(study_ids)}
+        infos = []
+        for sid, s in rows.items():
+            if s["project_id"] != project["id"]:
+                raise IFJudgeError(f"study {sid} ({s['name']}) belongs to another project")
+            n, planned = studies.labelled_assignments(db, sid)
+            infos.append({"id": s["id"], "name": s["name"], "questions": s["questions"], "labelled": n,
+                          "planned": planned, "complete": n == planned, "kind": _study_kind(s)})
+        incomplete = [i for i in infos if not i["complete"]]
+        if incomplete and not allow_incomplete:
+            what = "; ".join(f"study {i['id']} ({i['name']}) has {i['labelled']} of {i['planned']} planned labels"
+                             for i in incomplete)
+            raise IncompleteStudy(f"{what}: confirm that you export from an unfinished study (--allow-incomplete)")
+        return cls(db, project, rows, infos)
+
+    def only(self, kind: str) -> "BuildInputs":
+        """The same inputs restricted to the named studies of one kind (their qrels read once for all)."""
+        infos = [i for i in self.infos if i["kind"] == kind]
+        return BuildInputs(self.db, self.project, {i["id"]: self.studies[i["id"]] for i in infos}, infos, self._qrels)
+
+    def qrels(self, version: str) -> dict[str, dict[str, int]]:
+        """The project's qrels ``version`` (read once; read it, do not change it)."""
+        if version not in self._qrels:
+            self._qrels[version] = projects.qrels(self.db, self.project["id"], version)
+        return self._qrels[version]
+
+    def pooled(self, questions: tuple[str, ...]) -> dict[tuple, dict]:
+        """:func:`pooled_decisions` of the named studies' items of ``questions`` (computed once)."""
+        if questions not in self._pooled:
+            self._pooled[questions] = pooled_decisions(self.db, [i["id"] for i in self.infos], questions)
+        return self._pooled[questions]
+
+    def questions(self) -> dict[str, Question]:
+        """Question id -> declaration, over the named studies (the first study that asks it)."""
+        out: dict[str, Question] = {}
+        for i in self.infos:
+            for qid, q in study_questions(self.studies[i["id"]]).items():
+                out.setdefault(qid, q)
+        return out
 
 
 def pooled_decisions(db: Database, study_ids: list[int], questions: tuple[str, ...]) -> dict[tuple, dict]:
@@ -202,44 +246,55 @@ def _block(version: str, rows: list[dict], unresolved: str | None) -> None:
 
 def build_validated(
     db: Database, project_id: int, study_ids: list[int], *, rules: ValidationRules | None = None,
-    unresolved: str | None = None, allow_incomplete: bool = False, infos: list[dict] | None = None,
+    unresolved: str | None = None, allow_incomplete: bool = False, inputs: BuildInputs | None = None,
 ) -> QrelsBuild:
     """``validated``: the ``original`` qrels without the instances the named studies rejected.
 
-    An instance is unresolved when a question the rules use (validity with ``drop_invalid``,
-    naturalness with ``drop_unnatural``, best_passage with ``drop_best_passage_mismatch``) has no
-    majority and no other resolved outcome already drops it. Provenance of each judgment of an
-    instance: ``adjudicated`` if a deciding outcome was adjudicated, else ``unanimous`` if all
-    were, else ``majority``; ``not checked`` for instances outside the studies.
+    Each question's outcome does to the qrels what it declares (``Question.qrels``): an answer
+    that drops its instance (validity's No with ``drop_invalid``, naturalness's No or a score below
+    ``likert_threshold`` with ``drop_unnatural``, a best passage other than the target with
+    ``drop_best_passage_mismatch``, a lead's ``drop instance``), IFIR's passage-match rule, a lead's
+    per-passage ``relevant`` / ``not relevant``. An instance is unresolved when a question that
+    can drop it has no majority and no other resolved outcome already drops it. Provenance of each
+    judgment of an instance: ``adjudicated`` if a deciding outcome was adjudicated, else
+    ``unanimous`` if all were, else ``majority``; ``not checked`` for instances outside the studies.
     """
     rules = rules or ValidationRules()
     _check_policy(unresolved, documents=False)
-    infos = infos if infos is not None else _check_studies(db, project_id, study_ids, allow_incomplete)
-    pooled = pooled_decisions(db, [i["id"] for i in infos], INSTANCE_QUESTIONS)
-    passages = {(inst, doc): slot for (inst, q, doc, _m), slot in pooled.items() if q == "passage_match" and doc}
-    per_instance = _instance_outcomes(pooled, rules)
-    original = projects.qrels(db, project_id, "original")
-    qrels, prov, open_rows = _instance_judgments(original, per_instance, passages, rules, unresolved)
+    inputs = inputs or BuildInputs.read(db, project_id, study_ids, allow_incomplete)
+    declared = {q.id: q for q in inputs.questions().values() if q.qrels_build == "validated"}
+    pooled = inputs.pooled(tuple(declared))
+    passages = {(inst, doc): slot for (inst, q, doc, _m), slot in pooled.items()
+                if declared[q].qrels == "match-score" and doc}
+    answered = {(inst, doc, q): slot for (inst, q, doc, _m), slot in pooled.items()
+                if doc and declared[q].changes_passages}
+    per_instance = _instance_outcomes(pooled, rules, declared)
+    original = inputs.qrels("original")
+    judged = set(passages) | {(inst, doc) for inst, doc, _q in answered}
+    qrels, prov, open_rows = _instance_judgments(original, per_instance, judged, rules, unresolved, declared)
     pm_counts = _apply_passage_rule(qrels, prov, open_rows, passages, original, rules, unresolved)
+    answer_counts = _apply_answer_rule(qrels, prov, open_rows, answered, original, declared, unresolved)
     _block("validated", open_rows, unresolved)
     for d in per_instance.values():
         d["keep"] = not d["why"] and not (d["open"] and unresolved == "drop")
     settings = {"rules": dict(rules.__dict__), "unresolved": unresolved}
     if passages:
         settings["passage_match"] = {"rule": rules.passage_rule(), "counts": pm_counts}
-    return QrelsBuild("validated", "original", qrels, prov, infos, settings, open_rows, per_instance)
+    if answered:
+        settings["own_questions"] = answer_counts
+    return QrelsBuild("validated", "original", qrels, prov, inputs.infos, settings, open_rows, per_instance)
 
 
-def _used_questions(rules: ValidationRules) -> set[str]:
+def _used_questions(rules: ValidationRules, declared: dict[str, Question]) -> set[str]:
     """The questions whose outcome can drop an instance under ``rules``."""
-    return {q for q, on in (("validity", rules.drop_invalid), ("naturalness", rules.drop_unnatural),
-                            ("best_passage", rules.drop_best_passage_mismatch)) if on}
+    return {qid for qid, q in declared.items() if q.can_drop(rules)}
 
 
-def _instance_outcomes(pooled: dict[tuple, dict], rules: ValidationRules) -> dict[str, dict]:
+def _instance_outcomes(pooled: dict[tuple, dict], rules: ValidationRules,
+                       declared: dict[str, Question]) -> dict[str, dict]:
     """instance id -> ``{"why": [reasons to drop it], "open": [unresolved questions the rules use],
     "outcomes": {question: Decision}, "studies", "gold": {question: gold}}``."""
-    used = _used_questions(rules)
+    used = _used_questions(rules, declared)
     per_instance: dict[str, dict] = {}
     for (inst, q, _doc, _mode), slot in pooled.items():
         d = per_instance.setdefault(inst, {"why": [], "open": [], "outcomes": {}, "studies": set(), "gold": {}})
@@ -252,23 +307,19 @@ def _instance_outcomes(pooled: dict[tuple, dict], rules: ValidationRules) -> dic
             continue
         if dec.value is None:
             d["open"].append(f"{q}: {dec.reason}")
-        elif q == "validity" and dec.value == "No":
-            d["why"].append("invalid")
-        elif q == "naturalness" and (dec.value == "No" or (dec.value.isdigit() and int(dec.value) < rules.likert_threshold)):
-            d["why"].append("unnatural")
-        elif q == "best_passage" and slot["gold"] and dec.value != slot["gold"]:
-            d["why"].append("best passage differs from the target")
+            continue
+        why = declared[q].drop_reason(dec.value, gold=slot["gold"], rules=rules)
+        if why is not None:
+            d["why"].append(why)
     return per_instance
 
 
-def _instance_verdict(d: dict | None, rules: ValidationRules, unresolved: str | None,
-                      used: set[str] | None = None) -> tuple:
+def _instance_verdict(d: dict | None, rules: ValidationRules, unresolved: str | None, used: set[str]) -> tuple:
     """(keep, provenance, reason, label counts, studies) of one instance (None: not in the studies);
-    ``used``: :func:`_used_questions` of ``rules``, when the caller has it."""
+    ``used``: :func:`_used_questions` of ``rules``."""
     if d is None:
         keep = rules.keep_unsampled
         return keep, "not checked", "" if keep else "not checked by the named studies", {}, []
-    used = _used_questions(rules) if used is None else used
     decs = [d["outcomes"][q] for q in used if q in d["outcomes"]]
     counts = {q: dec.counts for q, dec in d["outcomes"].items()}
     if d["why"]:
@@ -288,12 +339,12 @@ def _instance_verdict(d: dict | None, rules: ValidationRules, unresolved: str | 
     return keep, provenance, reason, counts, sorted(d["studies"])
 
 
-def _instance_judgments(original: dict, per_instance: dict, passages: dict, rules: ValidationRules,
-                        unresolved: str | None) -> tuple[dict, list[dict], list[dict]]:
+def _instance_judgments(original: dict, per_instance: dict, passages: set, rules: ValidationRules,
+                        unresolved: str | None, declared: dict[str, Question]) -> tuple[dict, list[dict], list[dict]]:
     """The ``original`` qrels of the instances kept, with one provenance row per judgment (the
-    passages the passage-match rule judges are left to it) and the unresolved rows."""
+    ``passages`` a passage rule judges are left to it) and the unresolved rows."""
     qrels, prov, open_rows = {}, [], []
-    used = _used_questions(rules)
+    used = _used_questions(rules, declared)
     for qid, docs in sorted(original.items()):
         keep, provenance, reason, counts, sids = _instance_verdict(per_instance.get(qid), rules, unresolved, used)
         if keep:
@@ -356,6 +407,41 @@ def _passage_row(inst: str, doc: str, slot: dict, published: int | None, rules: 
             "reason": reason, "label_counts": dict(Counter(slot["labels"])), "studies": sorted(set(slot["studies"]))}
 
 
+def _apply_answer_rule(qrels: dict, prov: list[dict], open_rows: list[dict], answered: dict, original: dict,
+                       declared: dict[str, Question], unresolved: str | None) -> dict:
+    """A lead's per-passage questions on the kept instances' passages, in place: each decided
+    answer does what its question declares (``on_outcome``: ``relevant`` -> the published grade,
+    or 1 when the passage was not relevant; ``not relevant`` -> 0; ``unchanged``); an undecided
+    passage keeps its published label (``keep-published``) or is left out (``drop``). Returns,
+    per question, how many passages each action touched."""
+    counts: dict[str, dict[str, int]] = {}
+    for (inst, doc, qid), slot in sorted(answered.items()):
+        if inst not in qrels:
+            continue  # the instance is left out: its passages change nothing
+        c = counts.setdefault(qid, {"relevant": 0, "not relevant": 0, "unchanged": 0, "undecided": 0})
+        published = original.get(inst, {}).get(doc)
+        dec = slot["decision"]
+        if dec.value is None:
+            c["undecided"] += 1
+            rel, reason = (None if unresolved == "drop" else published), f"{qid}: {dec.reason}"
+        else:
+            action = declared[qid].passage_action(dec.value)
+            c[action] += 1
+            rel = {"relevant": published if (published or 0) > 0 else 1, "not relevant": 0}.get(action, published)
+            reason = f"{qid}: {dec.value} -> {action}"
+        if rel is None:
+            qrels[inst].pop(doc, None)
+        else:
+            qrels[inst][doc] = rel
+        row = {"qid": inst, "doc_id": doc, "published": published, "relevance": rel,
+               "provenance": dec.provenance, "reason": reason, "label_counts": dict(dec.counts),
+               "studies": sorted(set(slot["studies"]))}
+        prov.append(row)
+        if dec.value is None:
+            open_rows.append(row)
+    return counts
+
+
 # ------------------------------------------------------------------------------ document judgments
 
 
@@ -397,18 +483,18 @@ def _doc_build(version: str, base_version: str, base: dict, published: dict, jud
     return QrelsBuild(version, base_version, qrels, prov, infos, {"unresolved": unresolved, **(extra or {})}, open_rows)
 
 
-def _rejudge_kinds(db: Database, infos: list[dict]) -> dict[str, int]:
-    """kind (``published`` / ``edit``) -> study id, for the re-judging studies among ``infos``."""
+def _rejudge_kinds(inputs: BuildInputs) -> dict[str, int]:
+    """kind (``published`` / ``edit``) -> study id, for the re-judging studies among the inputs."""
     out = {}
-    for i in infos:
-        k = kind_of_study(studies.get_study(db, i["id"]))
+    for i in inputs.infos:
+        k = kind_of_study(inputs.studies[i["id"]])
         if k is not None:
             out[k] = i["id"]
     return out
 
 
 def build_rejudged(db: Database, project: str, study_ids: list[int], *, unresolved: str | None = None,
-                   allow_incomplete: bool = False, infos: list[dict] | None = None,
+                   allow_incomplete: bool = False, inputs: BuildInputs | None = None,
                    kind: str | None = None) -> QrelsBuild:
     """The qrels of a FollowIR re-judging (:func:`annotation.rejudging.rejudge_summary`), by the
     kind of the named re-judging study (``kind`` picks one when both are named):
@@ -426,21 +512,20 @@ def build_rejudged(db: Database, project: str, study_ids: list[int], *, unresolv
     relevant, so a control judged relevant would become a p-MRR changed document); what they show
     is in ``settings["controls"]``: ``{"documents", "resolved", "judged_relevant"}``."""
     _check_policy(unresolved, documents=True)
-    proj = projects.get_project(db, project)
-    infos = infos if infos is not None else _check_studies(db, proj["id"], study_ids, allow_incomplete)
-    kinds = _rejudge_kinds(db, infos)
+    inputs = inputs or BuildInputs.read(db, project, study_ids, allow_incomplete)
+    kinds = _rejudge_kinds(inputs)
     if kind is None:
         if len(kinds) > 1:
             raise IFJudgeError("the named studies re-judge both the published changed instruction and expert edits; "
                                "build one kind at a time")
         kind = next(iter(kinds), None)
     if kind not in kinds:
-        raise IFJudgeError(f"none of the named studies is a re-judging study of {project!r}"
+        raise IFJudgeError(f"none of the named studies is a re-judging study of {inputs.project['name']!r}"
                            + ("" if kind is None else f" of kind {kind!r}"))
     rid = kinds[kind]
-    summary = rejudge_summary(db, project, kind=kind, titles=False)  # the titles are not part of qrels
-    original = projects.qrels(db, proj["id"], "original")
-    changed = projects.qrels(db, proj["id"], "changed")
+    original, changed = inputs.qrels("original"), inputs.qrels("changed")
+    summary = rejudge_summary(db, inputs.project, kind=kind, titles=False,  # the titles are not part of qrels
+                              qrels={"original": original, "changed": changed})
     base, published, judged, key_of = {}, {}, [], {}
     for q in summary["queries"]:
         okey, ojudged = original_judgments(original, q["query_id"])
@@ -470,8 +555,8 @@ def build_rejudged(db: Database, project: str, study_ids: list[int], *, unresolv
     version = KIND_VERSIONS[kind]
     extra = {"scale": summary["scale"], "kind": kind, "controls": controls,
              "instructions": {q["query_id"]: q["version_id"] for q in summary["queries"]}}
-    return _doc_build(version, "changed" if kind == "published" else "original", base, published, judged, infos,
-                      unresolved, extra)
+    return _doc_build(version, "changed" if kind == "published" else "original", base, published, judged,
+                      inputs.infos, unresolved, extra)
 
 
 def store_validated_qrels(
@@ -534,14 +619,15 @@ def _labels_of(doc_row: dict) -> list[str]:
 
 def build_condition(db: Database, project_id: int, study_ids: list[int], mode: str, *,
                     unresolved: str | None = None, allow_incomplete: bool = False,
-                    infos: list[dict] | None = None) -> QrelsBuild:
+                    inputs: BuildInputs | None = None) -> QrelsBuild:
     """``changed-validated`` / ``reversed-validated`` from InfoSearch ``condition`` items of ``mode``
     (``changed`` | ``reversed``): the published qrels of the mode with each checked document set
-    to the human outcome (Yes -> its published grade if relevant, else 1; No -> 0)."""
+    to the human outcome (a positive answer, Yes -> its published grade if relevant, else 1; No -> 0)."""
     _check_policy(unresolved, documents=True)
-    infos = infos if infos is not None else _check_studies(db, project_id, study_ids, allow_incomplete)
-    pooled = pooled_decisions(db, [i["id"] for i in infos], ("condition",))
-    published = projects.qrels(db, project_id, mode)
+    inputs = inputs or BuildInputs.read(db, project_id, study_ids, allow_incomplete)
+    declared = {q.id: q for q in inputs.questions().values() if q.qrels == "condition-modes"}
+    pooled = inputs.pooled(tuple(declared))
+    published = inputs.qrels(mode)
     judged = []
     for (inst, _q, doc, m), slot in sorted(pooled.items(), key=lambda kv: (kv[0][0], kv[0][2] or "")):
         if m != mode:
@@ -549,12 +635,13 @@ def build_condition(db: Database, project_id: int, study_ids: list[int], mode: s
         qid = slot["payload"].get("qid", inst)
         dec = slot["decision"]
         pub = published.get(qid, {}).get(doc)
-        rel = None if dec.value is None else ((pub if (pub or 0) > 0 else 1) if dec.value == "Yes" else 0)
+        rel = None if dec.value is None else ((pub if (pub or 0) > 0 else 1) if declared[_q].is_positive(dec.value) else 0)
         judged.append({"qid": qid, "doc_id": doc, "decision": dec, "relevance": rel, "studies": sorted(set(slot["studies"]))})
     version = f"{mode}-validated"
     if not judged:
         raise IFJudgeError(f"the named studies have no condition item of mode {mode!r}")
-    return _doc_build(version, VALIDATES[version], published, published, judged, infos, unresolved, {"mode": mode})
+    return _doc_build(version, VALIDATES[version], published, published, judged, inputs.infos, unresolved,
+                      {"mode": mode})
 
 
 # ------------------------------------------------------------------------------ all at once
@@ -578,26 +665,27 @@ def build_versions(
 
 def _build_versions(db: Database, project: str, study_ids: list[int], *, rules: ValidationRules | None,
                     unresolved: str | None, allow_incomplete: bool) -> dict[str, QrelsBuild]:
-    proj = projects.get_project(db, project)
-    infos = _check_studies(db, proj["id"], list(study_ids), allow_incomplete)
+    inputs = BuildInputs.read(db, project, list(study_ids), allow_incomplete)
     out: dict[str, QrelsBuild] = {}
-    inst = [i for i in infos if i["kind"] == "instance"]
-    if inst:
-        out["validated"] = build_validated(db, proj["id"], [], rules=rules, unresolved=unresolved, infos=inst)
-    rel = [i for i in infos if i["kind"] == "relevance"]
-    for kind in _rejudge_kinds(db, rel):
-        b = build_rejudged(db, project, [], unresolved=unresolved, infos=rel, kind=kind)
+    inst = inputs.only("instance")
+    if inst.infos:
+        out["validated"] = build_validated(db, inputs.project["id"], [], rules=rules, unresolved=unresolved, inputs=inst)
+    rel = inputs.only("relevance")
+    for kind in _rejudge_kinds(rel):
+        b = build_rejudged(db, inputs.project["name"], [], unresolved=unresolved, inputs=rel, kind=kind)
         out[b.version] = b
-    cond = [i for i in infos if i["kind"] == "condition"]
-    if cond:
-        modes = {it["payload"].get("mode") for i in cond for it in studies.items_of_study(db, i["id"], "condition")}
+    cond = inputs.only("condition")
+    if cond.infos:
+        asked = tuple(q.id for q in cond.questions().values() if q.qrels == "condition-modes")
+        modes = {slot["payload"].get("mode") for slot in cond.pooled(asked).values()}
         for mode in ("changed", "reversed"):
             if mode in modes:
                 if f"{mode}-validated" in out:
                     raise IFJudgeError(f"{mode}-validated would be built twice (re-judging and condition studies); "
                                        "name one kind of study")
-                out[f"{mode}-validated"] = build_condition(db, proj["id"], [], mode, unresolved=unresolved, infos=cond)
-    none = [i for i in infos if i["kind"] is None]
+                out[f"{mode}-validated"] = build_condition(db, inputs.project["id"], [], mode, unresolved=unresolved,
+                                                           inputs=cond)
+    none = [i for i in inputs.infos if i["kind"] is None]
     if none:
         raise IFJudgeError(f"study {none[0]['id']} asks no question a qrels version is built from")
     return out

@@ -1,18 +1,17 @@
-"""The question types annotators answer (docs/protocol.md, "Question types"), with their wording, declared
-categories, keyboard keys, and the default guidelines from the InstructIR annotator
-instructions (Oh et al., 2024, Appendix B, Figure 9a).
+"""The questions annotators answer (docs/protocol.md, "Question types"; docs/questions.md), as a study asks them: each one a
+declaration (:class:`annotation.question_type.Question`), the seven built-in ones in
+:mod:`annotation.builtin_questions` and a lead's own in the study's settings
+(:mod:`annotation.own_questions`); :func:`study_questions` gives a study's. Here too: what one
+screen's questions share (their keys, the labeler's instructions of InstructIR's Figure 9a) and
+the project goals shown before the first item.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-from storage.errors import IFJudgeError, InvalidAnswer
-
-YES_NO = ("Yes", "No")
-LIKERT = ("1", "2", "3", "4", "5")
-RELEVANCE_BINARY = ("relevant", "not relevant")
-RELEVANCE_GRADED = ("0", "1", "2")
-MATCH_0_3 = ("0", "1", "2", "3")
+from annotation.builtin_questions import (  # noqa: F401  (their names, as the rest of the tool imports them)
+    BUILTIN_QUESTIONS, GUIDELINES, LIKERT, MATCH_0_3, NATURALNESS_LIKERT_NOTE, RELEVANCE_BINARY, RELEVANCE_GRADED, YES_NO)
+from annotation.own_questions import from_snapshot
+from annotation.question_type import Question
+from storage.errors import IFJudgeError
 
 # InstructIR, Figure 9a ("Instructions for Annotators"), verbatim.
 PROJECT_GOAL_INSTRUCTIR = (
@@ -38,120 +37,63 @@ PROJECT_GOALS = {
     "generic": PROJECT_GOAL_INSTRUCTIR,
 }
 
-GUIDELINES = {
-    "validity": (
-        "Q1 asks whether the provided instruction is suitable for the search user scenario.\n"
-        "- VALID: providing information about the search user, such as the user's job, background, situation, "
-        "location, occupation, hobbies, interests, goals or preferred targets.\n"
-        "- INVALID: providing little to no connection to the user's job, background, situation, location, "
-        "occupation, hobbies, interests, or goals. It fails to consider preferences and context, resulting in an "
-        "overall inadequate fit."
-    ),
-    "naturalness": (
-        "Q2 asks whether the given instruction aligns naturally with the provided query.\n"
-        "- NATURAL: The scenario reflects a very specific scenario in which a user interacts with a search engine "
-        "using a given query and typically instance specific and not universally applicable to other queries.\n"
-        "- UNNATURAL: The scenario does not provide any additional information that is not processed in the query. "
-        "Throughout, redundant information and overly general scenarios are provided."
-    ),
-    "best_passage": (
-        "Q3 is asking to identify the passage that best fits the given instruction and query, considering specific "
-        "conditions such as occupation, age, situation, and preferences. Pay careful attention to detail when "
-        "selecting the most appropriate target from the provided options.\n"
-        "- NOT RELEVANT: The passage lacks relevance to the user's INSTRUCTION, providing little to no connection "
-        "to the user's job, background, situation, location, occupation, hobbies, interests, or goals. It fails to "
-        "consider preferences and context, resulting in an overall inadequate fit.\n"
-        "- RELEVANT: The passage is mostly relevant, precisely addressing all aspects of the user's INSTRUCTION, "
-        "QUERY, and preferences. It seamlessly integrates with the user's context, demonstrating a profound "
-        "understanding. The passage is exceptionally clear, concise, and exhaustive in providing information, "
-        "offering a flawless fit."
-    ),
-    "passage_match": (
-        "Rate how well the passage matches the query together with its instruction, from 1 (does not match: "
-        "ignores or contradicts the instruction) to 5 (matches every condition the instruction sets). "
-        "The higher the score, the better the match."
-    ),
-    "instfol_match": (
-        "Score how well the passage matches the instruction together with the query, as IFIR's INSTFOL judge "
-        "does (0-3):\n"
-        "- 0: the passage meets none of the instruction's levels (off topic for the query, or contradicts the "
-        "instruction).\n"
-        "- 1: the passage meets the instruction only at the first level: it is on the query's topic.\n"
-        "- 2: the passage meets the first and second levels: on topic and satisfying the instruction's main "
-        "condition (the user's situation, role or goal).\n"
-        "- 3: the passage totally matches the instruction, including its detailed requirements."
-    ),
-    "condition": (
-        "InfoSearch (Zhou et al., 2025, §2): read the instruction shown (it sets a condition on the document: "
-        "its language, audience, format, source, length or content). Answer Yes if the document satisfies that "
-        "condition and answers the query, No if it does not satisfy it. Judge only against the instruction shown; "
-        "the same document may be shown under the reversed instruction in another item."
-    ),
-    "relevance": (
-        "Judge the document against the narrative shown, not against what you remember of earlier versions. "
-        "A document is relevant only if it satisfies every condition of the narrative, including any exclusion."
-    ),
-}
-
-NATURALNESS_LIKERT_NOTE = (
-    "\nOn the 1-5 scale: 1 = clearly UNNATURAL, 3 = partly natural, 5 = clearly NATURAL for this query."
-)
-
-
-@dataclass(frozen=True)
-class Question:
-    id: str
-    prompt: str
-    categories: tuple[str, ...]
-    reason_required_for: tuple[str, ...] = ()
-    keys: tuple[str, ...] = field(default=())
-
-    def label(self, value: str) -> str:
-        """How an answer reads on its button (``not relevant`` -> ``Not relevant``); the stored
-        value is unchanged."""
-        return value[:1].upper() + value[1:]
-
-    def check(self, value: str, reason: str, *, categories: tuple[str, ...] | None = None) -> None:
-        """Refuse a value outside the declared categories, or a missing reason where one is required."""
-        allowed = categories or self.categories
-        if value not in allowed:
-            raise InvalidAnswer(
-                f"{self.id}: answer {value!r} is not one of {', '.join(allowed)}"
-            )
-        if value in self.reason_required_for and not (reason or "").strip():
-            raise InvalidAnswer(f"{self.id}: a reason is required when the answer is {value}")
 
 
 def question(qid: str, *, naturalness: str = "yesno", relevance: str = "binary") -> Question:
-    """The question ``qid`` as configured by a study (``naturalness``: yesno | likert;
-    ``relevance``: binary | graded)."""
-    if qid == "validity":
-        return Question(qid, "Is the instruction valid for the search user?", YES_NO, ("No",), ("1", "2"))
-    if qid == "naturalness":
-        if naturalness == "likert":
-            return Question(qid, "How natural is the instruction for the given query? (1-5)", LIKERT, (), LIKERT)
-        if naturalness != "yesno":
-            raise IFJudgeError(f"naturalness must be 'yesno' or 'likert', got {naturalness!r}")
-        return Question(qid, "Is the instruction natural for the given query?", YES_NO, ("No",), ("3", "4"))
-    if qid == "best_passage":
-        return Question(qid, "Which passage is the most natural for the given instruction and query?", (), (), ("5", "6", "7"))
-    if qid == "passage_match":
-        return Question(qid, "How well does the passage match the instruction and query? (1-5)", LIKERT, (), LIKERT)
-    if qid == "instfol_match":
-        return Question(qid, "How well does the passage match the instruction and query? (0-3)", MATCH_0_3, (), MATCH_0_3)
-    if qid == "condition":
-        return Question(qid, "Does this document satisfy the instruction's condition?", YES_NO, (), ("1", "2"))
-    if qid == "relevance":
-        if relevance == "graded":
-            return Question(qid, "How relevant is the document under this narrative? (0-2)", RELEVANCE_GRADED, (), ("1", "2", "3"))
-        return Question(qid, "Is the document relevant under this narrative?", RELEVANCE_BINARY, (), ("1", "2"))
-    raise IFJudgeError(f"unknown question {qid!r}; expected one of "
-                       f"{', '.join(INSTANCE_QUESTIONS + RUN_QUESTIONS + ('relevance', 'condition'))}")
+    """The built-in question ``qid`` as configured by a study (``naturalness``: yesno | likert;
+    ``relevance``: binary | graded): its declaration's form (:mod:`annotation.builtin_questions`).
+    A study's own questions are read with :func:`study_questions`."""
+    q = BUILTIN_QUESTIONS.get(qid)
+    if q is None:
+        raise IFJudgeError(f"unknown question {qid!r}; expected one of {', '.join(BUILTIN_QUESTIONS)}")
+    return q.form({"naturalness": naturalness, "relevance": relevance})
 
 
-INSTANCE_QUESTIONS = ("validity", "naturalness", "best_passage", "passage_match")
-# questions about the passages two retrieval runs returned (IFIR's INSTFOL with human judges)
-RUN_QUESTIONS = ("instfol_match",)
+#: the built-in questions a study of instances asks (``annotation.studies.create_study``)
+INSTANCE_QUESTIONS = tuple(q.id for q in BUILTIN_QUESTIONS.values() if not q.study_of_its_own)
+#: questions about the passages two retrieval runs returned (IFIR's INSTFOL with human judges)
+RUN_QUESTIONS = tuple(q.id for q in BUILTIN_QUESTIONS.values() if q.asked_per == "ranked-passages")
+
+
+def study_questions(study: dict) -> dict[str, Question]:
+    """Question id -> its declaration, as the study ``study`` (a row of
+    :func:`storage.studies.get_study`) asks it, in the study's order: a built-in question in the
+    form its settings choose, a lead's own question as the study stored it when it was created
+    (``settings["own_questions"]``: later edits of the declaration never change what its labels
+    meant).
+
+    >>> study_questions({"questions": ["validity", "naturalness"], "settings": {"naturalness": "likert"}})["naturalness"].scale
+    'ordinal'
+    """
+    settings = study.get("settings") or {}
+    own = settings.get("own_questions") or {}
+    out = {}
+    for qid in study["questions"]:
+        if qid in own:
+            out[qid] = from_snapshot(own[qid])
+        elif qid in BUILTIN_QUESTIONS:
+            out[qid] = BUILTIN_QUESTIONS[qid].form(settings)
+        else:
+            raise IFJudgeError(f"study {study.get('id', '?')} asks {qid!r}, which is neither a built-in question nor "
+                               "one it declares")
+    return out
+
+
+def study_question(study: dict, qid: str) -> Question:
+    """One question as ``study`` asks it (:func:`study_questions`); a built-in question the study
+    does not ask, in the form its settings choose; refused naming the study's questions otherwise.
+
+    >>> study_question({"id": 1, "questions": ["validity"], "settings": {}}, "harm")
+    Traceback (most recent call last):
+    ...
+    formats.errors.IFJudgeError: study 1 asks no question 'harm'; it asks validity
+    """
+    declared = study_questions(study)
+    if qid in declared:
+        return declared[qid]
+    if qid in BUILTIN_QUESTIONS:
+        return BUILTIN_QUESTIONS[qid].form(study.get("settings") or {})
+    raise IFJudgeError(f"study {study.get('id', '?')} asks no question {qid!r}; it asks {', '.join(study['questions'])}")
 
 
 def screen_shortcuts(questions: list[Question], n_passages: int = 0) -> dict[str, list[str | None]]:
@@ -161,6 +103,8 @@ def screen_shortcuts(questions: list[Question], n_passages: int = 0) -> dict[str
     Likert-only screen, relevance 1/2 or 1/2/3). A question whose keys collide with those of an
     earlier question on the same screen (a 1-5 scale beside validity) is answered by click only,
     so a key never means two things; options beyond a question's keys (a fourth passage) get none.
+    A lead's own question's keys were checked against the others of its screen when the study
+    was created (:func:`annotation.own_questions.assign_keys`).
 
     >>> v, n = question("validity"), question("naturalness", naturalness="likert")
     >>> screen_shortcuts([v, n])
@@ -171,7 +115,7 @@ def screen_shortcuts(questions: list[Question], n_passages: int = 0) -> dict[str
     used: set[str] = set()
     out: dict[str, list[str | None]] = {}
     for q in questions:
-        n = n_passages if q.id == "best_passage" else len(q.categories)
+        n = n_passages if q.answers_are_passages else len(q.categories)
         keys = [q.keys[i] if i < len(q.keys) else None for i in range(n)]
         if used & {k for k in keys if k}:
             keys = [None] * n
@@ -194,7 +138,11 @@ def labeler_instructions(questions: list[Question]) -> str:
     count = NUMBER_WORDS[n] if n < len(NUMBER_WORDS) else str(n)
     text = (f"You will encounter {count} question{'s' if n != 1 else ''} for each instance. "
             f"Your task is to choose an option for each question.")
-    reasons = [f"Q{i}" for i, q in enumerate(questions, start=1) if q.reason_required_for]
-    if reasons:
-        text += f" If you choose 'NO' for {' or '.join(reasons)}, provide a clear and concise reason for your decision."
+    by_answers: dict[tuple[str, ...], list[str]] = {}  # the answers that need a reason -> the questions
+    for i, q in enumerate(questions, start=1):
+        if q.reason_required_for:
+            by_answers.setdefault(q.reason_required_for, []).append(f"Q{i}")
+    for answers, numbers in by_answers.items():
+        said = " or ".join(f"'{a.upper()}'" for a in answers)
+        text += f" If you choose {said} for {' or '.join(numbers)}, provide a clear and concise reason for your decision."
     return text

@@ -157,8 +157,8 @@ def _rounds_agreement(rounds: list[tuple[list, list[str]]], categories: tuple[st
     return per, _agreement_of_counts(counts, categories)
 
 
-def rejudge_summary(db: Database, project: str, *, query_id: str | None = None, kind: str = "edit",
-                    titles: bool = True) -> dict:
+def rejudge_summary(db: Database, project: str | dict, *, query_id: str | None = None, kind: str = "edit",
+                    titles: bool = True, qrels: dict | None = None) -> dict:
     """What the re-judging of ``kind`` (``edit``: expert edits, the default; ``published``: the
     published changed instruction) says so far, per query (its newest round) and overall.
 
@@ -174,7 +174,9 @@ def rejudge_summary(db: Database, project: str, *, query_id: str | None = None, 
     :func:`rounds_agreement`), and ``qrels_changed``: the query's base qrels (``published``: the
     published changed ones; ``edit``: the original ones) with every resolved re-judged document
     updated -- controls are reported, never written there. ``titles=False`` leaves each document's
-    ``title`` empty without reading the titles (a qrels build needs none).
+    ``title`` empty without reading the titles (a qrels build needs none). ``project``: its name or
+    its row; ``qrels``: the project's ``original`` and ``changed`` qrels when the caller read them
+    (a qrels build, :class:`annotation.qrels_builds.BuildInputs`).
 
     Returns ``{"study_id", "kind", "scale", "queries": [...], "documents": [...], "overall": {...},
     "qrels_changed": {qrels key: {doc: rel}}}``.
@@ -182,11 +184,12 @@ def rejudge_summary(db: Database, project: str, *, query_id: str | None = None, 
     if kind not in KINDS:
         raise IFJudgeError(f"re-judging kind {kind!r}; expected one of {', '.join(KINDS)}")
     with paused_gc():  # a dict per document, no cycles (annotation.gc_pause)
-        return _rejudge_summary(db, project, query_id, kind, titles)
+        return _rejudge_summary(db, project, query_id, kind, titles, qrels)
 
 
-def _rejudge_summary(db: Database, project: str, query_id: str | None, kind: str, titles: bool) -> dict:
-    pid = projects.get_project(db, project)["id"]
+def _rejudge_summary(db: Database, project: str | dict, query_id: str | None, kind: str, titles: bool,
+                     qrels: dict | None) -> dict:
+    pid = (project if isinstance(project, dict) else projects.get_project(db, project))["id"]
     out = {"study_id": None, "kind": kind, "scale": None, "queries": [], "documents": [], "overall": {},
            "qrels_changed": {}}
     study_id = store.rejudge_study_id(db, pid, PURPOSES[kind])
@@ -195,7 +198,7 @@ def _rejudge_summary(db: Database, project: str, query_id: str | None, kind: str
         return out
     scale = studies.get_study(db, study_id)["settings"].get("relevance", "binary")
     rounds = _rounds(db, study_id, query_id)
-    inputs = _judged_inputs(db, pid, study_id, rounds, titles=titles)
+    inputs = _judged_inputs(db, pid, study_id, rounds, titles=titles, qrels=qrels)
     label_rounds = []
     for q in sorted(rounds["current"]):
         vid = rounds["current"][q]
@@ -236,7 +239,8 @@ def _rounds(db: Database, study_id: int, query_id: str | None) -> dict:
     return {"items": by_version, "version_query": version_query, "current": current}
 
 
-def _judged_inputs(db: Database, pid: int, study_id: int, rounds: dict, *, titles: bool = True) -> dict:
+def _judged_inputs(db: Database, pid: int, study_id: int, rounds: dict, *, titles: bool = True,
+                   qrels: dict | None = None) -> dict:
     """What the rounds are judged against: the current labels by item, the adjudications, the
     original and published changed qrels, and the titles of the documents of the current rounds."""
     labels_by_item: dict[int, list[tuple[str, str]]] = {}  # item -> (annotator, value) by annotator name
@@ -248,7 +252,7 @@ def _judged_inputs(db: Database, pid: int, study_id: int, rounds: dict, *, title
             labs.append((annotator, value))
     docs = {it["doc_id"] for vid in rounds["current"].values() for it in rounds["items"].get(vid, [])}
     return {"labels": labels_by_item, "adjudicated": studies.adjudications(db, study_id),
-            "original": projects.qrels(db, pid, "original"), "changed": projects.qrels(db, pid, "changed"),
+            **(qrels or {"original": projects.qrels(db, pid, "original"), "changed": projects.qrels(db, pid, "changed")}),
             "titles": projects.document_titles(db, pid, sorted(docs)) if titles else {}}
 
 

@@ -4,9 +4,9 @@ IFIR-EVAL (§3.4, Table 2) reports, from its human validation, the mean 1-5 natu
 instructions, the mean 1-5 matching score of the gold passages and the score of the excluded
 passages. :func:`scale_summary` gives those means with a seeded bootstrap 95% interval, overall
 and broken down by instruction level (the instance variant: ``level1``..``level3``, ``og``) and by
-domain (the query's subset), for every scale question of a study: ``naturalness`` asked on the
-1-5 scale, ``passage_match`` (1-5, split by item kind: ``gold`` / ``excluded``) and
-``instfol_match`` (0-3).
+domain (the query's subset), for every question of a study that declares mean scores
+(``Question.summary``): ``naturalness`` asked on the 1-5 scale, ``passage_match`` (1-5, split by
+item kind: ``gold`` / ``excluded``), ``instfol_match`` (0-3) and a lead's own numeric scale.
 
 How a mean is formed: each item's score is the mean of its current labels; the summary is the
 mean of the item scores (every item weighs the same, whatever its number of labels). The
@@ -34,18 +34,11 @@ from scipy import sparse, stats
 
 from annotation.agreement_bootstrap import cluster_draws
 
+from annotation.questions import study_questions
 from storage import projects, studies
 from storage.db import Database
 
 COLUMNS = ("question", "statistic", "kind", "by", "group", "items", "labels", "mean", "ci_low", "ci_high")
-SCALE_MAX = {"naturalness": 5.0, "passage_match": 5.0, "instfol_match": 3.0}
-STATISTIC = {
-    ("naturalness", ""): "Naturalness of instructions",
-    ("passage_match", "gold"): "Gold passage matching score",
-    ("passage_match", "excluded"): "Excluded passage matching score",
-    ("passage_match", ""): "Passage matching score",
-    ("instfol_match", ""): "Match score (0-3)",
-}
 
 
 def mean_interval(values, *, groups=None, strata=None, n_boot: int = 1000,
@@ -97,8 +90,8 @@ def item_scores(db: Database, study_id: int) -> pd.DataFrame:
     """One row per labelled item of a scale question: question, kind, query (its group), level, domain, labels, score
     (the mean of its current labels)."""
     study = studies.get_study(db, study_id)
-    scale_questions = [q for q in study["questions"] if q in SCALE_MAX
-                       and (q != "naturalness" or study["settings"].get("naturalness") == "likert")]
+    # the questions that declare mean scores (``Question.summary``: naturalness on its 1-5 form, ...)
+    scale_questions = [q for q, d in study_questions(study).items() if d.summary]
     if not scale_questions:  # nothing to summarise: the project's instances are not read
         return pd.DataFrame([], columns=["question", "item", "kind", "query", "level", "domain", "labels", "score"])
     pid = study["project_id"]
@@ -142,11 +135,15 @@ def scale_summary(db: Database, study_id: int, *, n_boot: int = 1000, seed: int 
     --------
     Gold items scored (5, 4, 5) and (3, 3, 4): item means 14/3 and 10/3, gold mean 4.0.
     """
-    seed = studies.get_study(db, study_id)["settings"].get("seed", 0) if seed is None else seed
+    study = studies.get_study(db, study_id)
+    seed = study["settings"].get("seed", 0) if seed is None else seed
+    declared = study_questions(study)
     scores = item_scores(db, study_id)
     out = []
     for (q, kind), part in scores.groupby(["question", "kind"], sort=False):
-        statistic = STATISTIC.get((q, kind), q)
+        d = declared[q]
+        statistic = dict(d.summary).get(kind, q)
+        reversed_as = dict(d.summary_reversed).get(kind)
         for by in ("all", "level", "domain"):
             groups = [("all", part)] if by == "all" else sorted(part.groupby(by), key=lambda g: g[0])
             for group, g in groups:
@@ -154,9 +151,9 @@ def scale_summary(db: Database, study_id: int, *, n_boot: int = 1000, seed: int 
                                                 seed=seed)
                 out.append({"question": q, "statistic": statistic, "kind": kind, "by": by, "group": group or "(none)",
                             "items": len(g), "labels": int(g["labels"].sum()), "mean": mean, "ci_low": low, "ci_high": high})
-                if q == "passage_match" and kind == "excluded":
-                    top = SCALE_MAX[q] + 1
-                    out.append({**out[-1], "statistic": "Excluded passage score (6 - match)", "mean": top - mean,
+                if reversed_as is not None:  # the same mean read the other way round: max + 1 - mean
+                    top = max(float(c) for c in d.categories) + 1
+                    out.append({**out[-1], "statistic": reversed_as, "mean": top - mean,
                                 "ci_low": None if high is None else top - high,
                                 "ci_high": None if low is None else top - low})
     return pd.DataFrame(out, columns=list(COLUMNS))

@@ -11,8 +11,9 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
 
 from annotation import check_items, judge_strata_map
-from annotation.glossary import label
-from annotation.questions import GUIDELINES, INSTANCE_QUESTIONS, NATURALNESS_LIKERT_NOTE, question
+from annotation.own_questions import assign_keys, snapshot
+from annotation.question_type import Question
+from annotation.questions import BUILTIN_QUESTIONS, INSTANCE_QUESTIONS, question, study_questions
 from storage import projects, studies, users
 from storage.errors import IFJudgeError
 from storage.db import Database
@@ -93,8 +94,8 @@ class StudySettings:
         if not 0 <= self.check_share <= check_items.MAX_SHARE:
             raise IFJudgeError(f"the share of check items must be between 0 and {check_items.MAX_SHARE}, "
                                f"got {self.check_share}")
-        question("naturalness", naturalness=self.naturalness)
-        question("relevance", relevance=self.relevance)
+        for q in BUILTIN_QUESTIONS.values():  # each form a setting chooses exists
+            q.form(asdict(self))
 
     @property
     def stratified(self) -> bool:
@@ -305,68 +306,154 @@ def match_passages(
     return gold, excluded
 
 
+@dataclass
+class _ItemContext:
+    """What the item builders of one study read once: the original qrels, the corpus's ids, each
+    group's targets in the corpus, the bare-query instances, the seeded generator, the notes."""
+
+    qrels: dict
+    corpus_ids: set
+    group_targets: dict
+    bare: dict
+    settings: StudySettings
+    rng: random.Random
+    notes: list = field(default_factory=list)
+    no_bare: int = 0
+
+    @classmethod
+    def read(cls, db: Database, project_id: int, settings: StudySettings) -> "_ItemContext":
+        qrels = projects.qrels(db, project_id, "original")
+        corpus_ids = set(projects.StoredDocuments(db, project_id))  # ids only: no text read
+        all_instances = projects.instances(db, project_id)
+        group_targets: dict[str, list[str]] = {}
+        for inst in all_instances:
+            t = _target(qrels, inst)
+            if t is not None and t in corpus_ids:
+                group_targets.setdefault(inst["group_id"], []).append(t)
+        return cls(qrels, corpus_ids, group_targets, bare_instances(all_instances), settings, random.Random(settings.seed))
+
+
+def _instance_item(ctx: _ItemContext, inst: dict, q: Question, base: dict) -> list[dict]:
+    """One item on the instance's screen (validity, naturalness, a lead's question per instance)."""
+    return [{**base, "screen": inst["instance_id"]}]
+
+
+def _candidates_item(ctx: _ItemContext, inst: dict, q: Question, base: dict) -> list[dict]:
+    """The best passage's item: the target and ``passages - 1`` targets of the group's other
+    instances, drawn with the study's seeded generator (InstructIR, Appendix B)."""
+    target, n = _target(ctx.qrels, inst), ctx.settings.passages
+    others = sorted(set(ctx.group_targets.get(inst["group_id"], [])) - {target})
+    if target is None or target not in ctx.corpus_ids or len(others) < n - 1:
+        ctx.notes.append(f"{inst['instance_id']}: no {q.id} item (needs its target and "
+                         f"{n - 1} other passages of its group in the corpus)")
+        return []
+    candidates = sorted([target, *ctx.rng.sample(others, n - 1)])
+    return [{**base, "screen": inst["instance_id"], "payload": {"candidates": candidates, "gold": target}}]
+
+
+def _gold_and_excluded_items(ctx: _ItemContext, inst: dict, q: Question, base: dict) -> list[dict]:
+    """IFIR's passage match: one item per gold and per excluded passage (:func:`match_passages`),
+    the excluded ones subsampled to ``max_excluded`` (seeded)."""
+    gold, excluded = match_passages(ctx.qrels, inst, ctx.bare.get(inst["query_id"]), ctx.corpus_ids)
+    of = {}
+    if ctx.settings.max_excluded is not None and len(excluded) > ctx.settings.max_excluded:
+        # a seeded subsample: each excluded item records how many its instance has, the
+        # weight of the third sampling stage (annotation.survey_design)
+        of = {"excluded_of": len(excluded)}
+        excluded = sorted(ctx.rng.sample(excluded, ctx.settings.max_excluded))
+    if inst["query_id"] not in ctx.bare:
+        ctx.no_bare += 1
+    return [{**base, "screen": f"{inst['instance_id']}|{d}", "doc_id": d,
+             "payload": {"kind": kind, **(of if kind == "excluded" else {})}}
+            for kind, docs in (("gold", gold), ("excluded", excluded)) for d in docs]
+
+
+def _passage_items(ctx: _ItemContext, inst: dict, q: Question, base: dict) -> list[dict]:
+    """A lead's question per passage: one item per passage the original qrels judge relevant to
+    the instance (in the corpus)."""
+    gold, _ = match_passages(ctx.qrels, inst, None, ctx.corpus_ids)
+    if not gold:
+        ctx.notes.append(f"{inst['instance_id']}: no {q.id} item (no relevant passage in the corpus)")
+    return [{**base, "screen": f"{inst['instance_id']}|{d}", "doc_id": d} for d in gold]
+
+
+def _target_item(ctx: _ItemContext, inst: dict, q: Question, base: dict) -> list[dict]:
+    """A lead's question about the instance's target passage (its first relevant one)."""
+    target = _target(ctx.qrels, inst)
+    if target is None or target not in ctx.corpus_ids:
+        ctx.notes.append(f"{inst['instance_id']}: no {q.id} item (its target passage is not in the corpus)")
+        return []
+    return [{**base, "screen": f"{inst['instance_id']}|{target}", "doc_id": target}]
+
+
+#: how a study of instances builds the items of a question, by what the question is asked about
+#: (``Question.asked_per``); the other strategies are studies of their own
+#: (:func:`create_condition_study`, ``annotation.instfol_study``, ``annotation.narrative_versions``)
+ITEM_BUILDERS = {"instance": _instance_item, "candidates": _candidates_item, "gold-and-excluded": _gold_and_excluded_items,
+                 "passage": _passage_items, "target": _target_item}
+
+
 def build_instance_items(
-    db: Database, project_id: int, sample: list[dict], question_ids: list[str], settings: StudySettings
+    db: Database, project_id: int, sample: list[dict], question_ids: list, settings: StudySettings
 ) -> tuple[list[dict], list[str]]:
-    """Items for the instance questions; returns (items, notes about what could not be built)."""
-    qrels = projects.qrels(db, project_id, "original")
-    corpus_ids = set(projects.StoredDocuments(db, project_id))  # ids only: no text read
-    all_instances = projects.instances(db, project_id)
-    group_targets: dict[str, list[str]] = {}
-    for inst in all_instances:
-        t = _target(qrels, inst)
-        if t is not None and t in corpus_ids:
-            group_targets.setdefault(inst["group_id"], []).append(t)
-    bare = bare_instances(all_instances)
-    rng = random.Random(settings.seed)
-    items, notes, position, no_bare = [], [], 0, 0
+    """Items for the instance questions (ids of built-in questions, or declarations); returns
+    (items, notes about what could not be built). An item about one passage has a screen of its
+    own (``instance|doc``), shared by the questions asked about that passage; the instance's
+    other questions share its screen."""
+    qs = [q if isinstance(q, Question) else question(q, naturalness=settings.naturalness, relevance=settings.relevance)
+          for q in question_ids]
+    ctx = _ItemContext.read(db, project_id, settings)
+    items, position = [], 0
     for inst in sample:
-        screen_items = []
-        target = _target(qrels, inst)
-        for q in question_ids:
-            base = {"instance_id": inst["instance_id"], "question": q, "cap": settings.overlap}
-            if q in ("validity", "naturalness"):
-                screen_items.append({**base, "screen": inst["instance_id"]})
-            elif q == "best_passage":
-                others = sorted(set(group_targets.get(inst["group_id"], [])) - {target})
-                if target is None or target not in corpus_ids or len(others) < settings.passages - 1:
-                    notes.append(f"{inst['instance_id']}: no best_passage item (needs its target and "
-                                 f"{settings.passages - 1} other passages of its group in the corpus)")
+        screen_items: list[dict] = []
+        doc_screens: dict[str, int] = {}
+        for q in qs:
+            base = {"instance_id": inst["instance_id"], "question": q.id, "cap": settings.overlap}
+            for it in ITEM_BUILDERS[q.asked_per](ctx, inst, q, base):
+                if "doc_id" not in it:
+                    screen_items.append(it)
                     continue
-                candidates = sorted([target, *rng.sample(others, settings.passages - 1)])
-                screen_items.append({**base, "screen": inst["instance_id"], "payload": {"candidates": candidates, "gold": target}})
-            elif q == "passage_match":
-                gold, excluded = match_passages(qrels, inst, bare.get(inst["query_id"]), corpus_ids)
-                of = {}
-                if settings.max_excluded is not None and len(excluded) > settings.max_excluded:
-                    # a seeded subsample: each excluded item records how many its instance has, the
-                    # weight of the third sampling stage (annotation.survey_design)
-                    of = {"excluded_of": len(excluded)}
-                    excluded = sorted(rng.sample(excluded, settings.max_excluded))
-                for kind, docs in (("gold", gold), ("excluded", excluded)):
-                    for d in docs:
-                        items.append({**base, "screen": f"{inst['instance_id']}|{d}", "doc_id": d,
-                                      "position": position, "payload": {"kind": kind, **(of if kind == "excluded" else {})}})
-                        position += 1
-        if "passage_match" in question_ids and inst["query_id"] not in bare:
-            no_bare += 1
+                if it["screen"] not in doc_screens:
+                    doc_screens[it["screen"]], position = position, position + 1
+                items.append({**it, "position": doc_screens[it["screen"]]})
         for it in screen_items:
             it["position"] = position
         items.extend(screen_items)
         position += 1
-    if no_bare:
-        notes.append(f"passage_match: {no_bare} instance(s) have no excluded-passage items (their query has no "
-                     "bare-query instance, an instance with an empty instruction such as IFIR's <qid>_0)")
-    return items, notes
+    if ctx.no_bare:
+        ctx.notes.append(f"passage_match: {ctx.no_bare} instance(s) have no excluded-passage items (their query has "
+                         "no bare-query instance, an instance with an empty instruction such as IFIR's <qid>_0)")
+    return items, ctx.notes
 
 
-def default_guideline(qid: str, settings: StudySettings) -> str:
-    """The guideline of a question unless the study overrides it (naturalness on the 1-5 scale
-    adds what the scale's ends mean)."""
-    text = GUIDELINES[qid]
-    if qid == "naturalness" and settings.naturalness == "likert":
-        text += NATURALNESS_LIKERT_NOTE
-    return text
+def declared_questions(questions: list[str], own_questions: list[Question] | None,
+                       settings: StudySettings) -> list[Question]:
+    """The declarations of the questions a study of instances asks, in the order it asks them:
+    the built-in ones named in ``questions`` (in :data:`INSTANCE_QUESTIONS` order, in the form
+    ``settings`` choose) and then the lead's own (``own_questions``, each asked whether or not
+    ``questions`` names it), with the keys of their screens (:func:`annotation.own_questions.assign_keys`).
+    Refuses an unknown id, a question asked in a study of its own, and an own question whose id
+    is given twice."""
+    own = list(own_questions or [])
+    ids = [q.id for q in own]
+    twice = sorted({i for i in ids if ids.count(i) > 1})
+    if twice:
+        raise IFJudgeError(f"the study declares question {twice[0]!r} twice")
+    if "instfol_match" in questions:
+        raise IFJudgeError("instfol_match items are the passages two runs retrieved: create that study from the "
+                           "bare-query and the instructed runs (ifjudge study create --questions instfol_match "
+                           "--bare-run FILE --instructed-run FILE, or annotation.instfol_study.create_instfol_study)")
+    unknown = [q for q in questions if q not in INSTANCE_QUESTIONS and q not in ids]
+    if not (questions or own) or unknown:
+        raise IFJudgeError(
+            f"unknown question(s) {', '.join(unknown) or '(none given)'}; a study asks some of {', '.join(INSTANCE_QUESTIONS)}"
+            + (" or questions it declares (--question-file)" if own or any(q not in BUILTIN_QUESTIONS for q in unknown)
+               else "")
+            + (" (condition is asked alone)" if "condition" in unknown else "")
+        )
+    builtin = [question(q, naturalness=settings.naturalness, relevance=settings.relevance)
+               for q in INSTANCE_QUESTIONS if q in questions]
+    return assign_keys([*builtin, *own])
 
 
 def create_study(
@@ -379,28 +466,22 @@ def create_study(
     name: str | None = None,
     settings: StudySettings | None = None,
     groups: list[str] | None = None,
+    own_questions: list[Question] | None = None,
 ) -> dict:
     """Sample instances of ``project``, create the items of ``questions`` and assign them.
 
-    ``groups`` restricts the sample to those query groups.
+    ``groups`` restricts the sample to those query groups. ``own_questions``: the lead's own
+    questions (:mod:`annotation.own_questions`), asked after the built-in ones and stored with the
+    study (``settings["own_questions"]``).
     Returns ``{"study_id", "instances", "screens", "items", "assignments", "per_annotator", "notes"}``.
     """
     settings = settings or StudySettings()
-    if list(questions) == ["condition"]:
+    if list(questions) == ["condition"] and not own_questions:
         return create_condition_study(db, project=project, annotators=annotators, created_by=created_by, name=name,
                                       settings=settings, queries=groups)
     settings.validate()
-    if "instfol_match" in questions:
-        raise IFJudgeError("instfol_match items are the passages two runs retrieved: create that study from the "
-                           "bare-query and the instructed runs (ifjudge study create --questions instfol_match "
-                           "--bare-run FILE --instructed-run FILE, or annotation.instfol_study.create_instfol_study)")
-    unknown = [q for q in questions if q not in INSTANCE_QUESTIONS]
-    if not questions or unknown:
-        raise IFJudgeError(
-            f"unknown question(s) {', '.join(unknown) or '(none given)'}; a study asks some of {', '.join(INSTANCE_QUESTIONS)}"
-            + (" (condition is asked alone)" if "condition" in unknown else "")
-        )
-    questions = [q for q in INSTANCE_QUESTIONS if q in questions]
+    declared = declared_questions(list(questions), own_questions, settings)
+    questions = [q.id for q in declared]
     proj = projects.get_project(db, project)
     people = users.users_by_name(db, annotators)
     if len({p["id"] for p in people}) != len(people):
@@ -412,18 +493,20 @@ def create_study(
             raise IFJudgeError(f"every instance of project {project!r} is already asked these questions by another "
                                "study: nothing remains to sample")
         raise IFJudgeError(f"project {project!r} has no instances to sample")
-    items, notes = build_instance_items(db, proj["id"], sample, questions, settings)
+    items, notes = build_instance_items(db, proj["id"], sample, declared, settings)
     if not items:
         raise IFJudgeError("no item could be built: " + "; ".join(notes[:3]))
     regular = len({it["screen"] for it in items})
-    checks, check_notes = check_items.build_checks(db, proj, sample, questions, settings,
+    checks, check_notes = check_items.build_checks(db, proj, sample, declared, settings,
                                                    check_items.check_count(settings.check_share, regular),
                                                    build_instance_items)
     items, notes = check_items.mix_in(items, checks, settings.seed), notes + check_notes
     screens = list(dict.fromkeys(it["screen"] for it in items))
     plan = _assignment_plan(screens, {it["screen"] for it in checks}, [p["id"] for p in people], settings)
     stored = asdict(settings)
-    stored["guidelines"] = {q: settings.guidelines.get(q, default_guideline(q, settings)) for q in questions}
+    stored["guidelines"] = {q.id: settings.guidelines.get(q.id, q.guidelines) for q in declared}
+    if own_questions:  # the lead's declarations as asked (with their keys): what the study's labels mean
+        stored["own_questions"] = {q.id: snapshot(q) for q in declared if not q.builtin}
     if settings.skip_covered:  # the population it sampled: the project's instances these studies did not ask
         stored["skipped_studies"] = skipped
     study_id = studies.insert_study(
@@ -525,7 +608,7 @@ def create_condition_study(
     stored["modes"] = list(modes)
     if settings.skip_covered:
         stored["skipped_studies"] = skipped
-    stored["guidelines"] = {"condition": settings.guidelines.get("condition", GUIDELINES["condition"])}
+    stored["guidelines"] = {"condition": settings.guidelines.get("condition", BUILTIN_QUESTIONS["condition"].guidelines)}
     study_id = studies.insert_study(
         db, project_id=proj["id"], name=name or f"{project}: condition", questions=["condition"], settings=stored,
         created_by=created_by, annotator_ids=[p["id"] for p in people], items=items, plan=plan,
@@ -562,8 +645,9 @@ def creation_summary(db: Database, result: dict) -> CreationSummary:
     Natural instruction 8, Most natural passage 8); 72 assignments (ann1 8 screens, ann2 8 screens, ann3 8 screens).'
     """
     study = studies.get_study(db, result["study_id"])
+    names = {q: d.title for q, d in study_questions(study).items()}
     by_question = result.get("items_by_question") or {q: result.get("items", 0) for q in study["questions"]}
-    parts = ", ".join(f"{label(q)} {by_question.get(q, 0)}" for q in study["questions"])
+    parts = ", ".join(f"{names[q]} {by_question.get(q, 0)}" for q in study["questions"])
     per = result.get("per_annotator_screens") or {}
     people = ", ".join(f"{n} {k} screen{'s' if k != 1 else ''}" for n, k in per.items())
     queries = f"{result['queries']} queries, " if "queries" in result else ""
@@ -572,7 +656,7 @@ def creation_summary(db: Database, result: dict) -> CreationSummary:
             f"{result.get('screens', 0) - checks} screens; {result.get('items', 0)} items ({parts}); "
             f"{result.get('assignments', 0)} assignments" + (f" ({people})." if people else ".")
             + (f" Mixed in: {checks} check screens with known answers (not counted in any estimate)." if checks else ""))
-    warnings = [f"{label(q)} got 0 items: its annotators will not be asked it. Check the notes below (e.g. too few "
+    warnings = [f"{names[q]} got 0 items: its annotators will not be asked it. Check the notes below (e.g. too few "
                 f"passages or documents in the project)." for q in study["questions"] if not by_question.get(q, 0)]
     return CreationSummary(text, warnings, list(result.get("notes") or []))
 
@@ -731,7 +815,7 @@ def sample_overlap(db: Database, *, project: str, questions: list[str], settings
     proj = projects.get_project(db, project)
     questions = list(questions)
     covered = covered_instances(db, proj["id"], questions)
-    if questions == ["condition"]:
+    if all(q in BUILTIN_QUESTIONS and BUILTIN_QUESTIONS[q].design == "condition" for q in questions or ["-"]):
         by_query, pool = _condition_pool(db, proj, settings, CONDITION_MODES, groups)
         units = {q: {i["instance_id"] for i in by_query[q].values()} for q in pool}
         draw = lambda seed: _sample_queries(db, proj, pool, settings, seed)  # noqa: E731
@@ -801,5 +885,5 @@ def questions_for_kind(kind: str, *, has_documents: bool = True) -> KindQuestion
         return KindQuestions([], [], note="FollowIR re-judging starts on the Narratives page: an expert saves a "
                              "modified narrative of a query, and the documents relevant under the original narrative "
                              "are queued for re-judging there (choose the annotators on that page).")
-    offered = [q for q in INSTANCE_QUESTIONS if has_documents or q not in ("best_passage", "passage_match")]
+    offered = [q for q in INSTANCE_QUESTIONS if has_documents or not BUILTIN_QUESTIONS[q].needs_documents]
     return KindQuestions([*offered, "condition"], ["validity", "naturalness", *passage], note=no_docs)

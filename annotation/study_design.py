@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from annotation import judge_strata
+from annotation.questions import study_questions
 from annotation.studies import covered_instances, domain_sample_sizes
 from storage import projects, studies
 from storage.db import Database
@@ -27,7 +28,8 @@ def study_design(db: Database, study_id: int) -> dict:
     cols = studies.item_columns(db, study_id)  # shared within a page run (storage.studies.share_reads)
     out = {"seed": s.get("seed", 0), "overlap": s.get("overlap")}
     notes: list[str] = []
-    if qs == ["relevance"]:
+    designs = {q.design for q in study_questions(study).values()}  # how its questions' items were drawn
+    if designs == {"relevance"}:
         groups = defaultdict(set)
         for inst, doc in zip(cols["instance_id"], cols["doc_id"]):
             groups[inst].add(f"{inst}|{doc}")
@@ -37,7 +39,7 @@ def study_design(db: Database, study_id: int) -> dict:
                 "description": (f"re-judged queries as groups ({len(groups)}), every relevant document judged; the "
                                 "queries are those experts edited, not a random sample: no finite-population correction")}
     skipped = _skipped(db, pid, s, qs, notes)
-    if qs == ["condition"]:
+    if designs == {"condition"}:
         modes = s.get("modes") or ["changed", "reversed"]
         by_query = defaultdict(set)
         for inst in projects.instances(db, pid):
@@ -76,7 +78,7 @@ def study_design(db: Database, study_id: int) -> dict:
               f"{planned[h]} of {N}; the study was restricted to chosen groups, and the population is taken to be "
               "every group of the project" for h, N in strata.items()
               if planned.get(h) is not None and sampled_groups.get(h, 0) != planned[h]]
-    if s.get("max_excluded") is not None and "passage_match" in qs:
+    if s.get("max_excluded") is not None and any(q.asked_per == "gold-and-excluded" for q in study_questions(study).values()):
         notes.append(f"passage match: at most {s['max_excluded']} excluded passages per instance were sampled (seeded); "
                      "each is weighted by its instance's excluded passages over those sampled (a third sampling stage)")
     n_sampled = len(set(cols["instance_id"]))

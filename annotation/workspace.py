@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from annotation.item_order import spaced_order
 from annotation.word_diff import word_diff
 from formats.spreadsheet import csv_writer
-from annotation.questions import GUIDELINES, PROJECT_GOALS, Question, labeler_instructions, question
+from annotation.questions import PROJECT_GOALS, Question, labeler_instructions, study_questions
 from storage import drafts as draft_store
 from storage import narratives as narrative_store
 from storage import projects, studies
@@ -96,10 +96,11 @@ def open_screen(db: Database, study_id: int, user: dict, screen: str | None = No
     docs_needed = {d for r in rows for d in r["payload"].get("candidates", [])} | {r["doc_id"] for r in rows if r["doc_id"]}
     docs = _documents(db, pid, docs_needed)
     items, document, narrative, changes = [], None, None, None
+    declared = study_questions(study)
     for r in rows:
-        q = question(r["question"], naturalness=settings.get("naturalness", "yesno"), relevance=settings.get("relevance", "binary"))
+        q = declared[r["question"]]
         passages = []
-        if r["question"] == "best_passage":
+        if q.answers_are_passages:
             order = (current.get(r["id"]) or {}).get("shown_order") or shown_order(
                 r["payload"]["candidates"], seed=settings.get("seed", 0), item_id=r["id"], user_id=user["id"]
             )
@@ -138,13 +139,12 @@ def guidelines(db: Database, study_id: int, user: dict) -> Guidelines:
     _check_member(db, study, user)
     s = study["settings"]
     kind = projects.get_project_by_id(db, study["project_id"])["kind"]
-    qs = [question(q, naturalness=s.get("naturalness", "yesno"), relevance=s.get("relevance", "binary"))
-          for q in study["questions"]]
+    qs = list(study_questions(study).values())
     stored = s.get("guidelines", {})
     return Guidelines(
         goal=s.get("goal") or PROJECT_GOALS.get(kind, PROJECT_GOALS["generic"]),
         instructions=labeler_instructions(qs),
-        questions=[(q.id, f"Q{n}. {q.prompt}", stored.get(q.id) or GUIDELINES.get(q.id, ""))
+        questions=[(q.id, f"Q{n}. {q.prompt}", stored.get(q.id) or q.guidelines)
                    for n, q in enumerate(qs, start=1)],
         acknowledged_at=studies.guidelines_acknowledged(db, study_id, user["id"]),
     )
@@ -210,7 +210,7 @@ def submit_screen(
         if value is None or value == "":
             problems[it.question.id] = f"{name}: please answer this question"
             continue
-        categories = tuple(p["doc_id"] for p in it.passages) if it.question.id == "best_passage" else None
+        categories = tuple(p["doc_id"] for p in it.passages) if it.question.answers_are_passages else None
         reason = (a.get("reason") or "").strip()
         if len(reason) > REASON_MAX_CHARS:
             problems[it.question.id] = (f"{name}: the reason is {len(reason):,} characters long; at most "
@@ -342,7 +342,7 @@ def save_draft(db: Database, screen: Screen, user: dict, question_id: str, *,
 def draft(db: Database, screen: Screen, user: dict) -> dict[str, dict]:
     """question id -> {"value", "reason"}: what ``user`` chose on ``screen`` without submitting it
     ({} when nothing). A draft answer outside the question's choices (the study changed) is dropped."""
-    allowed = {it.question.id: ({p["doc_id"] for p in it.passages} if it.question.id == "best_passage"
+    allowed = {it.question.id: ({p["doc_id"] for p in it.passages} if it.question.answers_are_passages
                                 else set(it.question.categories)) for it in screen.items}
     out = {}
     for qid, d in draft_store.load(db, screen.study_id, user["id"], screen.screen).items():

@@ -164,6 +164,8 @@ def run_db(args) -> int:
 
     from annotation.monitor import decision_inputs, item_groups
     from annotation.outcomes import labels_frame
+    from annotation.questions import study_question
+    from storage import studies
     from storage.db import connect
 
     if args.study is None or not args.question:
@@ -176,7 +178,7 @@ def run_db(args) -> int:
                            f"{','.join(categories)}")
     if labels.empty:
         raise IFJudgeError(f"study {args.study} has no label for question {args.question!r} yet")
-    args.ordinal = args.ordinal or args.question in ("passage_match", "instfol_match")
+    args.ordinal = args.ordinal or study_question(studies.get_study(db, args.study), args.question).scale == "ordinal"
     gold_frame = None if gold is None else pd.DataFrame(sorted(gold.items()), columns=["item", "label"])
     clusters, strata = item_groups(db, args.study, args.question)
     report = report_from_frame(labels, categories, gold=gold_frame, args=args,

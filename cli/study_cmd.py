@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import sys
 
+from annotation.own_questions import read_questions
 from annotation.studies import StudySettings, create_study, sample_overlap
 from formats import trec_io
 from annotation.workspace import labels_csv
@@ -38,10 +39,13 @@ def register(sub) -> None:
     c = ss.add_parser("create", help="sample instances, create items and assign them")
     add_db(c)
     add_project(c)
-    c.add_argument("--questions", required=True, type=_csv_list,
+    c.add_argument("--questions", type=_csv_list, default=[],
                    help="validity,naturalness,best_passage,passage_match; or instfol_match alone (with the two runs); "
                         "or condition alone (InfoSearch: one Yes/No item per query, mode changed/reversed and "
                         "originally relevant document)")
+    c.add_argument("--question-file", metavar="FILE", action="append", default=[],
+                   help="your own question(s), declared in a TOML or YAML file (docs/questions.md); asked after "
+                        "--questions, stored with the study; repeat for several files")
     c.add_argument("--annotators", required=True, type=_csv_list, help="comma-separated user names")
     c.add_argument("--name")
     c.add_argument("--groups", type=_csv_list, help="restrict the sample to these query groups (condition: query ids)")
@@ -134,6 +138,9 @@ def run_create(args) -> int:
         allocation=args.allocation,
         anticipated_shares=None if args.anticipated_shares is None else _domain_values(args.anticipated_shares),
     )
+    own = [q for path in args.question_file for q in read_questions(path)]  # refused before anything is written
+    if not args.questions and not own:
+        raise IFJudgeError("say what the study asks: --questions (built-in ones) and/or --question-file FILE")
     db = connect(args.db)
     if args.stratify_by_judge is None and any(v for v in (args.judge_rates, args.judge_shares, args.judge_unsure,
                                                           args.dry_run)):
@@ -148,7 +155,7 @@ def run_create(args) -> int:
         if args.dry_run:
             return 0
     if "instfol_match" in args.questions:
-        if args.questions != ["instfol_match"]:
+        if args.questions != ["instfol_match"] or own:
             raise IFJudgeError("instfol_match is asked in a study of its own (its items are the runs' passages); "
                                f"got --questions {','.join(args.questions)}")
         from annotation.instfol_study import create_instfol_study
@@ -164,13 +171,13 @@ def run_create(args) -> int:
         if any(v is not None for v in (args.bare_run, args.instructed_run, args.bare_run_id, args.instructed_run_id)):
             raise IFJudgeError("--bare-run/--instructed-run go with --questions instfol_match")
         if not args.remaining:  # the same seed draws the same sample: say so before re-asking
-            overlap = sample_overlap(db, project=args.project, questions=args.questions, settings=settings,
-                                     groups=args.groups)
+            overlap = sample_overlap(db, project=args.project, questions=args.questions + [q.id for q in own],
+                                     settings=settings, groups=args.groups)
             if overlap.covered:
                 print(f"warning: {overlap.text} (--seed N or --remaining)", file=sys.stderr)
         result = create_study(
             db, project=args.project, questions=args.questions, annotators=args.annotators,
-            name=args.name, settings=settings, groups=args.groups,
+            name=args.name, settings=settings, groups=args.groups, own_questions=own,
         )
     if args.stratify_by_judge is not None:
         result["judge_strata"] = {k: judge_plan[k] for k in ("strata", "preview")}

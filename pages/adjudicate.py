@@ -14,6 +14,7 @@ from storage import studies
 from storage.errors import IFJudgeError
 from annotation.glossary import PROVENANCE, label, page_message, votes
 from annotation.monitor_view import page_slice
+from annotation.questions import study_questions
 from ui.keys import keep_keys_on_item
 from ui.layout import compact_page
 from ui.session import db, pick_study, require_role
@@ -29,6 +30,11 @@ with top_left:
     study = pick_study(conn, key="adj_study")  # may write the lead's last choice: before the reads are shared
 studies.share_reads(conn)  # the queue is asked for each filter: outcomes computed once; a write ends it
 sid = study["id"]
+declared_names = {q: d.title for q, d in study_questions(study).items()}  # an own question by its declared name
+
+
+def names(qid: str) -> str:
+    return declared_names.get(qid, label(qid))
 
 SHOW_LABELS = {"unresolved": "Unresolved", "majority": "Decided by majority", "decided": "Decided by a lead", "all": "All"}
 show_key = f"adj_show:{sid}"
@@ -82,7 +88,7 @@ if last is not None and not flash:  # the decision just saved stays readable aft
     except IFJudgeError:
         lv = None
     if lv is not None and lv.decision:
-        st.caption(f"Last decision: item {last} ({label(lv.question_id)}) → {md_escape(lv.option_label(lv.decision['value']))}"
+        st.caption(f"Last decision: item {last} ({names(lv.question_id)}) → {md_escape(lv.option_label(lv.decision['value']))}"
                    + (f"; note: {md_escape(lv.decision['note'])}" if lv.decision["note"] else ""))
 
 if current is None:
@@ -99,7 +105,7 @@ _, _, first, stop = page_slice(len(ids), ids.index(current) // adjudication.QUEU
 window = ids[first:stop]
 item_id = st.selectbox(
     "Item", window, key=item_key,
-    format_func=lambda i: f"item {i}: {by_item[i]['instance']} · {label(by_item[i]['question'])} · "
+    format_func=lambda i: f"item {i}: {by_item[i]['instance']} · {names(by_item[i]['question'])} · "
                           f"votes {votes(by_item[i]['votes'])}",
 )
 if len(ids) > len(window):
@@ -154,7 +160,7 @@ with right:
 
 with st.expander(f"The queue: {len(queue)} item{'s' if len(queue) != 1 else ''}"):
     st.dataframe(pd.DataFrame([{
-        "Item": r["item"], "Instance": r["instance"], "Question": label(r["question"]), "Votes": votes(r["votes"]),
+        "Item": r["item"], "Instance": r["instance"], "Question": names(r["question"]), "Votes": votes(r["votes"]),
         "How decided": PROVENANCE.get(r["provenance"], r["provenance"]), "Decision": r["decision"] or "—",
     } for r in queue[first:stop]]), hide_index=True, key=f"adj_queue:{sid}:{show}")
     if len(ids) > len(window):

@@ -19,6 +19,7 @@ import streamlit as st
 from annotation.glossary import label, page_message, table
 from annotation.outcomes import ValidationRules
 from annotation.qrels_builds import UNRESOLVED_POLICIES, IncompleteStudy, UnresolvedJudgments, store_versions
+from annotation.questions import study_questions
 from exports.archive import zip_folder
 from exports.offered import export_formats
 from exports.report import BOOTSTRAP as REPORT_BOOTSTRAP
@@ -77,24 +78,28 @@ if fmt == "report":
                "comparison column) and whether the leaderboard changes on the validated qrels (the project's stored "
                f"evaluations; {REPORT_BOOTSTRAP:,} bootstrap replicates over queries).")
 
-# the rules of the questions the picked studies ask (none without a study)
-asked = {q for i in picked for q in studies.get_study(conn, i)["questions"]}
+# the rules of the questions the picked studies ask (none without a study): each question names the
+# switch of its rule (Question.drop_rule) and IFIR's passage match its thresholds (Question.qrels)
+declared = [q for i in picked for q in study_questions(studies.get_study(conn, i)).values()]
+switches = {q.drop_rule for q in declared if q.drop_rule}
+match_rule = any(q.qrels == "match-score" for q in declared)
 rules = ValidationRules()
 policy = CHOOSE
 if picked:
     c1, c2, c3 = st.columns(3)
     rules = ValidationRules(
-        drop_invalid=c1.checkbox("Drop invalid instances", True, key="exp_drop_invalid") if "validity" in asked else True,
+        drop_invalid=(c1.checkbox("Drop invalid instances", True, key="exp_drop_invalid")
+                      if "drop_invalid" in switches else True),
         drop_unnatural=(c2.checkbox("Drop unnatural instances", True, key="exp_drop_unnatural")
-                        if "naturalness" in asked else True),
+                        if "drop_unnatural" in switches else True),
         drop_best_passage_mismatch=(c3.checkbox("Drop best-passage mismatches", False, key="exp_drop_mismatch")
-                                    if "best_passage" in asked else False),
+                                    if "drop_best_passage_mismatch" in switches else False),
         match_gold_max=(c1.number_input("Gold passage not relevant at match score <=", 0, 5, 2, key="exp_match_gold_max",
                                         help="IFIR passage match: median of the 1-5 labels (or the lead's decision); "
-                                             "0: never") if "passage_match" in asked else 2),
+                                             "0: never") if match_rule else 2),
         match_excluded_min=(c2.number_input("Excluded passage relevant at match score >=", 1, 6, 4,
                                             key="exp_match_excluded_min", help="6: never")
-                            if "passage_match" in asked else 4),
+                            if match_rule else 4),
     )
     policy = st.selectbox("Unresolved judgments (ties, single labels, no labels)", [CHOOSE, *UNRESOLVED_POLICIES],
                           key="exp_unresolved", format_func=lambda p: POLICY_WORDS.get(p, p),

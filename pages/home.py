@@ -15,7 +15,7 @@ from annotation.imports import Upload, add_files, import_files
 from storage import projects, studies
 from storage.errors import IFJudgeError
 from annotation.glossary import label, page_message
-from annotation.monitor_view import SHORT
+from annotation.builtin_questions import BUILTIN_QUESTIONS
 from ui.markdown import md_escape
 from ui.session import db, require_role
 
@@ -36,7 +36,7 @@ if overview:
             "Answers": f"{r['answers_given']} of {r['answers_needed']}", "Awaiting labels": r["awaiting_labels"],
             "Ties": r["ties"],
             "Project": r["project"], "Annotators": r["annotators"],
-            "Questions": ", ".join(SHORT.get(q, label(q)) for q in r["questions"]),
+            "Questions": ", ".join(BUILTIN_QUESTIONS[q].short if q in BUILTIN_QUESTIONS else label(q) for q in r["questions"]),
         } for r in overview]),
         hide_index=True, key="studies_overview",
         column_config={

@@ -13,6 +13,7 @@ from annotation.glossary import STATISTIC_HELP, header_help, label, when
 from annotation.habits import annotator_habits
 from annotation.scale_summary import scale_summary
 from annotation.qrels_builds import study_completeness
+from annotation.questions import study_questions
 from ui.markdown import md_escape
 from storage import projects, studies
 from storage.errors import IFJudgeError
@@ -67,7 +68,8 @@ with paused_gc():
                                   help="More replicates: steadier 95% intervals, a slower page. 0: no intervals.")
     seed = study["settings"].get("seed", 0)
 
-    st.subheader(view.heading(kind, study["questions"]))
+    declared = study_questions(study)  # each question's declaration: names, wording, rows
+    st.subheader(view.heading(kind, list(declared.values())))
     reports = {q: monitor.question_report(conn, sid, q, n_boot=n_boot, seed=seed) for q in study["questions"]}
     t7_raw = monitor.table7(conn, sid, n_boot=n_boot, seed=seed)
     t7 = view.table7_rows(t7_raw, reports)
@@ -80,13 +82,17 @@ with paused_gc():
         st.dataframe(frame, hide_index=True, key="mon_table7", height="content", column_config=columns(
             frame, {"Question": 140, "Statistic": 220, "Value": 60, "95% interval": 110, "Band": 110, "Over": 130,
                     "Why undefined": 150},
-            {"Question": "\n".join(f"- **{label(q)}**: {monitor.PROMPTS.get(q, q)}" for q in study["questions"]),
+            {"Question": view.question_help(list(declared.values())),
              "Statistic": meanings or None, "Value": meanings or None,
              "95% interval": view.interval_help(t7_raw)}))
-        if any(q in ("validity", "naturalness", "condition") for q in study["questions"]):
-            st.caption("Proportion of Yes response (as InstructIR's Table 7) counts the items whose majority says Yes "
-                       "among every labelled item, undecided ones included; the benchmark-wide share below counts "
-                       "decided instances only, weighted by how they were sampled.")
+        shares = [q.positive_words for q in declared.values()
+                  if any(key in ("yes_share", "positive_share") for _, key in q.monitor_rows)]
+        if shares:
+            words = " / ".join(dict.fromkeys(shares))
+            st.caption(md_escape(f"Proportion of {words} response (as InstructIR's Table 7) counts the items whose "
+                                 f"majority says {words} among every labelled item, undecided ones included; the "
+                                 "benchmark-wide share below counts decided instances only, weighted by how they "
+                                 "were sampled."))
     else:
         st.caption("These questions have no agreement table; see the tables below.")
 
@@ -98,7 +104,7 @@ with paused_gc():
     if not scales.empty:
         st.subheader("Mean scores (IFIR Table 2)")
         frame = pd.DataFrame([{
-            "Question": label(r["question"]), "Statistic": r["statistic"], "Passages": r["kind"] or "—",
+            "Question": declared[r["question"]].title, "Statistic": r["statistic"], "Passages": r["kind"] or "—",
             "By": r["by"], "Group": r["group"], "Items": r["items"], "Labels": r["labels"],
             "Mean": "—" if pd.isna(r["mean"]) else f"{r['mean']:.2f}",
             "95% interval": "—" if pd.isna(r["ci_low"]) else f"{r['ci_low']:.2f} to {r['ci_high']:.2f}",
@@ -116,11 +122,11 @@ with paused_gc():
     table = monitor.annotator_table(conn, sid)
     habits = annotator_habits(conn, sid, seconds={r["annotator"]: r["median_seconds_per_screen"] for r in table})
     checks = check_items.accuracy(conn, sid)
-    rows = view.habit_rows(table, habits, study["questions"], checks or None)
+    rows = view.habit_rows(table, habits, list(declared.values()), checks or None)
     frame = pd.DataFrame(rows)
     if not checks:
         frame = frame.drop(columns=["Checks right"])
-    answer_names = {view.SHORT.get(q, label(q)): q for q in study["questions"]}
+    answer_names = {q.short or q.title: q for q in declared.values()}
     st.dataframe(frame, hide_index=True, key="mon_annotators", column_config=columns(
         frame, {"Annotator": 80, "Done": 70, "Median s": 65, **dict.fromkeys(answer_names, 80), "Agreement": 90,
                 "Checks right": 90, "Flag": 130},
@@ -153,7 +159,7 @@ with paused_gc():
                    "equal to the majority of the other annotators of the item; each other: the share of pairs (this "
                    "label, another label of the item) that agree. A line that falls: the annotator drifts.")
 
-    question = st.selectbox("Question", study["questions"], key="mon_question", format_func=label)
+    question = st.selectbox("Question", study["questions"], key="mon_question", format_func=lambda q: declared[q].title)
     rep = reports.get(question)
     if rep is None:
         st.info("No labels for this question yet.")
@@ -192,7 +198,7 @@ with paused_gc():
         right.caption("Share of all labels given to this question that are each answer (labels, not decided items).")
         st.markdown(f"**Agreement on this question** ({rep['n_items']} items, {rep['n_labels']} labels, "
                     f"{rep['n_annotators']} annotators)")
-        rows = view.question_rows(question, rep)
+        rows = view.question_rows(declared[question], rep)
         keys = {label(k): k for k in STATISTIC_HELP}
         meanings = "\n".join(f"- **{r['Statistic']}**: {STATISTIC_HELP[keys[r['Statistic']]]}"
                              for r in rows if r["Statistic"] in keys)

@@ -13,6 +13,7 @@ import streamlit as st
 from annotation import judge_strata
 from annotation.questions import GUIDELINES, INSTANCE_QUESTIONS
 from annotation.instfol_study import create_instfol_study
+from annotation.own_questions import questions_from_text
 from annotation.glossary import SCALES, label, page_message
 from annotation.studies import (StudySettings, creation_summary, create_study, domain_sizes, questions_for_kind,
                                  sample_overlap)
@@ -63,6 +64,7 @@ STUDY_FORM = {
     "study_fraction": float(d.group_fraction), "study_per_group": d.per_group, "study_overlap": d.overlap,
     "study_passages": d.passages, "study_seed": d.seed, "study_stratify": False, "study_subset_fraction": 0.1,
     "study_max_excluded": -1, "study_annotators": [], "study_goal": "", "study_check_share": 0.0, "study_rates": "same",
+    "study_own_text": "", "study_own_format": "toml",
     **{f"study_guideline_{q}": GUIDELINES[q] for q in INSTANCE_QUESTIONS},
 }
 INSTFOL_FORM = {"instfol_top_k": 10, "instfol_fraction": 1.0, "instfol_per_group": 3, "instfol_overlap": d.overlap,
@@ -109,6 +111,34 @@ def created(section: str, result: dict) -> None:
     st.rerun()
 
 
+def own_questions_section() -> list:
+    """The lead's own questions, typed as a TOML or YAML declaration (docs/questions.md): validated
+    on every run, each shown as it will be asked, or the refusal naming the line and the field."""
+    with st.expander("Your own questions", expanded=bool(st.session_state.get("study_own_text"))):
+        st.caption("Declare questions of your own (Yes/No, a list of answers or a scale; per instance, per relevant "
+                   "passage or about the target), in TOML or YAML. The study keeps the declaration as asked: later "
+                   "edits change no stored label. Fields and two worked examples: docs/questions.md.")
+        fmt = st.radio("Format", ["toml", "yaml"], horizontal=True, key="study_own_format", format_func=str.upper)
+        text = st.text_area("Declaration", key="study_own_text", height=220,
+                            placeholder='id = "negation"\nwording = "Does the passage respect what the instruction '
+                                        'excludes?"\ncategories = ["Respects", "Violates", "Unclear"]\n'
+                                        'positive = ["Respects"]\nasked_per = "passage"')
+        if not text.strip():
+            return []
+        try:
+            found = questions_from_text(text, fmt, "Declaration")
+        except IFJudgeError as exc:
+            st.error(md_escape(page_message(str(exc))))
+            return []
+        st.dataframe(pd.DataFrame([{
+            "Id": q.id, "Answers": " / ".join(q.categories), "Positive": " / ".join(q.positive),
+            "Asked per": q.asked_per, "Agreement": "ordinal" if q.scale == "ordinal" else "nominal",
+            "Outcome": "; ".join(f"{a} -> {act}" for a, act in q.on_outcome) or "measured only",
+            "Keys": " ".join(q.keys) or "free digits",
+        } for q in found]), hide_index=True, key="study_own_table")
+        return found
+
+
 report_created("study")
 open_on_last_project(conn, "study_project", {p["id"]: p["name"] for p in plist})
 project = st.selectbox("Project", [p["name"] for p in plist], key="study_project",
@@ -131,7 +161,8 @@ if kq.offered:
                                help="condition (InfoSearch) is asked alone: one Yes/No item per query, mode "
                                     "(changed, reversed) and originally relevant document; the fraction applies "
                                     "to queries" if "condition" in kq.offered else None)
-    chosen = set(questions)
+    own = own_questions_section()
+    chosen = set(questions) | {q.id for q in own}
     per_instance = bool(chosen - {"condition"})
     has_subsets = bool(set(projects.query_subsets(conn, proj["id"]).values()) - {""})
     runs = {r["id"]: f"run {r['id']}: {label(r['question'])}, {r['judge']} {r['model']} ({r['answers']} answers)"
@@ -212,7 +243,7 @@ if kq.offered:
     if go:
         st.session_state.pop(PENDING, None)
         request = dict(
-            project=project, questions=questions, annotators=annotators, name=name or None,
+            project=project, questions=questions, annotators=annotators, name=name or None, own_questions=own,
             settings=StudySettings(group_fraction=fraction, per_group=int(per_group), overlap=int(overlap),
                                    passages=int(passages), naturalness=naturalness, seed=int(seed),
                                    guidelines=guidelines, goal=goal.strip(),
@@ -224,8 +255,8 @@ if kq.offered:
             if judge_run is not None:  # the plan and the width it buys, shown before anything is created
                 plan = judge_strata.plan(conn, project=project, run_id=judge_run, group_fraction=float(fraction))
                 request["settings"].judge_strata = plan["settings"]
-            found = None if remaining or not questions or not annotators else sample_overlap(
-                conn, project=project, questions=questions, settings=request["settings"])
+            found = None if remaining or not chosen or not annotators else sample_overlap(
+                conn, project=project, questions=[*questions, *(q.id for q in own)], settings=request["settings"])
         except IFJudgeError as exc:
             st.error(md_escape(page_message(str(exc))))
         else:

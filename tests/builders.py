@@ -257,6 +257,19 @@ def labelled_ifir_study(db) -> int:
     return sid
 
 
+def label_items(db, study_id, answer) -> None:
+    """Store a label for every item of a study: ``answer(item, annotator name)`` -> value (None:
+    no label); written as the item's annotators' labels, straight into storage."""
+    people = db.execute("SELECT u.id, u.name FROM study_annotators sa JOIN users u ON u.id = sa.user_id "
+                        "WHERE sa.study_id = ? ORDER BY u.name", [study_id]).fetchall()
+    for it in studies.items_of_study(db, study_id):
+        for uid, name in people:
+            value = answer(it, name)
+            if value is not None:
+                db.execute("INSERT INTO labels (item_id, user_id, value, submitted_at) VALUES (?, ?, ?, 0)",
+                           [it["id"], uid, value])
+
+
 # ---- uploads (tests/fixtures/importers) --------------------------------------------------------
 IMPORTER_FIXTURES = ROOT / "tests" / "fixtures" / "importers"
 

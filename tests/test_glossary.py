@@ -9,18 +9,26 @@ from annotation import monitor
 from annotation.estimates import benchmark_estimates
 from annotation.glossary import ESTIMATES, EXTRAPOLATION, STATISTICS, label
 from storage import studies
-from tests.builders import labelled_ifir_study
+from annotation.own_questions import declare
+from annotation.studies import StudySettings, create_study
+from tests.builders import label_items, labelled_ifir_study
 from ui.estimates_view import estimate_rows
 
 
 @pytest.fixture
 def reports(labelled, db_path):
     """The demo's question reports (Yes/No and best passage with a target, labelled by builders.PLAN)
-    and those of an IFIR passage-match study (ordinal 1-5, split votes): (db, study id, reports)."""
+    those of an IFIR passage-match study (ordinal 1-5, split votes) and of a lead's own Yes/No
+    question: (db, study id, reports)."""
     db, sid, _ = labelled
     out = {q: monitor.question_report(db, sid, q) for q in studies.get_study(db, sid)["questions"]}
     ifir = labelled_ifir_study(db)
     out["passage_match"] = monitor.question_report(db, ifir, "passage_match")
+    harm = declare({"id": "harmful", "wording": "Is the instruction harmful?", "categories": "yes-no"})
+    own = create_study(db, project="demo", questions=[], own_questions=[harm], annotators=["ann1", "ann2", "ann3"],
+                       name="own", settings=StudySettings(group_fraction=1.0, per_group=1, seed=2))["study_id"]
+    label_items(db, own, lambda it, name: "No" if name != "ann3" else "Yes")
+    out["harmful"] = monitor.question_report(db, own, "harmful")
     return db, sid, out
 
 

@@ -8,7 +8,7 @@ import pytest
 from annotation.demo import demo_bundle, demo_data
 from annotation.glossary import label
 from storage import projects, studies
-from tests.builders import app, user_row
+from tests.builders import ROOT, app, user_row
 
 pytestmark = pytest.mark.both_engines
 
@@ -146,3 +146,29 @@ def test_a_judge_stratified_study_shows_its_width_before_it_is_created(env_db):
     assert not at.exception and at.success and "created" in at.success[0].value
     plan = studies.get_study(db, 2)["settings"]["judge_strata"]
     assert plan["run"] == run["id"] and plan["allocation"] == "neyman" and "judge No" in plan["group_stratum"].values()
+
+
+def test_a_lead_declares_an_own_question_on_the_page(env_db):
+    db, _ = env_db
+    at = _page(db, "demo")
+    at.radio(key="study_own_format").set_value("yaml")
+    at.text_area(key="study_own_text").set_value('id: harmful\nwording: "Harmful?"\ncategories: []\n').run()
+    assert not at.exception
+    refused = [e.value for e in at.error]
+    assert refused and "line 3" in refused[0] and "categories" in refused[0]  # names the line and the field
+    declaration = (ROOT / "docs" / "examples" / "harmful.yaml").read_text()
+    at.text_area(key="study_own_text").set_value(declaration).run()
+    assert not at.error
+    shown = at.dataframe[0].value
+    assert list(shown["Id"]) == ["harmful"] and list(shown["Outcome"]) == ["Yes -> drop instance"]
+    at.multiselect(key="study_questions").set_value(["validity"])
+    at.multiselect(key="study_annotators").set_value(["ann1", "ann2", "ann3"])
+    at.number_input(key="study_seed").set_value(5)
+    at.checkbox(key="study_remaining").check()
+    at.button(key="FormSubmitter:study_form-Create study").click().run()
+    assert not at.exception and at.success, [w.value for w in at.warning + at.error]
+    study = studies.list_studies(db)[-1]
+    assert study["questions"] == ["validity", "harmful"]
+    stored = studies.get_study(db, study["id"])["settings"]["own_questions"]["harmful"]
+    assert stored["keys"] == ["3", "4"] and stored["on_outcome"] == {"Yes": "drop instance"}  # 1/2 are validity's
+    assert at.text_area(key="study_own_text").value == ""  # the form starts over after a creation

@@ -82,13 +82,13 @@ def item_of(screen: workspace.Screen, *, answers: dict[str, dict], can_back: boo
     questions = []
     for number, it in enumerate(screen.items, start=1):
         q = it.question
-        if q.id == "best_passage":
+        if q.answers_are_passages:
             options = [{"value": p["doc_id"], "label": f"Passage {i}", "key": key, "passage": _text(p["text"], marked)}
                        for i, (p, key) in enumerate(zip(it.passages, keys[q.id]), start=1)]
         else:
             options = [{"value": v, "label": q.label(v), "key": key, "passage": None}
                        for v, key in zip(q.categories, keys[q.id])]
-        questions.append({"id": q.id, "number": number, "prompt": q.prompt,
+        questions.append({"id": q.id, "number": number, "prompt": q.prompt, "passages": q.answers_are_passages,
                           "reason_for": list(q.reason_required_for), "options": options})
     doc = screen.document
     revising = any(it.current for it in screen.items)

@@ -79,7 +79,8 @@ class JudgeQuestion:
     ``reason``: the JSON object also carries a reason (IFIR's prompt asks for one); ``stored``
     maps an answer to the value stored (a passage number to its doc id); ``estimand`` maps a
     stored value to the value the benchmark-wide estimates read (the ``--judge FILE.csv``
-    column); ``score`` turns the answer's probabilities into one number."""
+    column); ``score`` turns the answer's probabilities into one number; ``local``: a local
+    (bi-encoder / cross-encoder) judge answers it too (a passage judged against a text)."""
 
     id: str
     fields: tuple[str, ...]
@@ -94,6 +95,7 @@ class JudgeQuestion:
     stored: Callable[[str, dict], str] = lambda answer, payload: answer
     estimand: Callable[[str, dict], str] = lambda value, payload: value
     score: Callable[[dict, tuple, dict], float | None] = field(default=None)
+    local: bool = False
 
     @property
     def default_prompt(self) -> Prompt:
@@ -353,17 +355,17 @@ JUDGE_QUESTIONS: dict[str, JudgeQuestion] = {q.id: q for q in (
                   score=lambda d, c, p: (expected_value if c == LIKERT else positive_probability)(d, c, p)),
     JudgeQuestion("best_passage", ("query", "instruction", "passages", "choices"), ("choice",),
                   lambda scale, n: tuple(str(i) for i in range(1, n + 1)), (BEST_PASSAGE,),
-                  stored=_passage_doc, estimand=_target_chosen, score=target_probability),
+                  stored=_passage_doc, estimand=_target_chosen, score=target_probability, local=True),
     JudgeQuestion("passage_match", ("query", "instruction", "passage"), ("likert",), lambda scale, n: LIKERT,
                   (PASSAGE_MATCH,), score=expected_value),
     JudgeQuestion("instfol_match", ("query", "instruction", "passage"), ("0-3",),
                   lambda scale, n: ("0", "1", "2", "3"), (INSTFOL, INSTFOL_AILA), answer_key="score", reason=True,
                   integer=True, max_tokens=300, top_p=0.7, score=expected_value),
     JudgeQuestion("condition", ("query", "instruction", "passage"), ("yesno",), lambda scale, n: YES_NO, (CONDITION,),
-                  score=positive_probability),
+                  score=positive_probability, local=True),
     JudgeQuestion("relevance", ("query", "narrative", "passage", "choices", "scale_note"), ("binary", "graded"),
                   lambda scale, n: ("0", "1", "2") if scale == "graded" else ("relevant", "not relevant"), (RELEVANCE,),
-                  score=lambda d, c, p: (expected_value if c[0] == "0" else positive_probability)(d, c, p)),
+                  score=lambda d, c, p: (expected_value if c[0] == "0" else positive_probability)(d, c, p), local=True),
 )}
 
 #: what the ``{{scale_note}}`` placeholder says, per choice list

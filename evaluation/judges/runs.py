@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 
 from evaluation.judges import tokens
 from evaluation.judges.chat import ChatConfig, ask, item_fields, make_client, render_messages, request_body
-from evaluation.judges.questions import JudgeQuestion, Prompt, check_template, judge_question
+from evaluation.judges.questions import JUDGE_QUESTIONS, JudgeQuestion, Prompt, check_template, judge_question
 from storage import judge_labels as store
 from storage import projects, users
 from storage.db import Database
@@ -61,7 +61,7 @@ class JudgeSpec:
             if self.chat is None:
                 raise IFJudgeError("a chat judge needs its base URL and model")
             self.chat.check()
-        elif self.question not in LOCAL_QUESTIONS:
+        elif not q.local:
             raise IFJudgeError(f"a {self.judge} judge answers {', '.join(LOCAL_QUESTIONS)} (relevance-type questions), "
                                f"not {self.question}")
         tokens.counter(self.token_rule)
@@ -70,7 +70,8 @@ class JudgeSpec:
 
 
 #: the questions a local (bi-encoder / cross-encoder) judge answers: a passage judged against a text
-LOCAL_QUESTIONS = ("relevance", "condition", "best_passage")
+#: (each declares it: ``JudgeQuestion.local``)
+LOCAL_QUESTIONS = tuple(q.id for q in JUDGE_QUESTIONS.values() if q.local)
 
 
 def resolve_prompt(db: Database, question: str, version: str | None) -> Prompt:

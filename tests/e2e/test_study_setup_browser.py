@@ -48,3 +48,24 @@ def test_study_form_is_emptied_after_creation(page, server, artifacts):
     settle(page)
     assert [s["name"] for s in studies.list_studies(connect(server.db_path))][-1] == "second pilot"
     assert len(studies.list_studies(connect(server.db_path))) == 2
+
+
+def test_an_own_question_declared_on_the_page(page, server, artifacts):
+    from tests.builders import ROOT
+
+    page.set_viewport_size({"width": 1280, "height": 720})
+    sign_in(page, server.url, "lead", "lead-demo")
+    page.get_by_role("link", name="Set up a study").click()
+    expect(page.get_by_label("Study name")).to_be_visible(timeout=20_000)
+    page.get_by_text("Your own questions").click()
+    area = page.get_by_label("Declaration")
+    area.fill((ROOT / "docs" / "examples" / "negation.toml").read_text())
+    area.press("Control+Enter")  # the text area's value reaches the page
+    expect(page.get_by_text("Respects / Violates / Unclear", exact=False)).to_be_attached(timeout=20_000)  # a grid cell
+    settle(page)
+    page.get_by_test_id("stDataFrame").first.scroll_into_view_if_needed()
+    page.screenshot(path=str(artifacts / "study-setup-own-question.png"))
+    area.fill('id = "negation"\nwording = "?"\ncategories = ["A", "A"]\npositive = ["A"]\n')
+    area.press("Control+Enter")
+    expect(page.locator("[data-testid='stAlertContentError']")).to_contain_text("line 3", timeout=20_000)
+    expect(page.locator("[data-testid='stAlertContentError']")).to_contain_text("categories")

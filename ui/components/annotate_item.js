@@ -163,7 +163,7 @@ function documentBlock(doc) {
 
 function questionsArea(it) {
   const area = el("div", {cls: "ifj-questions"});
-  const short = it.questions.filter((q) => q.id !== "best_passage" && q.options.length <= 3);
+  const short = it.questions.filter((q) => !q.passages && q.options.length <= 3);
   const row = short.length >= 2 ? el("div", {cls: "ifj-row"}, short.map(questionBlock)) : null;
   if (row) { area.appendChild(row); }
   it.questions.filter((q) => !(row && short.includes(q))).forEach((q) => area.appendChild(questionBlock(q)));
