@@ -107,18 +107,27 @@ class _LineStream:
         digest = hashlib.sha256()
         number, offset, tail = 1, 0, b""
         # hashlib lets go of the GIL on large updates: the file is hashed beside the parsing
-        with self.path.open("rb") as f, ThreadPoolExecutor(1) as hasher:
-            while chunk := f.read(_CHUNK):
-                hasher.submit(digest.update, chunk)
-                parts = chunk.split(b"\n")
-                parts[0] = tail + parts[0]
-                tail = parts.pop()
-                for part in parts:
-                    yield number, offset, part, True
-                    number += 1
-                    offset += len(part) + 1
-        yield number, offset, tail, False
-        self.sources.append((str(self.path), digest.hexdigest()))
+        hasher, finished = ThreadPoolExecutor(1), False
+        try:
+            with self.path.open("rb") as f:
+                while chunk := f.read(_CHUNK):
+                    hasher.submit(digest.update, chunk)
+                    parts = chunk.split(b"\n")
+                    parts[0] = tail + parts[0]
+                    tail = parts.pop()
+                    for part in parts:
+                        yield number, offset, part, True
+                        number += 1
+                        offset += len(part) + 1
+            yield number, offset, tail, False
+            hasher.shutdown(wait=True)  # every chunk hashed
+            finished = True
+            self.sources.append((str(self.path), digest.hexdigest()))
+        finally:
+            if not finished:
+                # left unread (a refused line): this may run in a garbage-collector pass on any
+                # thread, even one being started, where joining a thread deadlocks; never join here
+                hasher.shutdown(wait=False, cancel_futures=True)
 
     def _decoded(self, segments):
         """(line, text) after decoding (a leading BOM dropped) and CR / CRLF line ends split."""

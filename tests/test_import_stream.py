@@ -89,3 +89,31 @@ def test_a_later_defect_of_the_file_is_said_before_a_bad_line(tmp_path):
     path.write_bytes(b'{"_id": \n{"_id": "2"}\n\n\n')
     with pytest.raises(ImportFailure, match=r"line 1: malformed JSON"):
         read_jsonl(path, [])
+
+
+def test_a_refused_file_left_unread_is_let_go_without_joining_a_thread(tmp_path):
+    """A refused line leaves the reader unfinished; Python may finalize it in a garbage-collector
+    pass inside another thread's start, while that thread holds threading's shutdown-locks lock.
+    Joining the reader's hashing thread there deadlocked a whole test run (and would an import in
+    the app). Here the reader is let go while that lock is held: it must return at once."""
+    import threading
+
+    lock = getattr(threading, "_shutdown_locks_lock", None)
+    if lock is None:  # the CPython internals this test holds are not there
+        pytest.skip("this Python has no threading._shutdown_locks_lock")
+    path = tmp_path / "queries.jsonl"
+    path.write_bytes(b'{"_id": "q1"}\n{"_id": \n' + b'{"_id": "q"}\n' * 10)
+    with pytest.raises(ImportFailure) as refused:
+        read_jsonl(path, [])
+    assert refused.value.line == 2
+    stream = text._LineStream(path, [])
+    next(iter(stream))  # the hashing thread is started; the rest is left unread
+    closed = threading.Event()
+
+    def let_go():
+        with lock:
+            stream._lines.close()
+        closed.set()
+
+    threading.Thread(target=let_go, daemon=True).start()
+    assert closed.wait(10), "letting an unread file go joined a thread under threading's lock (deadlock)"
