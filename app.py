@@ -8,7 +8,7 @@ import streamlit as st
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from annotation import auth  # noqa: E402
+from accounts import auth  # noqa: E402
 from ui.errors import show_failure  # noqa: E402
 from ui.session import client_address, current_user, db, forget_sign_in, sign_in_as, sync_cookie  # noqa: E402
 

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import random
 
-from annotation.question_type import Question
-from annotation.questions import study_questions
+from annotation.questions.question_type import Question
+from annotation.questions.study import study_questions
 from storage import projects, studies
 from storage.db import Database
 
@@ -48,7 +48,7 @@ def known_decisions(db: Database, project_id: int, questions: list[Question]) ->
     earlier studies of the project that can serve as known answers (adjudicated, or unanimous over
     two labels or more), for ``questions`` asked with the same answers (a 1-5 naturalness is no
     check of a Yes / No one)."""
-    from annotation.outcome_table import outcome_table  # numpy: not at import (the CLI's parsers import studies)
+    from annotation.outcomes.table import outcome_table  # numpy: not at import (the CLI's parsers import studies)
 
     wanted = {q.id: q for q in questions}
     out: dict = {}

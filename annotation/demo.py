@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from importlib import resources
 
-from annotation import auth
+from accounts import auth
 from annotation.studies import StudySettings, create_study
 from storage import projects, settings, users
 from storage.errors import IFJudgeError

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import math
 
-from annotation.builtin_questions import BUILTIN_QUESTIONS
-from annotation.question_type import Question
+from annotation.questions.builtin import BUILTIN_QUESTIONS
+from annotation.questions.question_type import Question
 
 # question ids: a short name (tables, headings), as each question declares it (``Question.name``;
-# a lead's own question's is in its study: annotation.questions.study_questions); the full
+# a lead's own question's is in its study: annotation.questions.study.study_questions); the full
 # wording is its ``prompt``
 QUESTIONS = {**{q.id: q.name for q in BUILTIN_QUESTIONS.values()},
              "narrative_edit": "Narrative edit"}
@@ -95,7 +95,7 @@ EXPORT = {
     "open": "Open questions",
 }
 
-# agreement statistics (annotation.agreement reports)
+# agreement statistics (annotation.agreement.report reports)
 STATISTICS = {
     "n_items": "Items",
     "n_labels": "Labels",
@@ -122,7 +122,7 @@ STATISTICS = {
     "top1_accuracy_excluding_ties": "Top-1 accuracy (ties left out)",
 }
 
-# the naive extrapolation of a study monitor (annotation.monitor.extrapolation)
+# the naive extrapolation of a study monitor (annotation.monitoring.monitor.extrapolation)
 EXTRAPOLATION = {
     "invalid": "Invalid instructions",
     "unnatural": "Unnatural instructions",
@@ -130,7 +130,7 @@ EXTRAPOLATION = {
 }
 
 # the columns of the Monitor's benchmark-wide estimates, by the key of an estimate of
-# annotation.estimates.benchmark_estimates they show (``interval``: its low and high). Not in
+# annotation.estimates.benchmark.benchmark_estimates they show (``interval``: its low and high). Not in
 # GLOSSARY: ``n_items`` there is an agreement report's items, here the decided items.
 ESTIMATES = {
     "estimand": "Estimate",

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from annotation import majority
-from annotation.questions import GUIDELINES
+from annotation.agreement import majority
+from annotation.questions.study import GUIDELINES
 from annotation.studies import StudySettings, bare_instances, balanced_plan, sample_instances
 from evaluation.instfol import MODES, instfol, judge_agreement, same_passages
 from evaluation.retrievers.topk import top_k_ranking

@@ -10,10 +10,11 @@ import random
 from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
 
-from annotation import check_items, judge_strata_map
-from annotation.own_questions import assign_keys, snapshot
-from annotation.question_type import Question
-from annotation.questions import BUILTIN_QUESTIONS, INSTANCE_QUESTIONS, question, study_questions
+from annotation import check_items
+from annotation.judges import strata_map as judge_strata_map
+from annotation.questions.own import assign_keys, snapshot
+from annotation.questions.question_type import Question
+from annotation.questions.study import BUILTIN_QUESTIONS, INSTANCE_QUESTIONS, question, study_questions
 from storage import projects, studies, users
 from storage.errors import IFJudgeError
 from storage.db import Database
@@ -37,7 +38,7 @@ class StudySettings:
     domain_fractions: dict[str, float] | None = None
     allocation: str | None = None
     anticipated_shares: dict[str, float] | None = None
-    # strata = a judge run's answers instead of the domains (annotation.judge_strata.plan: the run,
+    # strata = a judge run's answers instead of the domains (annotation.judges.strata.plan: the run,
     # each group's judge stratum and each stratum's rate)
     judge_strata: dict | None = None
     # passage_match: also ask about the excluded passages of each instance (IFIR Table 2), at most
@@ -358,7 +359,7 @@ def _gold_and_excluded_items(ctx: _ItemContext, inst: dict, q: Question, base: d
     of = {}
     if ctx.settings.max_excluded is not None and len(excluded) > ctx.settings.max_excluded:
         # a seeded subsample: each excluded item records how many its instance has, the
-        # weight of the third sampling stage (annotation.survey_design)
+        # weight of the third sampling stage (annotation.survey.design)
         of = {"excluded_of": len(excluded)}
         excluded = sorted(ctx.rng.sample(excluded, ctx.settings.max_excluded))
     if inst["query_id"] not in ctx.bare:
@@ -388,7 +389,7 @@ def _target_item(ctx: _ItemContext, inst: dict, q: Question, base: dict) -> list
 
 #: how a study of instances builds the items of a question, by what the question is asked about
 #: (``Question.asked_per``); the other strategies are studies of their own
-#: (:func:`create_condition_study`, ``annotation.instfol_study``, ``annotation.narrative_versions``)
+#: (:func:`create_condition_study`, ``annotation.instfol_study``, ``annotation.narratives.versions``)
 ITEM_BUILDERS = {"instance": _instance_item, "candidates": _candidates_item, "gold-and-excluded": _gold_and_excluded_items,
                  "passage": _passage_items, "target": _target_item}
 
@@ -431,7 +432,7 @@ def declared_questions(questions: list[str], own_questions: list[Question] | Non
     """The declarations of the questions a study of instances asks, in the order it asks them:
     the built-in ones named in ``questions`` (in :data:`INSTANCE_QUESTIONS` order, in the form
     ``settings`` choose) and then the lead's own (``own_questions``, each asked whether or not
-    ``questions`` names it), with the keys of their screens (:func:`annotation.own_questions.assign_keys`).
+    ``questions`` names it), with the keys of their screens (:func:`annotation.questions.own.assign_keys`).
     Refuses an unknown id, a question asked in a study of its own, and an own question whose id
     is given twice."""
     own = list(own_questions or [])
@@ -471,7 +472,7 @@ def create_study(
     """Sample instances of ``project``, create the items of ``questions`` and assign them.
 
     ``groups`` restricts the sample to those query groups. ``own_questions``: the lead's own
-    questions (:mod:`annotation.own_questions`), asked after the built-in ones and stored with the
+    questions (:mod:`annotation.questions.own`), asked after the built-in ones and stored with the
     study (``settings["own_questions"]``).
     Returns ``{"study_id", "instances", "screens", "items", "assignments", "per_annotator", "notes"}``.
     """
@@ -562,7 +563,7 @@ def create_condition_study(
     ``settings.group_fraction`` of the queries (or ``queries``) is sampled, or with
     ``settings.subset_fraction`` that share of each dimension (:func:`_sample_queries`); each item
     goes to ``settings.overlap`` annotators. The outcomes build ``changed-validated`` and
-    ``reversed-validated`` (:func:`annotation.qrels_builds.build_condition`).
+    ``reversed-validated`` (:func:`annotation.outcomes.qrels_builds.build_condition`).
 
     Returns ``{"study_id", "queries", "screens", "items", "items_by_mode", "assignments", "notes"}``.
     """
@@ -694,7 +695,7 @@ def _sample(db: Database, proj: dict, pool: list[dict], settings: StudySettings,
 
 
 def sample_by_judge(pool: list[dict], judge_strata: dict, *, per_group: int, seed: int) -> list[dict]:
-    """The seeded sample of ``pool`` under a judge-stratified plan (:mod:`annotation.judge_strata`):
+    """The seeded sample of ``pool`` under a judge-stratified plan (:mod:`annotation.judges.strata`):
     per judge stratum ``max(1, round(f_h N_h))`` groups (a group the judge run did not see is
     ``not judged``), then up to ``per_group`` instances of each (:func:`sample_instances`).
 

@@ -9,9 +9,9 @@ import random
 from dataclasses import dataclass, field
 
 from annotation.item_order import spaced_order
-from annotation.word_diff import word_diff
+from annotation.narratives.diff import word_diff
 from formats.spreadsheet import csv_writer
-from annotation.questions import PROJECT_GOALS, Question, labeler_instructions, study_questions
+from annotation.questions.study import PROJECT_GOALS, Question, labeler_instructions, study_questions
 from storage import drafts as draft_store
 from storage import narratives as narrative_store
 from storage import projects, studies

@@ -13,7 +13,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from annotation.agreement import agreement_report
+from annotation.agreement.report import agreement_report
 
 CATEGORIES = ["1", "2", "3", "4", "5"]
 

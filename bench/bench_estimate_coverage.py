@@ -9,7 +9,7 @@ answer for every instance (informative, biased on one domain, near-perfect). It 
 project; then ``--reps`` times a study is drawn by :func:`annotation.studies.create_study` (its own
 seed, the scenario's domain rates), its screens are answered through the storage path the annotate
 screen uses (:func:`storage.studies.submit`, one annotator per item, answers = the population's
-truth), and :func:`annotation.estimates.benchmark_estimates` (what ``ifjudge report --judge FILE``
+truth), and :func:`annotation.estimates.benchmark.benchmark_estimates` (what ``ifjudge report --judge FILE``
 prints) gives the design-aware interval and the prediction-powered one. Printed per scenario: how
 often each contains the population's share (target 0.925-0.975), the mean width, the intervals of
 width 0, and the naive independent (Wilson) interval as a comparison. A coverage outside the target
@@ -23,7 +23,7 @@ against the population mean.
 **Agreement** (``--section agreement``): three annotators label clustered items (groups alike);
 the kappas, Gwet's AC1, Krippendorff's alpha and the share of Yes of a sample of groups, with the
 cluster bootstrap
-(:func:`annotation.agreement.agreement_report` with the items' groups) and the item bootstrap,
+(:func:`annotation.agreement.report.agreement_report` with the items' groups) and the item bootstrap,
 against the values on the whole population.
 
 **Discreteness** (``--section discreteness``, exact, no simulation): why a near-perfect judge's
@@ -51,8 +51,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from annotation import auth  # noqa: E402
-from annotation.estimates import benchmark_estimates  # noqa: E402
+from accounts import auth  # noqa: E402
+from annotation.estimates.benchmark import benchmark_estimates  # noqa: E402
 from annotation.studies import StudySettings, create_study  # noqa: E402
 from formats.bundle import Bundle, Instance, Query  # noqa: E402
 from storage import projects, studies  # noqa: E402
@@ -285,7 +285,7 @@ def run_agreement(reps: int, seed: int, n_boot: int) -> list[dict]:
     whole population by the cluster and the item bootstrap."""
     import pandas as pd
 
-    from annotation.agreement import agreement_report
+    from annotation.agreement.report import agreement_report
 
     rng = np.random.default_rng(seed)
     n_groups = 1500

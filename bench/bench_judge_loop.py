@@ -10,7 +10,7 @@ Prints, each beside what it is compared with:
 * the token estimate printed before the run vs IFJudge's count of what was sent (equal) vs the
   server's usage (its own rule);
 * throughput (items per second, the second worker alone) vs the ceiling concurrency / latency;
-* the Monitor's kappa (``annotation.judge_agreement.judge_report``) vs scikit-learn's
+* the Monitor's kappa (``annotation.judges.agreement.judge_report``) vs scikit-learn's
   ``cohen_kappa_score`` on the same pairs (equal), and the human agreement table before / after
   the judge labels were stored (unchanged).
 
@@ -90,9 +90,9 @@ def main() -> None:
     args = ap.parse_args()
     from sklearn.metrics import cohen_kappa_score
 
-    from annotation import monitor
-    from annotation.judge_agreement import judge_report, paired_items
-    from annotation.judge_runs import prepare_run
+    from annotation.monitoring import monitor
+    from annotation.judges.agreement import judge_report, paired_items
+    from annotation.judges.runs import prepare_run
     from evaluation.judges.chat import ChatConfig
     from evaluation.judges.jobs import submit_judge
     from evaluation.judges.runs import JudgeSpec

@@ -4,11 +4,11 @@ The synthetic benchmark: 2,000 instances (each its own query group), 97% of them
 No), and a judge with a known bias: it answers No for 54 of the 60 true No (90%) and, falsely, for
 40 of the 1,940 Yes (2%), so it flags 94 groups and puts the share at 95.3%. ``--reps`` times:
 
-- **judge-stratified**: the plan of :mod:`annotation.judge_strata` (``judge No`` / ``judge Yes``
+- **judge-stratified**: the plan of :mod:`annotation.judges.strata` (``judge No`` / ``judge Yes``
   strata, Neyman allocation of ``--fraction`` of the groups at the assumed shares 0.5 and 0.99),
   drawn by :func:`annotation.studies.sample_by_judge`, estimated by
-  :func:`annotation.estimates.design_estimate` with the strata's sizes (weights ``N_h / n_h``) and
-  the interval such a study reports (``stratified-wilson``: :mod:`annotation.stratified_wilson`);
+  :func:`annotation.estimates.benchmark.design_estimate` with the strata's sizes (weights ``N_h / n_h``) and
+  the interval such a study reports (``stratified-wilson``: :mod:`annotation.survey.stratified_wilson`);
   beside it, the same sample with the default design Wilson interval of the summed variance (capped
   at Kish's effective size), which a judge-stratified study does not report;
 - **plain**: the same number of groups drawn at random (:func:`annotation.studies.sample_instances`),
@@ -18,7 +18,7 @@ No), and a judge with a known bias: it answers No for 54 of the 60 true No (90%)
 
 Printed: per design, how often the 95% interval contains the true share (target 0.95, with the
 binomial standard error of ``--reps`` replicates), the mean width, the mean estimate against the
-truth, and the analytic preview (:func:`annotation.judge_strata.width_preview`) the lead sees before
+truth, and the analytic preview (:func:`annotation.judges.strata.width_preview`) the lead sees before
 the study is created.
 
     python bench/bench_judge_strata.py                 # 2000 replicates
@@ -36,8 +36,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from annotation import judge_strata as js  # noqa: E402
-from annotation.estimates import design_estimate  # noqa: E402
+from annotation.judges import strata as js  # noqa: E402
+from annotation.estimates.benchmark import design_estimate  # noqa: E402
 from annotation.studies import sample_instances  # noqa: E402
 from statsmodels.stats.proportion import proportion_confint  # noqa: E402
 
@@ -56,7 +56,7 @@ def population(seed: int = 0) -> tuple[list[dict], dict[str, int], dict[str, str
 
 
 def plan(group_stratum: dict[str, str], fraction: float) -> tuple[dict, dict[str, int]]:
-    """The stored plan (as :func:`annotation.judge_strata.plan` builds it) and the strata's sizes."""
+    """The stored plan (as :func:`annotation.judges.strata.plan` builds it) and the strata's sizes."""
     sizes = {h: sum(v == h for v in group_stratum.values()) for h in (js.NO, js.YES)}
     shares = {h: js.ASSUMED_SHARES[h] for h in sizes}
     n_h = js.allocate(sizes, group_fraction=fraction, shares=shares)

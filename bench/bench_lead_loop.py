@@ -101,7 +101,7 @@ def _study_id(path: Path) -> int:
         return int(c.execute("SELECT MAX(id) FROM studies").fetchone()[0])
 
 
-LIBRARY = ("storage", "formats", "annotation", "evaluation", "exports", "cli")
+LIBRARY = ("storage", "formats", "accounts", "annotation", "evaluation", "exports", "cli")
 
 
 def preimport(*, server: bool = False) -> None:
@@ -166,9 +166,9 @@ def _child(kind: str, args: list, tmp: str) -> dict:
         preimport(server=True)
         from storage.db import connect
         if what == "monitor":
-            from annotation.monitor import study_monitor as fn
+            from annotation.monitoring.monitor import study_monitor as fn
         else:
-            from annotation.adjudication import queue as fn
+            from annotation.outcomes.adjudication import queue as fn
         out["imports"] = time.perf_counter() - t
         for figure in ("step", "warm", "labels"):
             if figure == "labels":

@@ -1,4 +1,4 @@
-"""What each annotator's habits (annotation/habits.py) add to the Monitor of a 100,000-label study.
+"""What each annotator's habits (annotation/monitoring/habits.py) add to the Monitor of a 100,000-label study.
 
 On the InstructIR study of ``bench/fixture_robust04.py`` (``instructir.db``: 11,112 instances x 3
 questions x 3 annotators = 100,008 labels; built once, ``--db`` to use another copy), prints the
@@ -57,8 +57,8 @@ def main() -> None:
     shutil.copy(args.db, work)  # the page remembers the lead's last study: a copy takes that write
     os.environ["IFJUDGE_DB"] = str(work)
 
-    from annotation.habits import annotator_habits
-    from annotation.outcome_table import outcome_table
+    from annotation.monitoring.habits import annotator_habits
+    from annotation.outcomes.table import outcome_table
     from storage import studies
     from storage.db import connect
 

@@ -47,7 +47,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from annotation import auth, workspace  # noqa: E402
+from accounts import auth  # noqa: E402
+from annotation import workspace
 from annotation.studies import StudySettings, create_study  # noqa: E402
 from bench.load_test import percentile, synthetic_bundle  # noqa: E402
 from storage import projects, studies, users  # noqa: E402

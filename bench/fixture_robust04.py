@@ -187,10 +187,10 @@ def _cli(*argv: str) -> None:
 
 
 def build_robust04_db(data: Path, runs: list[Path], base: Path, full: Path) -> dict:
-    from annotation import auth
+    from accounts import auth
     from storage import studies, users
     from storage.db import connect
-    from annotation import adjudication
+    from annotation.outcomes import adjudication
     t = time.perf_counter()
     _cli("import", "--db", str(base), "--project", "robust04", "--format", "followir", str(data), "--json")
     db = connect(base)
@@ -237,7 +237,7 @@ def build_robust04_db(data: Path, runs: list[Path], base: Path, full: Path) -> d
 
 def build_instructir_db(path: Path) -> dict:
     from bench.load_test import synthetic_bundle
-    from annotation import auth
+    from accounts import auth
     from annotation.studies import StudySettings, create_study
     from storage import projects, studies, users
     from storage.db import connect

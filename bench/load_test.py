@@ -37,7 +37,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from annotation import auth, workspace  # noqa: E402
+from accounts import auth  # noqa: E402
+from annotation import workspace
 from annotation.studies import StudySettings, create_study  # noqa: E402
 from storage import projects, users  # noqa: E402
 from formats.bundle import Bundle, Document, Instance, Qrel, Query  # noqa: E402
@@ -77,7 +78,7 @@ def build_study_db(path: str | os.PathLike, *, n_instances: int, annotators: lis
                    project: str = "load") -> dict:
     """A database with a synthetic project, the annotators and one study over every instance.
 
-    Built with storage.projects.import_bundle, annotation.auth.add_user and
+    Built with storage.projects.import_bundle, accounts.auth.add_user and
     annotation.studies.create_study. Returns create_study's summary."""
     db = connect(path)
     projects.import_bundle(db, project, synthetic_bundle(n_instances), fmt="beir", kind="instructir")

@@ -39,10 +39,11 @@ def dump(value) -> str:
 
 def library_outputs(path: Path, sid: int) -> dict[str, str]:
     """The library's figures of study ``sid``, each computed on a connection that keeps nothing."""
-    from annotation import check_items, monitor
-    from annotation import monitor_view as view
-    from annotation.estimates import benchmark_estimates
-    from annotation.habits import annotator_habits
+    from annotation import check_items
+    from annotation.monitoring import monitor
+    from annotation.monitoring import view
+    from annotation.estimates.benchmark import benchmark_estimates
+    from annotation.monitoring.habits import annotator_habits
     from storage import studies
     from storage.db import connect
 

@@ -3,11 +3,11 @@
     ifjudge adjudicate --db ifjudge.db --study 1 --list [--show unresolved|majority|decided|all]
     ifjudge adjudicate --db ifjudge.db --study 1 --item 12 --value No --note "ann3 is right"
 
-The same library calls as the Adjudicate page (annotation.adjudication).
+The same library calls as the Adjudicate page (annotation.outcomes.adjudication).
 """
 from __future__ import annotations
 
-from annotation.resolution import SHOW
+from annotation.outcomes.resolution import SHOW
 from storage.db import connect
 from storage.errors import IFJudgeError
 from annotation.glossary import UNDEFINED, label, votes
@@ -29,7 +29,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from annotation import adjudication
+    from annotation.outcomes import adjudication
 
     db = connect(args.db)
     if args.list:

@@ -1,6 +1,6 @@
 """``ifjudge agreement``: agreement statistics of one question from a labels CSV (item,annotator,label).
 
-The report comes from :func:`annotation.agreement.agreement_report`; :func:`report_from_frame` is
+The report comes from :func:`annotation.agreement.report.agreement_report`; :func:`report_from_frame` is
 the one place that builds it from a DataFrame, so other label sources (the database form
 ``--db PATH --study ID --question Q``, which joins the ``source`` group) only need to produce the
 DataFrame and the categories.
@@ -113,8 +113,8 @@ def report_from_frame(labels: pd.DataFrame, categories: list[str], *, gold: pd.D
                       overlap=None, adjudications=None, clusters=None, strata=None) -> dict:
     """The agreement report of a label DataFrame; errors about a row are re-raised naming the
     source (file) and its line when ``*_lines`` map rows to lines."""
-    from annotation.agreement import agreement_report
-    from annotation.agreement_data import DuplicateLabel, MissingValue, UnknownLabel
+    from annotation.agreement.report import agreement_report
+    from annotation.agreement.data import DuplicateLabel, MissingValue, UnknownLabel
 
     try:
         return agreement_report(labels, categories, gold=gold, ordinal=args.ordinal,
@@ -162,9 +162,9 @@ def run_db(args) -> int:
     majority follows the study's planned overlap and the lead's adjudications, as on the monitor."""
     import pandas as pd
 
-    from annotation.monitor import decision_inputs, item_groups
-    from annotation.outcomes import labels_frame
-    from annotation.questions import study_question
+    from annotation.monitoring.monitor import decision_inputs, item_groups
+    from annotation.outcomes.items import labels_frame
+    from annotation.questions.study import study_question
     from storage import studies
     from storage.db import connect
 

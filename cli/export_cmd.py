@@ -10,18 +10,18 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from annotation.resolution import UNRESOLVED_POLICIES
+from annotation.outcomes.resolution import UNRESOLVED_POLICIES
 from exports.validated import FORMATS, export_to_folder, left_out_lines
 from storage.db import connect
 from cli.options import add_db, add_json, add_project
 
 if TYPE_CHECKING:  # imported by the handlers (numpy, pandas): --help is read without them
-    from annotation.outcomes import ValidationRules
-    from annotation.qrels_builds import UnresolvedJudgments
+    from annotation.outcomes.items import ValidationRules
+    from annotation.outcomes.qrels_builds import UnresolvedJudgments
 
 
 def _rules(args) -> ValidationRules:
-    from annotation.outcomes import ValidationRules
+    from annotation.outcomes.items import ValidationRules
 
     return ValidationRules(
         drop_invalid=not args.keep_invalid, drop_unnatural=not args.keep_unnatural,
@@ -85,7 +85,7 @@ def _print_unresolved(exc: UnresolvedJudgments) -> None:
 
 
 def run_export(args) -> int:
-    from annotation.qrels_builds import UnresolvedJudgments
+    from annotation.outcomes.qrels_builds import UnresolvedJudgments
 
     try:
         manifest = export_to_folder(connect(args.db), args.project, args.format, args.out, study_ids=args.study,
@@ -111,7 +111,7 @@ def run_export(args) -> int:
 
 
 def run_validate(args) -> int:
-    from annotation.qrels_builds import UnresolvedJudgments, describe_studies, store_versions
+    from annotation.outcomes.qrels_builds import UnresolvedJudgments, describe_studies, store_versions
     from storage import projects, studies
 
     db = connect(args.db)

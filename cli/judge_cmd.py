@@ -151,7 +151,7 @@ def _register_prompts(judge_sub) -> None:
 
 
 def _spec(args, db):
-    from annotation.judge_runs import judge_settings
+    from annotation.judges.runs import judge_settings
     from evaluation.judges.chat import ChatConfig
     from evaluation.judges.runs import JudgeSpec
 
@@ -206,7 +206,7 @@ def _estimate_lines(est: dict) -> list[str]:
 
 
 def run_cmd(args) -> int:
-    from annotation.judge_runs import prepare_run
+    from annotation.judges.runs import prepare_run
     from storage.db import connect
 
     db = connect(args.db)
@@ -282,7 +282,7 @@ def runs_cmd(args) -> int:
 
 
 def show_cmd(args) -> int:
-    from annotation.judge_agreement import provenance
+    from annotation.judges.agreement import provenance
     from evaluation.judges.runs import estimate
     from storage import judge_labels
     from storage.db import connect
@@ -309,7 +309,7 @@ def show_cmd(args) -> int:
 
 
 def threshold_cmd(args) -> int:
-    from annotation.judge_runs import fit_threshold
+    from annotation.judges.runs import fit_threshold
     from storage.db import connect
 
     fit = fit_threshold(connect(args.db), args.run, args.study)
@@ -323,7 +323,7 @@ def threshold_cmd(args) -> int:
 
 
 def agreement_cmd(args) -> int:
-    from annotation.judge_agreement import judge_report, runs_for_study
+    from annotation.judges.agreement import judge_report, runs_for_study
     from cli.output import fmt_value
     from storage.db import connect
 
@@ -405,7 +405,7 @@ def prompt_save_cmd(args) -> int:
 
 
 def settings_cmd(args) -> int:
-    from annotation.judge_runs import save_judge_settings
+    from annotation.judges.runs import save_judge_settings
     from storage.db import connect
 
     values = save_judge_settings(connect(args.db), base_url=args.judge_url, model=args.judge_model)
@@ -416,7 +416,7 @@ def settings_cmd(args) -> int:
 
 def instfol_judged(args) -> int:
     """``ifjudge eval instfol --judge-run ID [--check-study ID]``: INSTFOL with a stored judge run."""
-    from annotation.judge_instfol import instfol_from_judge
+    from annotation.judges.instfol import instfol_from_judge
     from cli.output import fmt_value
     from storage.db import connect
 

@@ -1,6 +1,6 @@
 """``ifjudge monitor``: what the monitor page shows for a study (Table 7 view, extrapolation, IFIR
 means, annotators, agreement per question, disagreements, reasons), from
-:func:`annotation.monitor.study_monitor`."""
+:func:`annotation.monitoring.monitor.study_monitor`."""
 from __future__ import annotations
 
 import json
@@ -27,7 +27,7 @@ def _fmt(v) -> str:
 
 
 def run(args) -> int:
-    from annotation.monitor import study_monitor
+    from annotation.monitoring.monitor import study_monitor
 
     if args.bootstrap < 0:
         raise IFJudgeError(f"--bootstrap must be >= 0, got {args.bootstrap}")

@@ -7,9 +7,9 @@ import json
 import sys
 from pathlib import Path
 
-from annotation import narrative_versions
-from annotation.resolution import UNRESOLVED_POLICIES
-from annotation.word_diff import diff_rows, diff_text, word_diff
+from annotation.narratives import versions as narrative_versions
+from annotation.outcomes.resolution import UNRESOLVED_POLICIES
+from annotation.narratives.diff import diff_rows, diff_text, word_diff
 from storage import narratives as store
 from storage import projects
 from storage.db import connect
@@ -223,7 +223,7 @@ def run_rejudge_published(args) -> int:
 
 def _kind(db, project: str, kind: str | None) -> str:
     """The re-judging kind asked for, else the one the project has (edit when it has none)."""
-    from annotation import rejudging
+    from annotation.narratives import rejudging
 
     if kind is not None:
         return kind
@@ -236,7 +236,8 @@ def _kind(db, project: str, kind: str | None) -> str:
 
 
 def run_summary(args) -> int:
-    from annotation import qrels_builds, rejudging
+    from annotation.narratives import rejudging
+    from annotation.outcomes import qrels_builds
 
     db = connect(args.db)
     kind = _kind(db, args.project, args.kind)

@@ -33,7 +33,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from annotation.judge_labels import read_judge_labels
+    from annotation.judges.labels import read_judge_labels
     from exports.benchmark_report import benchmark_report, to_markdown
 
     if args.bootstrap < 1:
@@ -47,7 +47,7 @@ def run(args) -> int:
     report = benchmark_report(db, list(dict.fromkeys(args.study)), judge=judge, measure=args.measure,
                               n_boot=args.bootstrap, seed=args.seed)
     if args.judge_run:  # who the judge is and how well it agrees with the humans, beside its estimate
-        from annotation.judge_agreement import measured_runs
+        from annotation.judges.agreement import measured_runs
 
         report["judge_runs"] = measured_runs(db, list(dict.fromkeys(args.judge_run)), list(dict.fromkeys(args.study)),
                                              n_boot=args.bootstrap, seed=args.seed)

@@ -132,14 +132,14 @@ def run(args) -> int:
             print(f"not loading the demo: {refusal}", file=sys.stderr, flush=True)
         else:
             print_sign_ins(load_demo(db)["users"])
-    from annotation.auth import forget_old
+    from accounts.auth import forget_old
 
     forget_old(db)  # sessions and sign-in attempts older than 30 days
     shown = location(db)
     db.close()
     for note in readable_by_others(env["IFJUDGE_DB"]):
         print(f"note: {note}", file=sys.stderr, flush=True)
-    from annotation.session_tokens import load_key
+    from accounts.session_tokens import load_key
 
     load_key(env["IFJUDGE_DB"], env)  # the cookie key made (owner-only) or checked now, not at the first sign-in
     cmd = app_command(args.port, args.address, upload_mb=args.max_upload_mb)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import sys
 
-from annotation.own_questions import read_questions
+from annotation.questions.own import read_questions
 from annotation.studies import StudySettings, create_study, sample_overlap
 from formats import trec_io
 from annotation.workspace import labels_csv
@@ -194,9 +194,9 @@ def run_create(args) -> int:
 
 
 def _judge_plan(db, args) -> dict:
-    """The judge-stratified plan of ``study create`` (:func:`annotation.judge_strata.plan`), its width
+    """The judge-stratified plan of ``study create`` (:func:`annotation.judges.strata.plan`), its width
     printed before anything is created (stderr; stdout with --dry-run)."""
-    from annotation import judge_strata
+    from annotation.judges import strata as judge_strata
 
     def per_stratum(text):
         return None if text is None else {judge_strata.stratum_name(k): v for k, v in _domain_values(text).items()}

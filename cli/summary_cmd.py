@@ -21,7 +21,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from annotation.scale_summary import scale_summary
+    from annotation.monitoring.scales import scale_summary
 
     if args.bootstrap < 0:
         raise IFJudgeError(f"--bootstrap must be >= 0, got {args.bootstrap}")

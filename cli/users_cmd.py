@@ -11,7 +11,7 @@ import getpass
 import json
 import sys
 
-from annotation import auth
+from accounts import auth
 from storage import users
 from storage.db import connect
 from storage.errors import IFJudgeError

@@ -1,6 +1,6 @@
 """One way to say that a value is undefined: :class:`Undefined` with the reason, never 0 or NaN.
 
-Agreement coefficients (:mod:`annotation.agreement_stats`), significance tests and Kendall's tau
+Agreement coefficients (:mod:`annotation.agreement.stats`), significance tests and Kendall's tau
 (:mod:`evaluation.significance`) return it; JSON shows an undefined value as null beside its reason
 (:func:`defined_or_none`).
 """

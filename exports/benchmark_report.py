@@ -1,6 +1,6 @@
 """The report a lead pastes into a paper: do the benchmark's conclusions survive?
 
-Composed of named public pieces: :func:`annotation.estimates.benchmark_estimates` (each study's
+Composed of named public pieces: :func:`annotation.estimates.benchmark.benchmark_estimates` (each study's
 benchmark-wide shares with design-aware intervals and, with a judge's file, prediction-powered
 ones), :func:`evaluation.leaderboard.leaderboard_change` (each project's leaderboard on the
 published vs the validated qrels) and, first, :func:`exports.verdict.project_verdict` (the answer
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import math
 
-from annotation.estimates import benchmark_estimates, require_study
-from annotation.prediction_powered import METHOD as PPI_DESIGN_METHOD
+from annotation.estimates.benchmark import benchmark_estimates, require_study
+from annotation.survey.prediction_powered import METHOD as PPI_DESIGN_METHOD
 from evaluation.leaderboard import INTERVAL_NAMES, MIN_QUERIES, MIN_SYSTEMS, leaderboard_change
 from exports.verdict import project_verdict
 from storage import projects, studies
@@ -135,7 +135,7 @@ def estimates_table(est: dict) -> list[str]:
 def judge_runs_table(runs: list[dict]) -> list[str]:
     """The judge runs behind the prediction-powered estimates as Markdown lines: who judged (model,
     prompt version and hash) and its measured agreement with the humans on each study (Cohen
-    kappa with its group-bootstrap interval; :func:`annotation.judge_agreement.measured_runs`).
+    kappa with its group-bootstrap interval; :func:`annotation.judges.agreement.measured_runs`).
 
     >>> judge_runs_table([{"id": 2, "question": "validity", "judge": "chat", "model": "m", "prompt_version": "v1",
     ...     "prompt_hash": "ab", "agreement": [{"study": 1, "n_items": 8, "kappa": 0.6, "kappa_low": 0.1,

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from annotation.narrative_versions import original_judgments, root_version
-from annotation.qrels_builds import build_rejudged
+from annotation.narratives.versions import original_judgments, root_version
+from annotation.outcomes.qrels_builds import build_rejudged
 from formats.bundle import Bundle, Instance, Narrative, Qrel, Query
 from formats.corpus import StreamedCorpus
 from formats.writers import write_followir
@@ -27,7 +27,7 @@ def followir_bundle(db: Database, project: str, *, all_documents: bool = False,
 
     ``instruction_og`` = the original narrative, ``instruction_changed`` = the newest version;
     qrels ``original`` as stored; qrels ``changed`` = ``changed_qrels`` (the ``changed-validated``
-    build of the re-judging, :func:`annotation.qrels_builds.build_rejudged`) for the queries it
+    build of the re-judging, :func:`annotation.outcomes.qrels_builds.build_rejudged`) for the queries it
     holds, else the stored (published) ``changed`` qrels;
     top_ranked as stored, else the query's judged documents (FollowIR reranks all judged
     documents); documents = those the qrels and top_ranked name (``all_documents``: the corpus),

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from annotation.monitor import table7
-from annotation.scale_summary import scale_summary
+from annotation.monitoring.monitor import table7
+from annotation.monitoring.scales import scale_summary
 from exports.benchmark_report import (CSV_HEADER, md_cell, benchmark_report, csv_rows, latex_escape, latex_tables,
                                       markdown_sections, md_text, verdict_section)
 from formats.bundle import VALIDATES
@@ -40,7 +40,7 @@ def write_report(db: Database, study_id: int, out: Path, *, n_boot: int = BOOTST
     runs), and for each qrels version built (``builds``) the studies it comes from and its
     provenance counts. Names (the study's, the systems') are escaped in the Markdown and the LaTeX;
     CSV cells a spreadsheet would run as formulas get an apostrophe unless ``raw_csv``."""
-    from annotation.qrels_builds import describe_studies, study_completeness
+    from annotation.outcomes.qrels_builds import describe_studies, study_completeness
 
     study = studies.get_study(db, study_id)
     done = study_completeness(db, study_id)
@@ -99,7 +99,7 @@ def build_heading(version: str, build) -> str:
     version it corrects (``validated`` -> ``original``, ``changed-validated`` -> ``changed``,
     ``reversed-validated`` -> ``reversed``), or for ``edited-validated`` a new instruction version.
 
-    >>> from annotation.qrels_builds import QrelsBuild
+    >>> from annotation.outcomes.qrels_builds import QrelsBuild
     >>> build_heading("changed-validated", QrelsBuild("changed-validated", "changed", {}, [], [], {}))
     '## Qrels version `changed-validated` (validates the published `changed`)'
     >>> build_heading("edited-validated", QrelsBuild("edited-validated", "original", {}, [], [], {}))

@@ -24,7 +24,7 @@ from storage.db import Database, now_iso
 from storage.errors import IFJudgeError
 
 if TYPE_CHECKING:
-    from annotation.outcomes import ValidationRules
+    from annotation.outcomes.items import ValidationRules
 
 # The builds, the report and the FollowIR bundle (numpy, pandas, statsmodels) are imported where an
 # export runs: FORMATS, the choices of `ifjudge export --format`, is read without them.
@@ -40,7 +40,7 @@ def tool_version() -> str:
 def study_choices(db: Database, project_id: int) -> list[dict]:
     """The studies of a project a lead can build validated qrels from, each with its completeness
     (``labelled`` / ``planned``) and kind; the lead picks them (nothing is chosen by default)."""
-    from annotation.qrels_builds import _study_kind, study_completeness
+    from annotation.outcomes.qrels_builds import _study_kind, study_completeness
 
     out = []
     for s in studies.list_studies(db, project_id):
@@ -227,15 +227,15 @@ def export_project(
 
     The validated versions (``validated``, ``changed-validated``, ``reversed-validated``) are built
     from the studies named in ``study_ids`` (or ``study_id``) and only from them
-    (:func:`annotation.qrels_builds.build_versions`); without a study only the published versions
+    (:func:`annotation.outcomes.qrels_builds.build_versions`); without a study only the published versions
     are exported. Unresolved judgments need ``unresolved`` (keep-published | drop | relevant |
     not-relevant), a study with unlabelled assignments needs ``allow_incomplete``. The manifest
     names the studies with their completeness (labelled / planned), the provenance counts and the
     unresolved judgments with the treatment chosen. The format's writer comes from
     :data:`EXPORTERS`.
     """
-    from annotation.outcomes import ValidationRules
-    from annotation.qrels_builds import build_versions
+    from annotation.outcomes.items import ValidationRules
+    from annotation.outcomes.qrels_builds import build_versions
 
     if fmt not in EXPORTERS:
         raise IFJudgeError(f"unknown export format {fmt!r}; expected one of {', '.join(FORMATS)}")
@@ -358,7 +358,7 @@ def _study_infos(db: Database, ids: list[int], builds: dict) -> list[dict]:
     """The named studies with their completeness, as the builds checked them."""
     infos = list({i["id"]: i for b in builds.values() for i in b.studies}.values()) if builds else []
     if ids and not infos:
-        from annotation.qrels_builds import study_completeness
+        from annotation.outcomes.qrels_builds import study_completeness
 
         infos = [study_completeness(db, i) for i in ids]
     return infos
@@ -407,7 +407,7 @@ def validation_left_out(builds: dict) -> list[dict]:
     dropped, with their reasons counted, or the judgments left out; each entry marked ``"by":
     "validation"``.
 
-    >>> from annotation.qrels_builds import QrelsBuild
+    >>> from annotation.outcomes.qrels_builds import QrelsBuild
     >>> gone = {"relevance": None, "published": 1, "provenance": "majority"}
     >>> b = QrelsBuild("validated", "original", {"a_1": {"d": 1}}, [gone, gone], [], {},
     ...                instances={"a_2": {"keep": False, "why": ["invalid"]}, "a_3": {"keep": False, "why": ["invalid",

@@ -15,7 +15,7 @@ below it show (so a reader can check every number of the paragraph against a tab
   judge the change is 0 by construction; the checked view is where a change shows.
 * :func:`share_pieces` -- the shares the humans decided (valid, natural, best passage is the
   target, ...), each as "k of n decided instances" and as the benchmark-wide design-aware
-  estimate with its 95% interval (:func:`annotation.estimates.benchmark_estimates`).
+  estimate with its 95% interval (:func:`annotation.estimates.benchmark.benchmark_estimates`).
 * :func:`coverage_piece` -- what the validated qrels cover of the benchmark: how many published
   judgments humans checked, how many were left out or changed, how many keep their published
   judgment unchecked (the newest build's provenance counts).
@@ -149,7 +149,7 @@ def score_change_piece(pair: dict | None) -> dict:
 
 
 def share_pieces(estimates: list[dict]) -> list[dict]:
-    """The decided shares of the studies, from :func:`annotation.estimates.benchmark_estimates`'
+    """The decided shares of the studies, from :func:`annotation.estimates.benchmark.benchmark_estimates`'
     ``estimates``: per estimate its name, the decided items (``n``) and those that say Yes for it
     (``k``), the sample share ``k / n``, and the benchmark-wide design-aware share with its 95%
     interval (``share``, ``low``, ``high``; ``why`` when undefined).
@@ -169,7 +169,7 @@ def share_pieces(estimates: list[dict]) -> list[dict]:
 
 def coverage_piece(db: Database, project_id: int, version: str = "validated", *, build=None) -> dict:
     """What the newest stored build of ``version`` (or ``build``, an
-    :class:`annotation.qrels_builds.QrelsBuild` not stored, as an export makes) covers of the
+    :class:`annotation.outcomes.qrels_builds.QrelsBuild` not stored, as an export makes) covers of the
     benchmark: the published judgments it
     starts from, those humans checked (every judgment whose provenance is not "not checked"),
     those it leaves out, those whose label it changed, and those that keep their published
@@ -217,13 +217,13 @@ def project_verdict(db: Database, project: str | dict, *, study_ids: list[int] |
     ``study_ids``: the studies whose shares are stated (default: those the newest build of each
     validated version was built from). ``boards`` (a :func:`evaluation.leaderboard.leaderboard_change`
     result), ``comparison`` (a :func:`evaluation.compare.compare_project` result) and
-    ``estimates`` (:func:`annotation.estimates.benchmark_estimates` results) are used when the
+    ``estimates`` (:func:`annotation.estimates.benchmark.benchmark_estimates` results) are used when the
     caller has them already, else computed here; ``builds`` (version -> an unstored
-    :class:`annotation.qrels_builds.QrelsBuild`, as an export builds them) is what the coverage
+    :class:`annotation.outcomes.qrels_builds.QrelsBuild`, as an export builds them) is what the coverage
     describes instead of the stored builds. Returns ``{"project", "measure", "versions":
     [{"validated", "published", "ranking", "change", "coverage"}], "shares", "study_ids", "text"}``.
     """
-    from annotation.estimates import benchmark_estimates
+    from annotation.estimates.benchmark import benchmark_estimates
     from evaluation.compare import pick_versions, published_vs_validated
     from evaluation.leaderboard import leaderboard_change
     from evaluation import results

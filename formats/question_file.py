@@ -9,7 +9,7 @@ under ``questions:`` (YAML, or a list at the top level)::
     categories = ["Respects", "Violates", "Unclear"]
 
 What the fields mean and which values are accepted is the domain's business
-(:mod:`annotation.own_questions`); this module reads the file, names the file and the line of a
+(:mod:`annotation.questions.own`); this module reads the file, names the file and the line of a
 syntax error, and keeps the line of every field so that a later refusal can name it too.
 
 >>> import tempfile, pathlib

@@ -9,12 +9,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from annotation import adjudication
+from annotation.outcomes import adjudication
 from storage import studies
 from storage.errors import IFJudgeError
 from annotation.glossary import PROVENANCE, label, page_message, votes
-from annotation.monitor_view import page_slice
-from annotation.questions import study_questions
+from annotation.monitoring.view import page_slice
+from annotation.questions.study import study_questions
 from ui.keys import keep_keys_on_item
 from ui.layout import compact_page
 from ui.session import db, pick_study, require_role

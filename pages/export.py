@@ -17,9 +17,9 @@ import pandas as pd
 import streamlit as st
 
 from annotation.glossary import label, page_message, table
-from annotation.outcomes import ValidationRules
-from annotation.qrels_builds import UNRESOLVED_POLICIES, IncompleteStudy, UnresolvedJudgments, store_versions
-from annotation.questions import study_questions
+from annotation.outcomes.items import ValidationRules
+from annotation.outcomes.qrels_builds import UNRESOLVED_POLICIES, IncompleteStudy, UnresolvedJudgments, store_versions
+from annotation.questions.study import study_questions
 from exports.archive import zip_folder
 from exports.offered import export_formats
 from exports.report import BOOTSTRAP as REPORT_BOOTSTRAP

@@ -8,14 +8,14 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from annotation.overview import study_progress
+from annotation.monitoring.overview import study_progress
 from formats import readers as importers
 from formats.readers.upload import materialize
 from annotation.imports import Upload, add_files, import_files
 from storage import projects, studies
 from storage.errors import IFJudgeError
 from annotation.glossary import label, page_message
-from annotation.builtin_questions import BUILTIN_QUESTIONS
+from annotation.questions.builtin import BUILTIN_QUESTIONS
 from ui.markdown import md_escape
 from ui.session import db, require_role
 

@@ -6,14 +6,15 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from annotation import check_items, monitor, study_lifecycle
-from annotation import monitor_view as view
+from annotation import check_items, study_lifecycle
+from annotation.monitoring import monitor
+from annotation.monitoring import view
 from annotation.gc_pause import paused_gc
 from annotation.glossary import STATISTIC_HELP, header_help, label, when
-from annotation.habits import annotator_habits
-from annotation.scale_summary import scale_summary
-from annotation.qrels_builds import study_completeness
-from annotation.questions import study_questions
+from annotation.monitoring.habits import annotator_habits
+from annotation.monitoring.scales import scale_summary
+from annotation.outcomes.qrels_builds import study_completeness
+from annotation.questions.study import study_questions
 from ui.markdown import md_escape
 from storage import projects, studies
 from storage.errors import IFJudgeError

@@ -8,8 +8,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from annotation import narrative_versions, qrels_builds, rejudging
-from annotation.word_diff import diff_counts, diff_rows, word_diff
+from annotation.narratives import versions as narrative_versions, rejudging
+from annotation.outcomes import qrels_builds
+from annotation.narratives.diff import diff_counts, diff_rows, word_diff
 from ui.markdown import diff_markdown, md_escape
 from storage import narratives as store
 from storage import projects, studies, users
@@ -229,7 +230,7 @@ if ov["controls"]:
                + ("the published changed instruction" if kind == "published" else "the edited narratives")
                + " (reported here, never written into the qrels).")
 if user["role"] == "lead":
-    from annotation.qrels_builds import UNRESOLVED_POLICIES
+    from annotation.outcomes.qrels_builds import UNRESOLVED_POLICIES
 
     policy = st.selectbox("Unresolved documents (ties, single labels)", ["(choose when there are some)", *UNRESOLVED_POLICIES],
                           key=f"nar_unresolved:{pid}")

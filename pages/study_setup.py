@@ -10,10 +10,10 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from annotation import judge_strata
-from annotation.questions import GUIDELINES, INSTANCE_QUESTIONS
+from annotation.judges import strata as judge_strata
+from annotation.questions.study import GUIDELINES, INSTANCE_QUESTIONS
 from annotation.instfol_study import create_instfol_study
-from annotation.own_questions import questions_from_text
+from annotation.questions.own import questions_from_text
 from annotation.glossary import SCALES, label, page_message
 from annotation.studies import (StudySettings, creation_summary, create_study, domain_sizes, questions_for_kind,
                                  sample_overlap)

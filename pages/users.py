@@ -8,8 +8,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from annotation import auth
-from storage import sessions, users  # reads only: every change goes through annotation.auth
+from accounts import auth
+from storage import sessions, users  # reads only: every change goes through accounts.auth
 from storage.errors import IFJudgeError
 from ui.markdown import md_escape
 from ui.session import db, require_role

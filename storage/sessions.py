@@ -1,5 +1,5 @@
 """Sign-in sessions kept on the server (table ``sessions``; rows only: tokens, keys and policy
-live in :mod:`annotation.session_tokens`).
+live in :mod:`accounts.session_tokens`).
 
 A row holds the SHA-256 digest of a session's random token (never the token), its user, when it
 started and when it expires, and, once ended, when and why. Every page run reads the row of its

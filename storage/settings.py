@@ -2,7 +2,7 @@
 
 The one in use: ``demo_database``, the mark of a database the demo was loaded into while it was
 empty (:func:`annotation.demo.demo_refusal`). Secrets never go here: the key that signs sign-in
-cookies lives outside the database and its backups (:func:`annotation.session_tokens.load_key`).
+cookies lives outside the database and its backups (:func:`accounts.session_tokens.load_key`).
 Each lead's last used project and study (``last_project:<user id>``, ``last_study:<user id>``), so
 that every page opens on them (also after a reload or on another app server).
 """

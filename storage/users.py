@@ -1,4 +1,4 @@
-"""Users and sign-in attempts (rows only; hashing and policy live in annotation.auth)."""
+"""Users and sign-in attempts (rows only; hashing and policy live in accounts.auth)."""
 from __future__ import annotations
 
 import time

@@ -15,7 +15,9 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from annotation import auth, narrative_versions, workspace
+from accounts import auth
+from annotation import workspace
+from annotation.narratives import versions as narrative_versions
 from annotation.studies import StudySettings, create_study
 from formats.bundle import Bundle, Document, Instance, Qrel, Query
 from storage import projects, studies, users

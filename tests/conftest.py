@@ -165,7 +165,7 @@ def labelled(demo):
 def ifir_db(db_path):
     """The IFIR bundle of tests.builders.ifir_bundle (20 fiqa, 10 aila and 3 pm queries, each a group
     of 2 instructed instances and its bare query) as project "ifir", with annotators a0, a1, a2."""
-    from annotation import auth
+    from accounts import auth
     from storage import projects
     from storage.db import connect
     from tests.builders import ifir_bundle

@@ -1,7 +1,7 @@
 """The Adjudicate page with a long queue: the item picker and the queue table list a window of
 ``adjudication.QUEUE_ROWS`` items around the open one and say how many the queue holds; Next walks
 on past the window."""
-from annotation import adjudication
+from annotation.outcomes import adjudication
 from storage.db import write
 from tests.builders import label_all, signed_in_page, user_row
 

@@ -3,7 +3,7 @@ shows every vote with its reason, and only values of the item's question are rec
 
 import pytest
 
-from annotation import adjudication
+from annotation.outcomes import adjudication
 from storage import studies
 from storage.db import write
 from storage.errors import InvalidAnswer, NotFound
@@ -91,7 +91,7 @@ def test_cli_lists_and_records(labelled, db_path, run_cli):
     assert code == 2 and "--value" in err
 
 
-@pytest.mark.parametrize("name", ["annotation.adjudication", "annotation.overview", "annotation.session_tokens",
+@pytest.mark.parametrize("name", ["annotation.outcomes.adjudication", "annotation.monitoring.overview", "accounts.session_tokens",
                                   "annotation.workspace", "annotation.glossary"])
 def test_docstring_examples_run(name):
     import doctest

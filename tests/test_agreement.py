@@ -6,10 +6,10 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
-from annotation.agreement import agreement_report
-from annotation.agreement_bootstrap import observed_statistics
-from annotation.agreement_data import DuplicateLabel, UnknownLabel, encode_labels
-from annotation.agreement_stats import (
+from annotation.agreement.report import agreement_report
+from annotation.agreement.bootstrap import observed_statistics
+from annotation.agreement.data import DuplicateLabel, UnknownLabel, encode_labels
+from annotation.agreement.stats import (
     Undefined,
     cohen_kappa,
     fleiss_kappa,
@@ -102,7 +102,7 @@ def test_gwet_generalisation_equals_statsmodels_when_counts_are_equal(seed):
     rng = np.random.default_rng(seed)
     counts = rng.multinomial(5, rng.dirichlet(np.ones(4)), size=40)
     one_short = np.vstack([counts, [[0, 0, 0, 0]]])  # an empty row is ignored
-    from annotation.agreement_kernels import kappa_from_sums, summed_features
+    from annotation.agreement.kernels import kappa_from_sums, summed_features
     S, cols = summed_features(counts)
     hand = kappa_from_sums(S, cols, 4)
     assert hand["fleiss_kappa"][0] == pytest.approx(sm_fleiss(counts, method="fleiss"), abs=1e-12)
@@ -307,7 +307,7 @@ def test_declared_categories_are_checked():
 # --------------------------------------------------------------------------- majority and gold
 
 def test_majority_vote_strict_plurality():
-    # one label is no majority yet (annotation.majority)
+    # one label is no majority yet (annotation.agreement.majority)
     assert majority_vote([[2, 1, 0], [1, 1, 0], [0, 0, 1], [1, 1, 1], [0, 0, 0], [0, 0, 2]]).tolist() == [0, -1, -1, -1, -1, 2]
 
 
@@ -405,7 +405,7 @@ def test_bootstrap_intervals_are_seeded_and_cover_the_estimate():
 def test_bootstrap_replicates_resample_items():
     """Mean of replicate Randolph kappas is close to the estimate, and the spread matches the
     textbook item-resampling standard error of a mean of per-item agreements."""
-    from annotation.agreement_bootstrap import bootstrap_statistics
+    from annotation.agreement.bootstrap import bootstrap_statistics
     rng = np.random.default_rng(2)
     df, cats = random_table(rng, n_items=200, n_raters=3, q=2)
     enc = encode_labels(df, tuple(cats))
@@ -439,9 +439,9 @@ def test_many_annotators_only_pairs_sharing_items_are_reported():
 def test_docstring_examples():
     import doctest
 
-    import annotation.agreement
-    import annotation.agreement_kernels
-    import annotation.agreement_stats
-    for mod in (annotation.agreement, annotation.agreement_stats, annotation.agreement_kernels):
+    import annotation.agreement.report
+    import annotation.agreement.kernels
+    import annotation.agreement.stats
+    for mod in (annotation.agreement.report, annotation.agreement.stats, annotation.agreement.kernels):
         result = doctest.testmod(mod)
         assert result.attempted > 0 and result.failed == 0, mod.__name__

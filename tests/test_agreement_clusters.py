@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 from scipy import sparse
 
-from annotation.agreement import agreement_report
-from annotation.agreement_bootstrap import cluster_draws
+from annotation.agreement.report import agreement_report
+from annotation.agreement.bootstrap import cluster_draws
 
 
 def _labels(groups: dict[str, list[list[str]]]) -> tuple[pd.DataFrame, dict]:

@@ -4,7 +4,7 @@ instruction, then query, then the numbered questions."""
 import pytest
 
 from annotation import workspace
-from annotation.questions import GUIDELINES, PROJECT_GOAL_INSTRUCTIR
+from annotation.questions.study import GUIDELINES, PROJECT_GOAL_INSTRUCTIR
 from storage import studies
 from storage.errors import PermissionDenied
 from tests.builders import app, item_shown, send, signed_in_page, user_row

@@ -6,7 +6,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "architecture.md"
-PACKAGES = ("annotation", "evaluation", "exports", "formats", "storage", "cli", "pages", "ui", "tests")
+PACKAGES = ("accounts", "annotation", "evaluation", "exports", "formats", "storage", "cli", "pages", "ui", "tests")
 
 CODE = re.compile(r"`([^`\n]+)`")
 PATH = re.compile(r"^(?:%s|app\.py|docs|bench)[\w/.<>-]*$" % "|".join(PACKAGES))
@@ -79,13 +79,13 @@ def test_the_check_catches_a_stale_recipe():
     stale = ("- **Exporter**: the writer in `formats/writers.py` (copy `write_beir`), then its branch in "
              "`export_project` of `exports/validated.py` and `FORMATS` in `exports/report.py`; see "
              "`evaluation.no_such_module`, `storage.studies.no_such_function` and `formats/writers/<layout>.py`.\n"
-             "- **Statistic**: copy `gwet_ac2` in `annotation/agreement_stats.py`.\n")
+             "- **Statistic**: copy `gwet_ac2` in `annotation/agreement/stats.py`.\n")
     assert sorted(problems(stale)) == sorted([
         "formats/writers.py: no such file or folder",
         "evaluation.no_such_module: no such module or name",
         "storage.studies.no_such_function: no such module or name",
         "`FORMATS` is not defined in exports/report.py",
-        "`gwet_ac2` is not defined in annotation/agreement_stats.py",
-        "copy `gwet_ac2`: defined in none of the recipe's files ['annotation/agreement_stats.py']",
+        "`gwet_ac2` is not defined in annotation/agreement/stats.py",
+        "copy `gwet_ac2`: defined in none of the recipe's files ['annotation/agreement/stats.py']",
         "copy `write_beir`: defined in none of the recipe's files ['exports/validated.py', 'exports/report.py']",
     ])

@@ -7,7 +7,8 @@ import io
 import time
 from collections import Counter
 
-from annotation import auth, workspace
+from accounts import auth
+from annotation import workspace
 from annotation.studies import StudySettings, create_study
 from annotation.item_order import spaced_order
 from storage import projects, studies

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from annotation import auth
+from accounts import auth
 from storage import users
 from storage.db import connect
 

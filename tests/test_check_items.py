@@ -7,11 +7,12 @@ import time
 
 import pytest
 
-from annotation import check_items, monitor, workspace
-from annotation.estimates import benchmark_estimates
-from annotation.outcome_table import outcome_table
-from annotation.overview import unresolved_counts
-from annotation.qrels_builds import study_completeness
+from annotation import check_items, workspace
+from annotation.monitoring import monitor
+from annotation.estimates.benchmark import benchmark_estimates
+from annotation.outcomes.table import outcome_table
+from annotation.monitoring.overview import unresolved_counts
+from annotation.outcomes.qrels_builds import study_completeness
 from annotation.studies import StudySettings, create_study
 from storage import projects, studies
 from tests.builders import user_row

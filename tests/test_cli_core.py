@@ -31,7 +31,7 @@ def test_users_add_reads_password_from_stdin(run_cli, db_path, monkeypatch):
     monkeypatch.setattr("sys.stdin", io.StringIO("pa55word\n"))
     code, out, _ = run_cli("users", "add", "--db", db_path, "carol", "--role", "annotator", "--password-stdin")
     assert code == 0
-    from annotation import auth
+    from accounts import auth
     from storage.db import connect
 
     assert auth.sign_in(connect(db_path), "carol", "pa55word")["role"] == "annotator"

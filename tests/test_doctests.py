@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LIBRARY = ("annotation", "evaluation", "exports", "formats", "storage")
+LIBRARY = ("accounts", "annotation", "evaluation", "exports", "formats", "storage")
 # Modules that must keep at least one example that runs.
 MODULES = ["formats.text", "formats.readers", "formats.readers.auto", "formats.writers", "evaluation.measures",
-           "evaluation.measure_registry", "evaluation.significance", "evaluation.compare", "annotation.word_diff",
-           "annotation.narrative_versions", "annotation.rejudging", "annotation.agreement_stats",
-           "annotation.agreement_kernels", "annotation.qrels_builds", "storage.backup", "evaluation.jobs",
+           "evaluation.measure_registry", "evaluation.significance", "evaluation.compare", "annotation.narratives.diff",
+           "annotation.narratives.versions", "annotation.narratives.rejudging", "annotation.agreement.stats",
+           "annotation.agreement.kernels", "annotation.outcomes.qrels_builds", "storage.backup", "evaluation.jobs",
            "evaluation.undefined"]
 # Where an example may be skipped: it needs a retrieval model (downloaded) to run.
 MAY_SKIP = ("evaluation.runner", "evaluation.retrievers.", "evaluation.embedding_cache")

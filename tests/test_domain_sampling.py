@@ -6,10 +6,10 @@ from collections import Counter
 
 import pytest
 
-from annotation import auth
-from annotation.estimates import benchmark_estimates
+from accounts import auth
+from annotation.estimates.benchmark import benchmark_estimates
 from annotation.studies import StudySettings, create_study
-from annotation.study_design import study_design
+from annotation.estimates.sampling import study_design
 from storage import studies
 from storage.errors import IFJudgeError
 from tests.builders import label_ifir

@@ -15,12 +15,12 @@ import pytest
 from scipy import stats
 
 from annotation import workspace
-from annotation.estimates import benchmark_estimates, design_estimate, estimate_json, labels_to_halve
-from annotation.judge_labels import read_judge_labels
-from annotation.prediction_powered import group_folds, prediction_powered_share
-from annotation.study_design import study_design
+from annotation.estimates.benchmark import benchmark_estimates, design_estimate, estimate_json, labels_to_halve
+from annotation.judges.labels import read_judge_labels
+from annotation.survey.prediction_powered import group_folds, prediction_powered_share
+from annotation.estimates.sampling import study_design
 from annotation.studies import StudySettings, create_study
-from annotation.survey_design import SampleDesign
+from annotation.survey.design import SampleDesign
 from evaluation.undefined import Undefined
 from storage import projects, studies
 from storage.errors import ImportFailure
@@ -214,7 +214,7 @@ def test_monitor_page_shows_the_estimates_live(env_db):
 
 
 def test_ifir_strata_and_passage_match_share(db_path):
-    from annotation import auth
+    from accounts import auth
     from storage.db import connect
     from tests.builders import ifir_bundle, label_ifir
 
@@ -263,7 +263,7 @@ def test_condition_shares_per_mode(demo):
 
 
 def test_narrative_change_confirmed_against_the_changed_qrels(demo):
-    from annotation import narrative_versions
+    from annotation.narratives import versions as narrative_versions
 
     db, _ = demo
     sid = narrative_versions.save_narrative(db, project="demo", query_id="f-robot", text="Robots excluded.",
@@ -398,7 +398,7 @@ def test_an_informative_judge_narrows_the_interval():
 
 
 def test_the_cross_fitted_weights_own_error_by_hand():
-    from annotation.prediction_powered import weight_noise
+    from annotation.survey.prediction_powered import weight_noise
 
     # 4 groups of one instance, infinite population: V(R(yhat)) = s2(yhat) / n with yhat = 1, 1, 0, 1
     design = SampleDesign.build(**_simple(4))

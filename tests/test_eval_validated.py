@@ -149,7 +149,7 @@ def test_evaluate_page_shows_published_vs_validated_pmrr(env_db, db_path, monkey
     """The demo's FollowIR query: its published changed instruction re-judged by three annotators;
     the Evaluate page gives p-MRR on published and validated qrels, equal to p_mrr on the stored
     runs; both are scored with the changed run under the published instruction (the one judged)."""
-    from annotation import qrels_builds
+    from annotation.outcomes import qrels_builds
     from evaluation.pmrr import p_mrr
     from storage import projects
     from storage.eval_runs import list_eval_runs
@@ -182,7 +182,7 @@ def test_evaluate_page_shows_published_vs_validated_pmrr(env_db, db_path, monkey
 
 
 def test_evaluate_page_refuses_a_project_without_documents(tmp_path, monkeypatch):
-    from annotation import auth
+    from accounts import auth
     from tests.builders import signed_in_page
 
     monkeypatch.setenv("IFJUDGE_DB", str(tmp_path / "p.db"))

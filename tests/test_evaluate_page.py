@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from annotation.qrels_builds import store_validated_qrels
+from annotation.outcomes.qrels_builds import store_validated_qrels
 from evaluation.runner import run_eval
 from tests.builders import app, label_demo, user_row
 from ui.markdown import md_escape

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from annotation import monitor
-from annotation.estimates import benchmark_estimates
+from annotation.monitoring import monitor
+from annotation.estimates.benchmark import benchmark_estimates
 from annotation.glossary import ESTIMATES, EXTRAPOLATION, STATISTICS, label
 from storage import studies
-from annotation.own_questions import declare
+from annotation.questions.own import declare
 from annotation.studies import StudySettings, create_study
 from tests.builders import label_items, labelled_ifir_study
 from ui.estimates_view import estimate_rows

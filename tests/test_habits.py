@@ -1,4 +1,4 @@
-"""Each annotator's habits (annotation/habits.py) on the demo study labelled by builders.PLAN, and a
+"""Each annotator's habits (annotation/monitoring/habits.py) on the demo study labelled by builders.PLAN, and a
 straight-liner: the figures worked out by hand from the labels, the flag raised for an annotator
 who answers Yes to everything while the others do not, and no flag when everyone agrees."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from annotation import workspace
-from annotation.habits import annotator_habits, others_agreement
+from annotation.monitoring.habits import annotator_habits, others_agreement
 from tests.builders import PLAN, label_all, user_row
 
 

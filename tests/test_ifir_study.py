@@ -6,8 +6,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from annotation import auth
-from annotation.scale_summary import mean_interval, scale_summary
+from accounts import auth
+from annotation.monitoring.scales import mean_interval, scale_summary
 from annotation.studies import StudySettings, create_study
 from storage import projects, studies
 from storage.errors import IFJudgeError
@@ -216,8 +216,8 @@ def rated(ifir_db):
 
 
 def test_passage_ratings_flip_a_gold_and_excluded_passages_into_the_validated_qrels(rated):
-    from annotation.outcomes import ValidationRules
-    from annotation.qrels_builds import build_validated
+    from annotation.outcomes.items import ValidationRules
+    from annotation.outcomes.qrels_builds import build_validated
 
     db, sid = rated
     pid = projects.get_project(db, "ifir")["id"]
@@ -282,7 +282,7 @@ def test_export_page_thresholds_decide_the_stored_validated_qrels(rated, db_path
 
 
 def test_an_undecided_passage_blocks_until_the_lead_chooses(rated):
-    from annotation.qrels_builds import UnresolvedJudgments, build_validated
+    from annotation.outcomes.qrels_builds import UnresolvedJudgments, build_validated
 
     db, sid = rated
     pid = projects.get_project(db, "ifir")["id"]

@@ -5,8 +5,8 @@ from dataclasses import replace
 
 import pytest
 
-from annotation.qrels_builds import IncompleteStudy, build_versions, store_build
-from annotation.questions import question
+from annotation.outcomes.qrels_builds import IncompleteStudy, build_versions, store_build
+from annotation.questions.study import question
 from evaluation.infosearch import infosearch_metrics
 from evaluation.runner import run_eval
 from formats.readers import parse

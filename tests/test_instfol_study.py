@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from annotation import auth
+from accounts import auth
 from annotation.instfol_study import create_instfol_study, instfol_from_study, run_rankings
 from evaluation.instfol import judge_agreement
 from formats.bundle import Bundle, Document, Instance, Qrel, Query
@@ -195,8 +195,8 @@ def _all(**kw):
 
 
 def test_study_setup_page_creates_an_instfol_study_from_stored_runs_and_monitor_reports_it(files, db_path, monkeypatch):
-    from annotation import auth as _auth
-    from annotation.monitor import table7
+    from accounts import auth as _auth
+    from annotation.monitoring.monitor import table7
     from storage import eval_runs
     from tests.builders import signed_in_page
 

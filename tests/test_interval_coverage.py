@@ -16,8 +16,8 @@ import math
 import numpy as np
 from scipy import stats
 
-from annotation.estimates import design_estimate
-from annotation.prediction_powered import prediction_powered_share
+from annotation.estimates.benchmark import design_estimate
+from annotation.survey.prediction_powered import prediction_powered_share
 
 REPS = 300
 BAND = 3 * math.sqrt(0.95 * 0.05 / REPS)

@@ -10,9 +10,9 @@ import json
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from annotation import monitor
-from annotation.judge_labels import read_judge_labels
-from annotation.judge_agreement import judge_report
+from annotation.monitoring import monitor
+from annotation.judges.labels import read_judge_labels
+from annotation.judges.agreement import judge_report
 from evaluation.judges.stored import estimate_answers
 from storage import judge_labels, projects, studies
 from tests.builders import app, item_shown, user_row
@@ -36,7 +36,7 @@ def store_judge(db, answers: dict[str, str], *, question="validity", key="k1", s
 
 def outcomes(db, sid):
     """instance -> the humans' validity outcome of the labelled demo study (PLAN: one No)."""
-    from annotation.outcome_table import outcome_table
+    from annotation.outcomes.table import outcome_table
 
     t = outcome_table(db, sid)
     return {i: v for i, q, v in zip(t.instance, t.question, t.value) if q == "validity"}
@@ -156,7 +156,7 @@ def test_the_monitor_shows_the_judge_section_with_the_hand_kappa(labelled, monke
 
 
 def test_a_chat_run_stores_its_answers_on_both_engines(demo):
-    from annotation.judge_runs import prepare_run
+    from annotation.judges.runs import prepare_run
     from evaluation.judges.chat import ChatConfig
     from evaluation.judges.runs import JudgeSpec, run_judge
     from tests.fake_openai import FakeOpenAI, json_answer

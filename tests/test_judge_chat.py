@@ -9,7 +9,7 @@ import json
 import pytest
 
 from annotation.demo import load_demo
-from annotation.judge_runs import prepare_run
+from annotation.judges.runs import prepare_run
 from evaluation.judges.chat import ChatConfig
 from evaluation.judges.runs import JudgeSpec, estimate, run_judge
 from evaluation.judges.tokens import words_rule

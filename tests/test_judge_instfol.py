@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from annotation import auth
+from accounts import auth
 from annotation.instfol_study import create_instfol_study
 from annotation.studies import StudySettings
 from formats.bundle import Bundle, Document, Instance, Qrel, Query

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from annotation.judge_agreement import judge_report
-from annotation.judge_runs import fit_threshold, prepare_run
+from annotation.judges.agreement import judge_report
+from annotation.judges.runs import fit_threshold, prepare_run
 from evaluation.judges.local import choose_threshold
 from evaluation.judges.runs import JudgeSpec, run_judge
 from storage import judge_labels

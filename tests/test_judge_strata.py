@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from annotation import judge_strata, workspace
-from annotation.estimates import benchmark_estimates
+from annotation import workspace
+from annotation.judges import strata as judge_strata
+from annotation.estimates.benchmark import benchmark_estimates
 from annotation.studies import StudySettings, create_study
-from annotation.study_design import study_design
+from annotation.estimates.sampling import study_design
 from storage import judge_labels, studies
 from storage.db import connect
 from storage.errors import IFJudgeError

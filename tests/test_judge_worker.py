@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from annotation.demo import load_demo
-from annotation.judge_runs import prepare_run
+from annotation.judges.runs import prepare_run
 from evaluation.jobs import eta_seconds
 from evaluation.judges.chat import ChatConfig
 from evaluation.judges.jobs import submit_judge

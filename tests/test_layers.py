@@ -1,6 +1,7 @@
 """The layering of the house, read from the import statements (module level and inside functions):
-pages/cli -> annotation | evaluation | exports -> storage -> formats; nothing imports upwards, no
-module imports itself back through others, and Streamlit stays in pages/ and ui/."""
+pages/cli -> annotation | evaluation | exports -> accounts -> storage -> formats; nothing imports
+upwards, no module imports itself back through others, Streamlit stays in pages/ and ui/, and the
+statistics packages of annotation/ (agreement, survey) read no storage."""
 from __future__ import annotations
 
 import ast
@@ -10,17 +11,18 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("formats", "storage", "annotation", "evaluation", "exports", "ui", "cli", "pages")
+PACKAGES = ("formats", "storage", "accounts", "annotation", "evaluation", "exports", "ui", "cli", "pages")
 # What each package may import from IFJudge (besides itself).
 ALLOWED = {
     "formats": set(),
     "storage": {"formats"},
-    "annotation": {"storage", "formats", "evaluation"},
+    "accounts": {"storage", "formats"},
+    "annotation": {"accounts", "storage", "formats", "evaluation"},
     "evaluation": {"storage", "formats"},
     "exports": {"annotation", "evaluation", "storage", "formats"},
-    "ui": {"annotation", "evaluation", "exports", "storage", "formats"},
-    "cli": {"annotation", "evaluation", "exports", "storage", "formats"},
-    "pages": {"annotation", "evaluation", "exports", "storage", "formats", "ui"},
+    "ui": {"accounts", "annotation", "evaluation", "exports", "storage", "formats"},
+    "cli": {"accounts", "annotation", "evaluation", "exports", "storage", "formats"},
+    "pages": {"accounts", "annotation", "evaluation", "exports", "storage", "formats", "ui"},
 }
 
 
@@ -46,7 +48,7 @@ def import_graph() -> tuple[dict[str, set[str]], set[str]]:
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 targets = [f"{node.module}.{a.name}" for a in node.names] + [node.module]
             for t in targets:
-                # the longest IFJudge module the name denotes ("from annotation import majority" -> annotation.majority)
+                # the longest IFJudge module the name denotes ("from annotation import majority" -> annotation.agreement.majority)
                 while t and t not in names:
                     t = t.rpartition(".")[0]
                 if t and t != src and not (src.startswith(t + ".") and t.count(".") == 0):
@@ -79,6 +81,47 @@ def test_streamlit_only_in_pages_and_ui():
     _, streamlit = import_graph()
     users = sorted(n for n in streamlit if n.split(".")[0] not in ("pages", "ui"))
     assert users == []
+
+
+# Packages of annotation/ that compute from the values they are given and read no storage: nothing they
+# import, directly or through another module, is a storage module other than storage.errors (the
+# errors they raise) or a module of annotation/ outside the package (those read studies).
+READS_NO_STORAGE = ("annotation.agreement", "annotation.survey")
+PACKAGE_FACE = "annotation.package_face"
+
+
+@pytest.mark.parametrize("package", READS_NO_STORAGE)
+def test_statistics_packages_read_no_storage(package):
+    g, _ = import_graph()
+    inside = {m for m in g if m == package or m.startswith(package + ".")}
+    assert len(inside) > 2  # the package and its modules are found
+    reached, todo = set(), list(inside)
+    while todo:
+        for dep in g.get(todo.pop(), ()):
+            if dep not in reached:
+                reached.add(dep)
+                todo.append(dep)
+    outside = sorted(m for m in reached - inside - {PACKAGE_FACE, "storage.errors"}
+                     if m.split(".")[0] == "storage" or (m.split(".")[0] == "annotation" and m != "annotation"))
+    assert outside == []
+
+
+def test_package_faces_name_what_their_modules_define():
+    """Each package's ``__init__`` says its concern and lists its public names (``__all__``); every
+    name it lists is defined by one of its modules."""
+    import importlib
+
+    inits = sorted((ROOT / "annotation").glob("*/__init__.py")) + [ROOT / "accounts" / "__init__.py"]
+    assert len(inits) >= 8
+    for path in inits:
+        name = _module_name(path)
+        package = importlib.import_module(name)
+        assert (package.__doc__ or "").strip(), f"{name}: no docstring saying its concern"
+        assert package.__all__, f"{name}: no public names"
+        modules = [importlib.import_module(f"{name}.{m.stem}") for m in path.parent.glob("*.py") if m != path]
+        for public in package.__all__:
+            value = getattr(package, public)
+            assert any(vars(m).get(public) is value for m in modules), f"{name}.{public}: in none of its modules"
 
 
 def _storage_writers() -> dict[str, set[str]]:

@@ -150,7 +150,7 @@ def test_a_reversed_order_is_declared_after_holm():
 
 @pytest.mark.both_engines
 def test_the_validated_qrels_coverage_is_read_from_the_build(labelled):
-    from annotation.qrels_builds import store_validated_qrels
+    from annotation.outcomes.qrels_builds import store_validated_qrels
     from evaluation.leaderboard import validated_coverage
 
     db, sid, _ = labelled

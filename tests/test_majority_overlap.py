@@ -1,6 +1,6 @@
 """How many labels decide an item follows the study's planned overlap, an adjudicated item takes
 the lead's value, and ties are items with two or more labels: the same in the item outcomes,
-Table 7, ``ifjudge agreement --db`` and the validated qrels (annotation.majority is the one rule)."""
+Table 7, ``ifjudge agreement --db`` and the validated qrels (annotation.agreement.majority is the one rule)."""
 from __future__ import annotations
 
 import json
@@ -9,13 +9,14 @@ import time
 import pandas as pd
 import pytest
 
-from annotation import monitor, workspace
-from annotation.agreement import agreement_report
-from annotation.agreement_bootstrap import observed_statistics
-from annotation.agreement_data import encode_labels
-from annotation.majority import decide, majority_index
-from annotation.outcomes import item_outcomes
-from annotation.qrels_builds import build_validated
+from annotation import workspace
+from annotation.monitoring import monitor
+from annotation.agreement.report import agreement_report
+from annotation.agreement.bootstrap import observed_statistics
+from annotation.agreement.data import encode_labels
+from annotation.agreement.majority import decide, majority_index
+from annotation.outcomes.items import item_outcomes
+from annotation.outcomes.qrels_builds import build_validated
 from annotation.studies import StudySettings, create_study
 from storage import studies
 from storage.errors import IFJudgeError
@@ -171,7 +172,7 @@ def test_adjudicated_items_count_with_the_leads_value_in_table7(demo, db_path, r
 
 
 def test_rejudging_follows_the_planned_overlap():
-    from annotation.rejudging import resolve
+    from annotation.narratives.rejudging import resolve
 
     assert resolve(["relevant"], overlap=1) == ("relevant", "unanimous")
     assert resolve(["relevant"], overlap=3) == (None, "awaiting labels")

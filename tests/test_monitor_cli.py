@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import json
 
-from annotation import monitor
-from annotation.qrels_builds import study_completeness
+from annotation.monitoring import monitor
+from annotation.outcomes.qrels_builds import study_completeness
 from tests.builders import label_demo
 
 

@@ -121,7 +121,7 @@ def test_heading_names_the_benchmarks_own_table(env_db):
 def test_the_design_aware_estimate_replaces_the_extrapolation(env_db):
     """THE benchmark-wide estimate is the design-aware one, shown where the Wilson-only extrapolation
     table was (after the agreement table); the naive interval is only a labelled comparison column."""
-    from annotation.estimates import benchmark_estimates
+    from annotation.estimates.benchmark import benchmark_estimates
     db, r = env_db
     label_demo(db, r["study_id"])  # validity: 2 Yes, 1 No on each of the 8 items -> 8 of 8 valid
     at = _monitor(db)
@@ -143,7 +143,7 @@ def test_the_design_aware_estimate_replaces_the_extrapolation(env_db):
 def test_a_long_disagreement_or_reason_table_shows_one_page_and_says_how_many(env_db, monkeypatch):
     # a study of 100,000 labels has tens of thousands of disagreements: the page draws PAGE_ROWS of
     # them (here 3: the demo's 8 validity disagreements make 3 pages, its 8 x 3 = 24 reasons 8 pages)
-    from annotation import monitor_view
+    from annotation.monitoring import view as monitor_view
     db, r = env_db
     label_demo(db, r["study_id"])  # validity: ann1, ann2 Yes, ann3 No, each with a reason, on each of 8 screens
     monkeypatch.setattr(monitor_view, "PAGE_ROWS", 3)
@@ -215,7 +215,7 @@ def test_the_estimates_offer_the_finished_judge_runs_and_name_the_judge(env_db):
     """The estimates section offers the project's finished judge runs (not one still judging) and,
     with one picked, shows the prediction-powered estimate from its stored labels beside the judge's
     model, prompt version and measured kappa -- no file to produce."""
-    from annotation.estimates import benchmark_estimates
+    from annotation.estimates.benchmark import benchmark_estimates
     from evaluation.judges.stored import estimate_answers
     from storage import judge_labels, projects
 

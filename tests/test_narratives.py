@@ -5,11 +5,13 @@ import json
 
 import pytest
 
-from annotation import narrative_versions, qrels_builds, rejudging, workspace
-from annotation.word_diff import diff_counts, diff_rows, diff_text, same_words, word_diff
+from annotation import workspace
+from annotation.narratives import versions as narrative_versions, rejudging
+from annotation.outcomes import qrels_builds
+from annotation.narratives.diff import diff_counts, diff_rows, diff_text, same_words, word_diff
 from exports import followir
 from ui.markdown import diff_markdown
-from annotation.questions import GUIDELINES
+from annotation.questions.study import GUIDELINES
 from storage import narratives as store
 from storage import projects, studies, users
 from formats.bundle import Bundle, Document, Instance, Narrative, Qrel, Query
@@ -337,7 +339,7 @@ def test_export_round_trip_and_pmrr_accepts_the_qrels(demo, tmp_path, run_cli, d
     assert code == 0, err
     result = json.loads(out)
     assert result["counts"]["queries"] == 1 and result["notes"] == []
-    from annotation.qrels_builds import build_rejudged
+    from annotation.outcomes.qrels_builds import build_rejudged
 
     derived = build_rejudged(db, "demo", [store.rejudge_study_id(db, 1)]).qrels
     written, _ = followir.followir_bundle(db, "demo", changed_qrels=derived)

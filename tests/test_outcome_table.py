@@ -1,15 +1,16 @@
-"""The outcome table (annotation.outcome_table) and the monitor pieces read from it: the same
-decisions as annotation.outcomes.item_outcomes, and hand-computed figures on a small study with a
+"""The outcome table (annotation.outcomes.table) and the monitor pieces read from it: the same
+decisions as annotation.outcomes.items.item_outcomes, and hand-computed figures on a small study with a
 replaced answer, a single label, an adjudication and known durations."""
 from __future__ import annotations
 
 import pytest
 
-from annotation import monitor, workspace
-from annotation.agreement import agreement_report
-from annotation.outcome_table import outcome_table
-from annotation.outcomes import item_outcomes, labels_frame
-from annotation.overview import study_progress
+from annotation import workspace
+from annotation.monitoring import monitor
+from annotation.agreement.report import agreement_report
+from annotation.outcomes.table import outcome_table
+from annotation.outcomes.items import item_outcomes, labels_frame
+from annotation.monitoring.overview import study_progress
 from annotation.studies import StudySettings, create_study
 from storage import studies
 from storage.errors import IFJudgeError

@@ -6,11 +6,11 @@ import pytest
 import pytrec_eval
 from scipy import stats
 
-from annotation import monitor
-from annotation.estimates import benchmark_estimates
-from annotation.majority import decide as majority_decide
-from annotation.outcomes import ValidationRules, instance_decisions, item_outcomes, validated_qrels
-from annotation.qrels_builds import store_validated_qrels
+from annotation.monitoring import monitor
+from annotation.estimates.benchmark import benchmark_estimates
+from annotation.agreement.majority import decide as majority_decide
+from annotation.outcomes.items import ValidationRules, instance_decisions, item_outcomes, validated_qrels
+from annotation.outcomes.qrels_builds import store_validated_qrels
 from formats.trec_io import read_qrels
 from exports.validated import export_project
 from formats import readers as importers
@@ -246,7 +246,7 @@ def test_export_cli(run_cli, labelled, db_path, tmp_path):
 
 
 def test_agreement_cli_from_database_equals_file_form(run_cli, labelled, db_path, tmp_path):
-    from annotation.outcomes import labels_frame
+    from annotation.outcomes.items import labels_frame
 
     db, sid, _ = labelled
     code, out, _ = run_cli("agreement", "--db", db_path, "--study", sid, "--question", "best_passage", "--json")

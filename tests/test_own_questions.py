@@ -10,10 +10,12 @@ import time
 
 import pytest
 
-from annotation import adjudication, monitor, workspace
-from annotation.estimates import benchmark_estimates
-from annotation.own_questions import InvalidQuestion, declare, read_questions
-from annotation.questions import study_questions
+from annotation import workspace
+from annotation.monitoring import monitor
+from annotation.outcomes import adjudication
+from annotation.estimates.benchmark import benchmark_estimates
+from annotation.questions.own import InvalidQuestion, declare, read_questions
+from annotation.questions.study import study_questions
 from formats.bundle import Bundle, Document, Instance, Qrel, Query
 from storage import projects, studies
 from storage.errors import InvalidAnswer
@@ -36,7 +38,7 @@ PLAN = {
 def neg_db(db_path):
     """Project "neg": four groups of one instance, each with two relevant passages; annotators
     a0, a1, a2."""
-    from annotation import auth
+    from accounts import auth
     from storage.db import connect
 
     db = connect(db_path)
@@ -198,7 +200,7 @@ def test_the_cli_refuses_an_invalid_file_and_writes_nothing(neg_db, db_path, run
 
 
 def test_the_lead_pages_read_a_study_of_own_questions(neg_db, db_path, monkeypatch):
-    from annotation import auth
+    from accounts import auth
     from annotation.studies import StudySettings, create_study
     from tests.builders import signed_in_page
 

@@ -66,7 +66,7 @@ def test_lead_lands_on_an_overview_of_studies_with_progress(env_db):
     # progress comes right after the study's name: in view on a 1280 px screen
     assert list(at.dataframe[0].value.columns)[:5] == ["Study", "Done", "Answers", "Awaiting labels", "Ties"]
     assert any(c.value.startswith("Next step for a finished study") for c in at.caption)
-    from annotation.outcomes import item_outcomes
+    from annotation.outcomes.items import item_outcomes
 
     # each picks the first passage *shown to them* (orders differ): some best_passage items tie; every item
     # has its three labels, so nothing awaits labels and every unresolved item is a tie
@@ -138,7 +138,7 @@ def test_adjudicate_records_a_decision_and_moves_on(env_db):
     db, r = env_db
     sid = r["study_id"]
     label_demo(db, sid)  # validity 2 Yes / 1 No: decided by majority, so not in the default queue
-    from annotation import adjudication
+    from annotation.outcomes import adjudication
     from storage import studies
 
     at = app("pages/adjudicate.py")
@@ -179,7 +179,7 @@ def test_evaluate_page_runs_bm25_on_two_qrels_versions_and_compares(env_db, db_p
     monkeypatch.setenv("IFJUDGE_CACHE_DIR", str(tmp_path / "cache"))
     db, r = env_db
     label_demo(db, r["study_id"])
-    from annotation.qrels_builds import store_validated_qrels
+    from annotation.outcomes.qrels_builds import store_validated_qrels
 
     store_validated_qrels(db, r["study_id"])
     at = app("pages/evaluate.py")

@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from annotation import adjudication
+from annotation.outcomes import adjudication
 from storage import studies
 from storage.db import connect
 from storage.transfer import table_checksums
@@ -85,7 +85,7 @@ def test_migrate_copies_everything_and_the_copy_answers_byte_for_byte(lived_in, 
     a, b = runs.values()
     assert a["metrics"] == b["metrics"] and a["eval_run_id"] == b["eval_run_id"] and a.get("p_mrr") == b.get("p_mrr")
     # the copy keeps working: new rows get fresh ids after the copied ones
-    from annotation.auth import add_user
+    from accounts.auth import add_user
 
     add_user(connect(pg_database), "newcomer", "annotator", "a long enough password")
     assert connect(pg_database).execute("SELECT id FROM users WHERE name = 'newcomer'").fetchone()[0] == 6
@@ -136,7 +136,7 @@ def test_concurrent_annotators_never_take_the_same_expired_screen(pg_database):
     newcomers, each in their own thread with their own connection, take over expired screens at the
     same moment: each (screen, abandoned claim) goes to exactly one newcomer, nobody holds two
     claims on one screen, and no item ends above its cap."""
-    from annotation.auth import add_user
+    from accounts.auth import add_user
     from annotation.demo import load_demo
 
     db = connect(pg_database)

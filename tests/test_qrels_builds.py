@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from annotation import workspace
-from annotation.qrels_builds import (IncompleteStudy, UnresolvedJudgments, build_validated, build_versions,
+from annotation.outcomes.qrels_builds import (IncompleteStudy, UnresolvedJudgments, build_validated, build_versions,
                                      store_build, store_versions, study_completeness)
 from exports.validated import export_project, study_choices
 from formats.bundle import Bundle, Qrel
@@ -147,7 +147,8 @@ def test_export_cli_names_studies_and_refuses_without_choices(run_cli, labelled,
 
 
 def test_rejudging_report_and_monitor_give_randolph_fleiss_and_percent_agreement(demo, tmp_path):
-    from annotation import monitor, narrative_versions
+    from annotation.monitoring import monitor
+    from annotation.narratives import versions as narrative_versions
     from tests.builders import ADDED, judge, save_narrative
 
     db, _ = demo
@@ -172,9 +173,9 @@ def test_rejudging_report_and_monitor_give_randolph_fleiss_and_percent_agreement
 
 
 def test_table7_gives_top1_excluding_ties_and_the_number_of_ties(labelled, tmp_path):
-    from annotation import monitor
-    from annotation.outcomes import labels_frame
-    from annotation.majority import majority_index
+    from annotation.monitoring import monitor
+    from annotation.outcomes.items import labels_frame
+    from annotation.agreement.majority import majority_index
 
     db, sid, _ = labelled
     rows = {r["statistic"]: r["value"] for r in monitor.table7(db, sid, n_boot=0)}
@@ -197,7 +198,7 @@ def test_followir_project_rejudged_exports_the_validated_changed_qrels_with_the_
     """A FollowIR project: the expert edits 303, three annotators re-judge; the MTEB/FollowIR export
     from the re-judging study holds qrels_changed = the human outcome and instruction_changed = the
     re-judged narrative, and reads back; p-MRR on its files equals p-MRR on the stored versions."""
-    from annotation import narrative_versions
+    from annotation.narratives import versions as narrative_versions
     from evaluation.pmrr import p_mrr
     from formats.readers import parse
     from tests.builders import judge

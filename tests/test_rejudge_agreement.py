@@ -1,4 +1,4 @@
-"""The agreement of the re-judging rounds (annotation.rejudging.rounds_agreement): every round at
+"""The agreement of the re-judging rounds (annotation.narratives.rejudging.rounds_agreement): every round at
 once from one count matrix, the values the full agreement report gives round by round."""
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import random
 import pandas as pd
 import pytest
 
-from annotation.agreement import agreement_report
-from annotation.agreement_data import UnknownLabel
-from annotation.questions import question
-from annotation.rejudging import rejudge_summary, rounds_agreement
+from annotation.agreement.report import agreement_report
+from annotation.agreement.data import UnknownLabel
+from annotation.questions.study import question
+from annotation.narratives.rejudging import rejudge_summary, rounds_agreement
 from tests.builders import published_rejudged_demo
 
 CATS = question("relevance", relevance="binary").categories  # the order the summary codes them in

@@ -9,7 +9,9 @@ import json
 
 import pytest
 
-from annotation import narrative_versions, qrels_builds, rejudging, workspace
+from annotation import workspace
+from annotation.narratives import versions as narrative_versions, rejudging
+from annotation.outcomes import qrels_builds
 from evaluation.pmrr import p_mrr
 from storage import narratives as store
 from storage import projects, studies, users

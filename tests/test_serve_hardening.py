@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from annotation import auth
+from accounts import auth
 from storage import users
 from storage.db import connect
 

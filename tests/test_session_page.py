@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotation import auth
+from accounts import auth
 from storage.db import write
 from tests.builders import app
 

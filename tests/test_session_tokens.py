@@ -4,8 +4,8 @@ import os
 
 import pytest
 
-from annotation import auth
-from annotation.session_tokens import (check_session, default_key_path, digest, end_session, load_key,
+from accounts import auth
+from accounts.session_tokens import (check_session, default_key_path, digest, end_session, load_key,
                                        read_session, secret_key, start_session)
 from storage import sessions, users
 from storage.db import connect

@@ -5,7 +5,8 @@ import time
 
 import pytest
 
-from annotation import monitor, workspace
+from annotation import workspace
+from annotation.monitoring import monitor
 from storage import studies
 from storage.db import connect
 from tests.builders import label_demo, user_row

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from annotation import study_lifecycle, workspace
-from annotation.overview import study_progress
+from annotation.monitoring.overview import study_progress
 from storage import studies
 from storage.errors import IFJudgeError
 from tests.builders import label_demo, user_row

@@ -4,7 +4,8 @@ exactly the one computed from nothing; new labels are read alone, and a gap in t
 labels be read in full again."""
 import pytest
 
-from annotation import adjudication, monitor
+from annotation.monitoring import monitor
+from annotation.outcomes import adjudication
 from storage import studies, study_reads
 from storage.db import connect, write
 from tests.builders import label_demo, user_row

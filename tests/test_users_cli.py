@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from annotation import auth
-from annotation.session_tokens import read_session, start_session
+from accounts import auth
+from accounts.session_tokens import read_session, start_session
 from storage import users
 from storage.db import connect
 

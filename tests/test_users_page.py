@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from annotation import auth
-from annotation.session_tokens import read_session, start_session
+from accounts import auth
+from accounts.session_tokens import read_session, start_session
 from storage import users
 from tests.builders import signed_in_page
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from annotation.qrels_builds import store_versions
+from annotation.outcomes.qrels_builds import store_versions
 from exports.benchmark_report import benchmark_report, csv_rows, to_markdown
 from exports.verdict import change_sentence, project_verdict, ranking_sentence
 from storage import eval_runs, projects, studies

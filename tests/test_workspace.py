@@ -91,7 +91,7 @@ def test_going_back_appends_a_label_and_keeps_history(demo):
 
 
 def test_outsider_cannot_open_or_submit(demo):
-    from annotation import auth
+    from accounts import auth
 
     db, r = demo
     auth.add_user(db, "mallory", "annotator", "pw")

@@ -23,8 +23,8 @@ from pathlib import Path
 import streamlit as st
 
 from annotation import workspace
-from annotation.questions import screen_shortcuts
-from annotation.word_diff import join_tokens
+from annotation.questions.study import screen_shortcuts
+from annotation.narratives.diff import join_tokens
 from ui.annotate_flow import Result
 from ui.highlight import highlight_parts
 

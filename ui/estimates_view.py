@@ -1,6 +1,6 @@
 """The monitor's "Benchmark-wide estimates" section: each question's share over the whole
 benchmark with its design-aware 95% interval, the design effect, the effective sample size and the
-labels that would halve the interval (:func:`annotation.estimates.benchmark_estimates`), beside the
+labels that would halve the interval (:func:`annotation.estimates.benchmark.benchmark_estimates`), beside the
 naive independent (Wilson) interval; and, with the project's finished judge runs the lead picks, the
 prediction-powered estimate from the stored judge labels (no file to produce) beside the judge's
 name and its measured agreement with the humans. Self-contained: the monitor page calls
@@ -10,9 +10,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from annotation.estimates import benchmark_estimates
+from annotation.estimates.benchmark import benchmark_estimates
 from annotation.glossary import ESTIMATES, header_help
-from annotation.judge_agreement import measured_runs, runs_for_study
+from annotation.judges.agreement import measured_runs, runs_for_study
 from evaluation.judges.stored import estimate_answers
 from storage import judge_labels
 from storage.errors import IFJudgeError
@@ -63,7 +63,7 @@ def estimate_rows(result: dict) -> list[dict]:
 
 
 def finished_runs(conn, study_id: int) -> list[dict]:
-    """The judge runs of the study's questions (:func:`annotation.judge_agreement.runs_for_study`)
+    """The judge runs of the study's questions (:func:`annotation.judges.agreement.runs_for_study`)
     that answered every item they were given (none left to judge), newest first."""
     return [r for r in runs_for_study(conn, study_id)
             if r["answers"] and r["labels"] >= judge_labels.item_count(conn, r["id"])]

@@ -2,7 +2,7 @@
 judge run answers, the judge's Cohen kappa with the human outcome on the items both judged (with
 its interval resampling query groups), per domain, the confusion table, the judge's share of each
 answer against the humans', and the items they disagree on, with the judge's reply to read
-(:func:`annotation.judge_agreement.judge_report`). Judge labels appear only here, for a lead:
+(:func:`annotation.judges.agreement.judge_report`). Judge labels appear only here, for a lead:
 never on an annotator's screen. Self-contained: the monitor page calls :func:`render_judge_section`.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from annotation.glossary import label
-from annotation.judge_agreement import judge_report, runs_for_study
+from annotation.judges.agreement import judge_report, runs_for_study
 from storage import studies
 from ui.markdown import md_escape
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import string
 
-from annotation.word_diff import DiffSpan, join_tokens
+from annotation.narratives.diff import DiffSpan, join_tokens
 
 _MD_SPECIAL = re.compile("([" + re.escape(string.punctuation) + "])")
 

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 PAGES = Path(__file__).resolve().parents[1] / "pages"
-#: imported by the library only when first used (annotation.agreement_stats: Cohen's and Fleiss' kappa)
+#: imported by the library only when first used (annotation.agreement.stats: Cohen's and Fleiss' kappa)
 ON_FIRST_USE = ("sklearn.metrics", "statsmodels.stats.inter_rater")
 _lock = threading.Lock()
 _thread: threading.Thread | None = None
@@ -36,7 +36,7 @@ timings: dict[str, float] = {}  # step -> seconds, filled by preload()
 def page_modules(pages: Path = PAGES) -> list[str]:
     """The modules the pages import, in first-seen order (from their import statements).
 
-    >>> {"annotation.monitor", "annotation.monitor_view", "altair", "streamlit"} <= set(page_modules())
+    >>> {"annotation.monitoring.monitor", "annotation.monitoring.view", "altair", "streamlit"} <= set(page_modules())
     True
     """
     root = pages.parent

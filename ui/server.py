@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from annotation import session_tokens  # noqa: E402
+from accounts import session_tokens  # noqa: E402
 from storage.db import connect, default_db_path  # noqa: E402
 from ui import preload, session  # noqa: E402
 from ui.errors import show_failure  # noqa: E402

@@ -1,5 +1,5 @@
 """The signed-in user and role checks, done on the server on every run of every page; the sign-in
-session behind them (:mod:`annotation.session_tokens`) and the cookie that finds it again after a
+session behind them (:mod:`accounts.session_tokens`) and the cookie that finds it again after a
 reload.
 
 Every run re-reads the session's record in the database: a sign-out, a password change, a
@@ -25,7 +25,7 @@ import streamlit as st
 from streamlit import config, runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from annotation import session_tokens
+from accounts import session_tokens
 from storage import users
 from storage.db import connect, default_db_path
 

@@ -1,7 +1,7 @@
 """A judge run's stored answers in the shapes the rest of IFJudge reads.
 
 - :func:`estimate_answers`: ``{(instance id, question, doc id or ""): value}``, exactly what
-  :func:`annotation.estimates.read_judge_labels` returns for a ``--judge FILE.csv`` (``best_passage``:
+  :func:`annotation.estimates.benchmark.read_judge_labels` returns for a ``--judge FILE.csv`` (``best_passage``:
   ``Yes`` / ``No``, is the dataset's target the judge's pick; every other question its answer);
 - :func:`instfol_rows`: INSTFOL's judge-score rows ``(instance, mode, rank, score)``
   (:func:`evaluation.instfol.instfol`), one per mode a passage is ranked in.

@@ -7,7 +7,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from annotation import adjudication
+from annotation.outcomes import adjudication
 from storage import studies
 from storage.db import connect
 from tests.e2e.conftest import SHOTS, Server, settle, sign_in

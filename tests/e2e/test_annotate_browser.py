@@ -7,7 +7,7 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from annotation.questions import PROJECT_GOAL_INSTRUCTIR
+from annotation.questions.study import PROJECT_GOAL_INSTRUCTIR
 from storage import studies
 from storage.db import connect
 from tests.e2e.conftest import answer_by_keyboard, settle, sign_in, wait_progress

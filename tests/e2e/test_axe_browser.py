@@ -41,7 +41,7 @@ def busy_server(tmp_path):
                 "validity": {"value": v, "reason": "" if v == "Yes" else "not a user's need"},
                 "naturalness": {"value": "Yes"}, "best_passage": {"value": s.items[2].passages[0]["doc_id"]},
             }, started_at=time.time() - 2)
-    from annotation.qrels_builds import store_versions
+    from annotation.outcomes.qrels_builds import store_versions
     from evaluation.runner import run_eval
     # validated qrels from the unfinished study (unresolved items keep their published judgment), so that
     # the Evaluate page's verdict has a ranking to compare
@@ -135,7 +135,7 @@ def test_no_serious_or_critical_axe_violation_on_the_main_pages(page, busy_serve
 @pytest.fixture
 def long_annotate_server(tmp_path):
     """The demo with 1,000-word documents (every second one Persian) and a re-judging study."""
-    from annotation import narrative_versions
+    from annotation.narratives import versions as narrative_versions
 
     path = tmp_path / "axe-long.db"
     db = connect(path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from annotation.qrels_builds import store_validated_qrels
+from annotation.outcomes.qrels_builds import store_validated_qrels
 from formats.trec_io import read_run
 from storage.db import connect
 from tests.e2e.conftest import Server, choose, settle, sign_in, wait_for_jobs

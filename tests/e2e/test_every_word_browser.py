@@ -14,7 +14,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from annotation import narrative_versions
+from annotation.narratives import versions as narrative_versions
 from storage import studies
 from storage.db import connect
 from tests.e2e.conftest import Server, settle, sign_in

@@ -10,7 +10,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from annotation import narrative_versions, rejudging
+from annotation.narratives import versions as narrative_versions, rejudging
 from evaluation import pmrr
 from storage import projects, studies
 from storage.db import connect

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from annotation import auth, workspace
+from accounts import auth
+from annotation import workspace
 from storage import users
 from storage.db import connect
 from tests.e2e.conftest import Server, answer_by_keyboard, sign_in

@@ -7,7 +7,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from annotation import monitor
+from annotation.monitoring import monitor
 from formats.trec_io import read_qrels
 from storage.db import connect
 from tests.e2e.conftest import Server, choose, settle, sign_in

@@ -10,7 +10,7 @@ import time
 import pytest
 from playwright.sync_api import expect
 
-from annotation import auth
+from accounts import auth
 from bench.attack import get, malformed_rerun, open_session, put_upload, rss_mb, session_texts
 from storage.db import connect
 from tests.e2e.conftest import settle, sign_in
