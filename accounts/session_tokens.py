@@ -11,7 +11,7 @@ without the key signs nobody in. A session is valid while its row is not ended, 
 MAC matches and its user is neither disabled nor deleted; every page run checks that.
 
 >>> from storage.db import connect
->>> from annotation import auth
+>>> from accounts import auth
 >>> db = connect(":memory:")
 >>> uid = auth.add_user(db, "ann", "annotator", "a-password")
 >>> key = b"k" * 32

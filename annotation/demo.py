@@ -46,7 +46,7 @@ def demo_refusal(db: Database) -> str | None:
     the demo was loaded into it, or holding nothing but the demo project and the demo's users).
 
     >>> from storage.db import connect
-    >>> from annotation import auth
+    >>> from accounts import auth
     >>> db = connect(":memory:")
     >>> demo_refusal(db) is None
     True
