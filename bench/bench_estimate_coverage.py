@@ -10,9 +10,11 @@ project; then ``--reps`` times a study is drawn by :func:`annotation.studies.cre
 seed, the scenario's domain rates), its screens are answered through the storage path the annotate
 screen uses (:func:`storage.studies.submit`, one annotator per item, answers = the population's
 truth), and :func:`annotation.estimates.benchmark.benchmark_estimates` (what ``ifjudge report --judge FILE``
-prints) gives the design-aware interval and the prediction-powered one. Printed per scenario: how
-often each contains the population's share (target 0.925-0.975), the mean width, the intervals of
-width 0, and the naive independent (Wilson) interval as a comparison. A coverage outside the target
+prints) gives the design-aware interval and the prediction-powered one (its weight fixed at 1/2,
+the default). Printed per scenario: how often each contains the population's share (target
+0.925-0.975), the mean width, the intervals of width 0, and as comparisons the naive independent
+(Wilson) interval, the prediction-powered one with a tuned weight (``judge_weight=None``: cross-fitted;
+``ifjudge report --judge-weight tuned``) and ``ppi_py``. A coverage outside the target
 is marked ``<-``.
 
 **Leaderboards** (``--section leaderboard``): per-query scores of 4 systems (correlated across
@@ -27,7 +29,7 @@ cluster bootstrap
 against the values on the whole population.
 
 **Discreteness** (``--section discreteness``, exact, no simulation): why a near-perfect judge's
-interval covers about 0.99. With about 1.7 disagreements expected in a sample of 202, the
+interval covers about 0.99 at a weight near 1 (the tuned weight's). With about 1.7 disagreements expected in a sample of 202, the
 prediction-powered estimate is the judge's share plus (Yes/No disagreements - No/Yes disagreements) /
 202, two Poisson counts. For several pairs of their means with the same difference (the same
 population share), the exact coverage of three rules for that difference: the score interval of a
@@ -164,7 +166,7 @@ def run_estimates(keys: list[str], reps: int, seed: int) -> list[dict]:
         projects.import_bundle(db, "sim", bundle, fmt="generic", kind="generic")
         user = auth.add_user(db, "a0", "annotator", "pw")
         uid = user["id"] if isinstance(user, dict) else db.execute("SELECT id FROM users WHERE name = 'a0'").fetchone()[0]
-        acc = {"design": [], "ppi": [], "naive": [], "ppi_py": []}
+        acc = {"design": [], "ppi": [], "naive": [], "tuned": [], "ppi_py": []}
         judge_all = np.array([v == "Yes" for v in judge.values()], dtype=float)
         t0 = time.perf_counter()
         for r in range(reps):
@@ -176,6 +178,8 @@ def run_estimates(keys: list[str], reps: int, seed: int) -> list[dict]:
             acc["design"].append((e["low"], e["high"]))
             acc["ppi"].append((p["low"], p["high"]))
             acc["naive"].append((n["low"], n["high"]))
+            (t,) = benchmark_estimates(db, sid, judge=judge, judge_weight=None)["estimates"]
+            acc["tuned"].append((t["ppi_design"]["low"], t["ppi_design"]["high"]))
             acc["ppi_py"].append(ppi_py_interval(db, sid, sc, truth, judge, judge_all))
         secs = time.perf_counter() - t0
         row = {"scenario": sc.title, "key": sc.key, "share": share, "judge_share": float(np.mean(
@@ -216,18 +220,19 @@ def _mark(c: float) -> str:
 
 def print_header() -> None:
     print(f"Benchmark-wide estimates: coverage of the 95% intervals (target {TARGET[0]}-{TARGET[1]}), mean width, "
-          "intervals of width 0; the naive independent Wilson interval and ppi_py (design weights, its own tuning) "
-          "for comparison only")
-    print("| scenario | share | design-aware | width | prediction-powered | width | zero-width | naive (comparison) | "
-          "ppi_py (comparison) | width |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "intervals of width 0; the naive independent Wilson interval, the prediction-powered one with a tuned "
+          "weight (cross-fitted) and ppi_py (design weights, its own tuning) for comparison only")
+    print("| scenario | share | design-aware | width | prediction-powered (lam = 1/2) | width | zero-width | "
+          "naive (comparison) | tuned weight (comparison) | width | ppi_py (comparison) | width |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 
 
 def print_row(row: dict) -> None:
     d, p, n = row["design"], row["ppi"], row["naive"]
     print(f"| {row['scenario']} | {row['share']:.3f} | {d['coverage']:.3f}{_mark(d['coverage'])} | {d['width']:.3f} | "
           f"{p['coverage']:.3f}{_mark(p['coverage'])} | {p['width']:.3f} | {d['zero_width'] + p['zero_width']} | "
-          f"{n['coverage']:.3f} | {row['ppi_py']['coverage']:.3f} | {row['ppi_py']['width']:.3f} |", flush=True)
+          f"{n['coverage']:.3f} | {row['tuned']['coverage']:.3f} | {row['tuned']['width']:.3f} | "
+          f"{row['ppi_py']['coverage']:.3f} | {row['ppi_py']['width']:.3f} |", flush=True)
 
 
 # --------------------------------------------------------------------------- leaderboards

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 from annotation.estimates.benchmark import benchmark_estimates, require_study
-from annotation.survey.prediction_powered import METHOD as PPI_DESIGN_METHOD
+from annotation.survey.prediction_powered import LAM, method as ppi_design_method
 from evaluation.leaderboard import INTERVAL_NAMES, MIN_QUERIES, MIN_SYSTEMS, leaderboard_change
 from exports.verdict import project_verdict
 from storage import projects, studies
@@ -27,20 +27,41 @@ LEADERBOARD_METHOD = ("studentized (bootstrap-t) intervals over queries, Kendall
                       f"undefined below {MIN_QUERIES} queries, Kendall tau also below {MIN_SYSTEMS} systems; "
                       "every figure follows MTEB 2.26's evaluation protocol unless its system is marked "
                       "'(paper protocol)' (the benchmark paper's own code: docs/evaluation.md, Protocols)")
-PPI_METHOD = (PPI_DESIGN_METHOD + ". One interval per method, fixed before the data: the design-aware one of the "
-              "humans alone, and the prediction-powered one (the one to cite when a judge labelled every item)")
+def ppi_method(weight: float | None = LAM) -> str:
+    """The prediction-powered method as the report states it, for the judge's weight ``weight``
+    (None: tuned, cross-fitted)."""
+    return (ppi_design_method(weight) + ". One interval per method, fixed before the data: the design-aware one of "
+            "the humans alone, and the prediction-powered one (the one to cite when a judge labelled every item)")
+
+
+def _weight_name(weight: float | None) -> str:
+    """How the judge's weight was set, in a row's name: ``lam = 0.5 fixed`` or ``tuned, cross-fitted``."""
+    return "tuned, cross-fitted" if weight is None else f"lam = {weight:g} fixed"
+
+
+def _weight_note(weight: float | None) -> str:
+    """What the judge's weight means for the reader of the report."""
+    if weight is None:
+        return ("Its weight was tuned on other folds of query groups, never on the items it is applied to; with an "
+                "uninformative judge it goes to 0 and the interval is the design-aware one above. With one or two "
+                "disagreements in the sample a tuned weight covers more than 95% (docs/statistics.md).")
+    return (f"Its weight lam = {weight:g} was fixed before the data: the estimate averages the humans' share and the "
+            "judge's share corrected by the sample's disagreements. With a judge no better than chance (low Cohen "
+            "kappa beside it) this interval is wider than the humans' alone: cite the design-aware one then.")
 
 
 def benchmark_report(db: Database, study_ids: list[int], *, judge: dict | None = None, measure: str = "nDCG@10",
-                     n_boot: int = 2000, seed: int = 0, alpha: float = 0.05, builds: dict | None = None) -> dict:
+                     n_boot: int = 2000, seed: int = 0, alpha: float = 0.05, builds: dict | None = None,
+                     judge_weight: float | None = LAM) -> dict:
     """``{"verdicts": [project_verdict per project], "studies": [benchmark_estimates...],
     "leaderboards": [leaderboard_change per project], "methods": {...}}`` for the studies named
     (their projects' leaderboards and verdicts, each once; a verdict states the shares of the
     named studies of its project; ``builds``: the qrels versions an export built, which the
-    verdict's coverage describes, :func:`exports.verdict.project_verdict`)."""
+    verdict's coverage describes, :func:`exports.verdict.project_verdict`; ``judge_weight``: the
+    prediction-powered weight, fixed before the data, or None for the tuned one)."""
     for sid in study_ids:
         require_study(db, sid)
-    out_studies = [benchmark_estimates(db, sid, judge=judge, alpha=alpha) for sid in study_ids]
+    out_studies = [benchmark_estimates(db, sid, judge=judge, alpha=alpha, judge_weight=judge_weight) for sid in study_ids]
     project_of = {sid: studies.get_study(db, sid)["project_id"] for sid in study_ids}
     project_ids = list(dict.fromkeys(project_of.values()))
     boards, verdicts = [], []
@@ -53,7 +74,7 @@ def benchmark_report(db: Database, study_ids: list[int], *, judge: dict | None =
                                         estimates=[e for sid, e in zip(study_ids, out_studies) if sid in mine]))
     return {"verdicts": verdicts, "studies": out_studies, "leaderboards": boards,
             "methods": {"estimates": out_studies[0]["method"] if out_studies else None,
-                        "prediction_powered": PPI_METHOD if judge is not None else None,
+                        "prediction_powered": ppi_method(judge_weight) if judge is not None else None,
                         "leaderboard": LEADERBOARD_METHOD, "confidence": 1 - alpha,
                         "bootstrap_replicates": n_boot, "seed": seed}}
 
@@ -110,11 +131,9 @@ def estimates_table(est: dict) -> list[str]:
     if ppi:
         lines += ["", "Prediction-powered (the judge labelled every item; the humans' sample corrects its bias): "
                   f"{md_cell(est.get('ppi_method') or '')}. With a judge, this is the interval to cite; it was chosen "
-                  "before the data (a weight tuned on other folds of query groups, never on the items it is applied "
-                  "to), and with an uninformative judge the weight goes to 0 and it is the design-aware interval "
-                  "above.", "",
+                  "before the data. " + _weight_note(est.get("judge_weight", LAM)), "",
                   "| estimate | prediction-powered share | 95% CI (prediction-powered) | 95% CI (design, humans only) | "
-                  "lam (cross-fitted) | judge's share | judge agreement | Cohen kappa | judged items |",
+                  "lam | judge's share | judge agreement | Cohen kappa | judged items |",
                   "|---|---|---|---|---|---|---|---|---|"]
         for e in ppi:
             d = e["ppi_design"]
@@ -269,7 +288,7 @@ def csv_rows(report: dict) -> list[list[str]]:
                      [q, "further labels to halve the CI", _num(e["to_halve"]["further_labels"]), "", "", "", ""]]
             if "ppi_design" in e:
                 d = e["ppi_design"]
-                rows.append([q, "share (prediction-powered, cross-fitted)", _num(d.get("share")), _num(d.get("low")),
+                rows.append([q, f"share (prediction-powered, {_weight_name(est.get('judge_weight', LAM))})", _num(d.get("share")), _num(d.get("low")),
                              _num(d.get("high")), "", d.get("undefined") or ""])
     for board in report["leaderboards"]:
         if board.get("undefined"):

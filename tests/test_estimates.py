@@ -177,14 +177,21 @@ def test_judge_file_through_the_study(census_study, tmp_path):
     path = tmp_path / "judge.csv"
     path.write_text("\n".join(rows) + "\n")
     judge = read_judge_labels(path)
-    out = benchmark_estimates(db, sid, judge=judge)
+    out = benchmark_estimates(db, sid, judge=judge)  # the weight fixed before the data: 1/2
     valid = next(e for e in out["estimates"] if e["question"] == "validity")
-    assert "ppi" not in valid and "cross-fitted" in out["ppi_method"]
-    d = valid["ppi_design"]  # the judge says Yes everywhere: its answers do not vary, lam = 0 in every fold
+    assert "ppi" not in valid and "lam = 0.5 fixed before the data" in out["ppi_method"]
+    d = valid["ppi_design"]
     assert d["undefined"] is None and d["n_judged"] == 14 and len(sampled) == 10
     assert d["judge_agreement"]["agreement"] == 0.9  # the judge says Yes where the humans said No once
+    # the judge says Yes everywhere (J = 1, yhat = 1): theta = A/2 + (1 + (A - 1))/2 = A, the humans' share
+    assert d["lam"] == 0.5 and d["folds"] == 0 and d["share"] == pytest.approx(25 / 28)
+    assert d["low"] < d["share"] < d["high"]
+    tuned = benchmark_estimates(db, sid, judge=judge, judge_weight=None)
+    assert "cross-fitted" in tuned["ppi_method"] and tuned["judge_weight"] is None
+    d = next(e for e in tuned["estimates"] if e["question"] == "validity")["ppi_design"]
+    # tuned: the judge's answers do not vary, lam = 0 in every fold, and the interval is the human-only one
     assert d["lam"] == 0.0 and d["share"] == pytest.approx(25 / 28)
-    assert (d["low"], d["high"]) == pytest.approx((valid["low"], valid["high"]))  # lam = 0: the human-only interval
+    assert (d["low"], d["high"]) == pytest.approx((valid["low"], valid["high"]))
 
 
 @pytest.mark.parametrize("text, line, field", [
@@ -362,10 +369,10 @@ def test_the_weight_of_a_fold_never_sees_that_fold():
     design = _simple(n, population=400)
     folds = group_folds(SampleDesign.build(**design), 5, seed=3)
     assert sorted(np.bincount(folds).tolist()) == [8] * 5
-    r = prediction_powered_share(y, yhat, np.ones(n), 0.8, seed=3, **design)
+    r = prediction_powered_share(y, yhat, np.ones(n), 0.8, seed=3, lam=None, **design)
     # change every answer of fold 0: its own weight stays, the other folds' weights move
     flipped = np.where(folds == 0, 1 - yhat, yhat)
-    again = prediction_powered_share(y, flipped, np.ones(n), 0.8, seed=3, **design)
+    again = prediction_powered_share(y, flipped, np.ones(n), 0.8, seed=3, lam=None, **design)
     assert again["lam_folds"][0] == r["lam_folds"][0]
     assert again["lam_folds"][1:] != r["lam_folds"][1:]
 
@@ -375,10 +382,11 @@ def test_no_disagreement_still_gives_an_interval_around_the_share():
     y = np.array([1.0] * 58 + [0.0, 0.0])
     design = dict(stratum=[""] * 60, cluster=[f"g{i // 2}" for i in range(60)], population_groups={"": 300},
                   group_units={f"g{i}": 6 for i in range(30)})
-    r = prediction_powered_share(y, y.copy(), np.ones(60), 0.96, **design)
-    assert r["low"] < r["share"] < r["high"] and r["high"] - r["low"] > 0.01
-    # each fold's weight: 1 where the other folds hold a No (the judge agrees there), else 0 (its answers
-    # do not vary there)
+    for lam in (0.5, 1.0, None):  # fixed before the data, plain PPI, tuned
+        r = prediction_powered_share(y, y.copy(), np.ones(60), 0.96, lam=lam, **design)
+        assert r["low"] < r["share"] < r["high"] and r["high"] - r["low"] > 0.01, lam
+    # tuned, each fold's weight: 1 where the other folds hold a No (the judge agrees there), else 0 (its
+    # answers do not vary there)
     assert set(r["lam_folds"]) <= {0.0, 1.0} and 1.0 in r["lam_folds"]
 
 
@@ -392,9 +400,11 @@ def test_an_informative_judge_narrows_the_interval():
     design = dict(stratum=[""] * 120, cluster=[str(g) for g, _ in picks], population_groups={"": 300},
                   group_units={str(g): 6 for g, _ in picks})
     r = prediction_powered_share(y, yhat, np.ones(120), float(judge.mean()), **design)
-    assert r["low"] <= truth.mean() <= r["high"]
+    assert r["low"] <= truth.mean() <= r["high"] and r["lam"] == 0.5
     assert r["high"] - r["low"] < 0.8 * (r["human_only"]["high"] - r["human_only"]["low"])
-    assert 0.5 < r["lam"] <= 1
+    tuned = prediction_powered_share(y, yhat, np.ones(120), float(judge.mean()), lam=None, **design)
+    assert tuned["low"] <= truth.mean() <= tuned["high"] and 0.5 < tuned["lam"] <= 1
+    assert tuned["high"] - tuned["low"] < 0.8 * (r["human_only"]["high"] - r["human_only"]["low"])
 
 
 def test_the_cross_fitted_weights_own_error_by_hand():

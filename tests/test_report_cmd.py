@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from storage import eval_runs, projects
 from tests.builders import label_demo
 
@@ -50,7 +52,7 @@ def test_report_refuses_bad_input(demo, db_path, run_cli, tmp_path):
     assert code == 2 and "no study with id 99" in err
 
 
-def test_report_with_a_judge(demo, db_path, run_cli, tmp_path):
+def test_report_with_a_judge(demo, db_path, run_cli, tmp_path, capsys):
     db, r = demo
     label_demo(db, r["study_id"])
     judge = tmp_path / "judge.csv"
@@ -58,11 +60,23 @@ def test_report_with_a_judge(demo, db_path, run_cli, tmp_path):
     judge.write_text("instance_id,question,value\n" + "".join(f"{i},validity,Yes\n" for i in every))
     code, md, err = run_cli("report", "--db", db_path, "--study", r["study_id"], "--judge", judge, "--md")
     assert code == 0, err
-    assert "cross-fitted over 5 folds of query groups" in md and "this is the interval to cite" in md
-    row = next(line for line in md.splitlines() if line.startswith("| valid instruction | ") and line.endswith("| 14 |"))
+    assert "weight lam = 0.5 fixed before the data" in md and "this is the interval to cite" in md
+    code, tuned, err = run_cli("report", "--db", db_path, "--study", r["study_id"], "--judge", judge, "--md",
+                               "--judge-weight", "tuned")
+    assert code == 0, err
+    assert "cross-fitted over 5 folds of query groups" in tuned and "lam = 0.5" not in tuned
+    with pytest.raises(SystemExit) as stop:
+        run_cli("report", "--db", db_path, "--study", r["study_id"], "--judge", judge, "--md", "--judge-weight", "2")
+    assert stop.value.code == 2
+    assert "--judge-weight: a number from 0 to 1, or 'tuned'; got '2'" in capsys.readouterr().err
+    def row(text):
+        return next(line for line in text.splitlines() if line.startswith("| valid instruction | ") and line.endswith("| 14 |"))
+
     # the judge says Yes to all 14 items of the population and agrees with all 8 human decisions (Cohen
-    # kappa 0/0: every answer Yes); its answers never vary, so every fold's weight is 0 and the interval
-    # is the humans' own
-    assert "| 0.000 | 1.000 | 1.000 | — | 14 |" in row
-    cells = row.split(" | ")
+    # kappa 0/0: every answer Yes). At lam = 1/2 the share is (A + J + D) / 2 = (1 + 1 + 0) / 2 and the
+    # interval narrower than the humans' own; tuned, its answers never vary, every fold's weight is 0
+    # and the interval is the humans' own
+    assert "| 1.000 | [0.797, 1.000] | [0.629, 1.000] | 0.500 | 1.000 | 1.000 | — | 14 |" in row(md)
+    assert "| 0.000 | 1.000 | 1.000 | — | 14 |" in row(tuned)
+    cells = row(tuned).split(" | ")
     assert cells[2] == cells[3]  # prediction-powered CI = design CI of the humans alone

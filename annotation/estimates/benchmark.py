@@ -56,7 +56,7 @@ from scipy import stats
 
 from annotation.estimates.estimands import MATCH_THRESHOLD, Estimand, estimand_rows
 from annotation.judges.labels import judge_yes
-from annotation.survey.prediction_powered import prediction_powered_share
+from annotation.survey.prediction_powered import LAM, prediction_powered_share
 from annotation.questions.question_type import Question
 from annotation.questions.study import study_questions
 from annotation.survey.intervals import korn_graubard, wilson_design
@@ -257,7 +257,7 @@ def labels_to_halve(n_groups: int, population_groups: int | None, labels_so_far:
 
 
 def benchmark_estimates(db: Database, study_id: int, *, match_threshold: int = MATCH_THRESHOLD,
-                        alpha: float = ALPHA, judge: dict | None = None) -> dict:
+                        alpha: float = ALPHA, judge: dict | None = None, judge_weight: float | None = LAM) -> dict:
     """The study's benchmark-wide estimates: ``{"study", "design", "method", "estimates": [...]}``,
     one estimate per question (and part) with the share, its interval (:func:`design_estimate`),
     the design effect, the effective sample size, the naive independent (Wilson) interval for
@@ -265,7 +265,8 @@ def benchmark_estimates(db: Database, study_id: int, *, match_threshold: int = M
     ``judge`` (:func:`annotation.judges.labels.read_judge_labels`), each estimate also carries
     ``ppi_design``, the prediction-powered estimate of the same items
     (:func:`annotation.survey.prediction_powered.prediction_powered_share`) with the judge's agreement with
-    the humans, and the result ``ppi_method``.
+    the humans, and the result ``ppi_method``; ``judge_weight`` is its weight, fixed before the data
+    (1/2, the default: docs/statistics.md says why), or None for the power-tuned one, cross-fitted.
 
     The result is JSON-ready: an undefined figure is null with the reason beside it, ``undefined``
     (:func:`estimate_json`).
@@ -282,7 +283,8 @@ def benchmark_estimates(db: Database, study_id: int, *, match_threshold: int = M
     (None, 'no decided item yet')
     """
     if judge is not None:
-        return _benchmark_estimates(db, study_id, match_threshold=match_threshold, alpha=alpha, judge=judge)
+        return _benchmark_estimates(db, study_id, match_threshold=match_threshold, alpha=alpha, judge=judge,
+                                    judge_weight=judge_weight)
     # once per page run or report when ``db`` shares its reads, kept across runs when it does
     # (storage.studies.share_reads): the Monitor shows it on every run
     return studies.shared(db, ("benchmark_estimates", study_id, match_threshold, alpha),
@@ -290,8 +292,8 @@ def benchmark_estimates(db: Database, study_id: int, *, match_threshold: int = M
 
 
 def _benchmark_estimates(db: Database, study_id: int, *, match_threshold: int, alpha: float,
-                         judge: dict | None = None) -> dict:
-    from annotation.survey.prediction_powered import METHOD as PPI_METHOD
+                         judge: dict | None = None, judge_weight: float | None = LAM) -> dict:
+    from annotation.survey.prediction_powered import method as ppi_method
 
     design = studies.shared(db, ("study_design", study_id), lambda: study_design(db, study_id))  # read-only
     study = studies.get_study(db, study_id)
@@ -309,14 +311,15 @@ def _benchmark_estimates(db: Database, study_id: int, *, match_threshold: int, a
             keep = None if est.part not in ("changed", "reversed") else (lambda key, m=est.part: variant.get(key[0]) == m)
             estimates[-1]["ppi_design"] = judge_estimate(judge, est, sample, design, keep=keep,
                                                          threshold=match_threshold, question=declared[est.question],
-                                                         alpha=alpha)
+                                                         alpha=alpha, lam=judge_weight)
     out = {"study": {"id": study["id"], "name": study["name"], "questions": study["questions"]},
            "design": {k: v for k, v in design.items() if k in ("kind", "description", "seed", "overlap", "notes")}
            | {"strata": design["strata"], "population_groups": None if None in design["strata"].values()
               else sum(design["strata"].values())},
            "method": METHOD, "alpha": alpha, "estimates": estimates}
     if judge is not None:
-        out["ppi_method"] = PPI_METHOD
+        out["ppi_method"] = ppi_method(judge_weight)
+        out["judge_weight"] = judge_weight
     return out
 
 
@@ -397,13 +400,14 @@ def _estimate_entry(est: Estimand, sample: EstimandSample, design: dict, *, alph
 
 
 def judge_estimate(judge: dict, est: Estimand, sample: EstimandSample, design: dict, *, keep, threshold: int,
-                   question: Question, alpha: float) -> dict:
+                   question: Question, alpha: float, lam: float | None = LAM) -> dict:
     """The prediction-powered estimate of one estimand (JSON form; ``undefined``: why there is
     none, else None) from the judge's answers (:func:`annotation.judges.labels.read_judge_labels`):
     the judge's share over the items of the estimate's population it answered (the project's
     instances the design samples from, of the question, of the mode for a condition estimand),
     :func:`annotation.survey.prediction_powered.prediction_powered_share` of the sampled decided items,
-    and the judge's agreement with the humans there (share and Cohen kappa)."""
+    and the judge's agreement with the humans there (share and Cohen kappa); ``lam``: its weight
+    (None: tuned, cross-fitted)."""
     if question.estimand_rule != "positive" or (est.part is not None and keep is None):
         return {"undefined": "the judge's items of this estimate cannot be told apart in its file"}
     population = design["unit_group"]
@@ -426,7 +430,7 @@ def judge_estimate(judge: dict, est: Estimand, sample: EstimandSample, design: d
     yhat = np.array([answers.get(k, 0) if d else 0 for k, d in zip(sample.key, decided)], dtype=float)
     judge_share = float(np.mean(list(answers.values())))
     res = prediction_powered_share(sample.y, yhat, sample.x, judge_share, seed=int(design.get("seed") or 0),
-                                   **sample.design_args(design, alpha))
+                                   lam=lam, **sample.design_args(design, alpha))
     notes = []
     if outside:
         notes.append(f"{outside} answer(s) of the judge are for items outside this estimate's population: left out "
