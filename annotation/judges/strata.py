@@ -50,6 +50,7 @@ import math
 from collections import Counter, defaultdict
 
 from annotation.judges.strata_map import NO, NOT_JUDGED, STRATA, UNSURE, YES, stratum_of
+from annotation.questions.builtin import BUILTIN_QUESTIONS
 from annotation.studies import domain_sample_sizes, sample_by_judge
 from storage import judge_labels as store
 from storage import projects, studies
@@ -121,8 +122,23 @@ def stratifying_runs(db: Database, project_id: int) -> list[dict]:
     >>> stratifying_runs(db, 1)
     []
     """
-    return [r for r in store.list_runs(db, project_id) if r["answers"] and r["question"] in ("validity", "best_passage")
-            or r["answers"] and r["question"] == "naturalness" and r["parameters"].get("scale", "yesno") == "yesno"]
+    return [r for r in store.list_runs(db, project_id) if r["answers"] and stratifies(r["question"], r["parameters"])]
+
+
+def stratifies(question_id: str, parameters: dict) -> bool:
+    """Whether a judge run of ``question_id`` asked with ``parameters`` can stratify a study: the
+    question's declaration estimates a share of instances (asked per instance, or per instance among
+    its candidate passages) and the run's form of it is answered by category (Yes / No, a passage),
+    not on a scale.
+
+    >>> stratifies("validity", {}), stratifies("naturalness", {"scale": "likert"}), stratifies("condition", {})
+    (True, False, False)
+    """
+    q = BUILTIN_QUESTIONS.get(question_id)
+    if q is None or q.asked_per not in ("instance", "candidates") or q.estimand_rule != "positive":
+        return False
+    form = dict(q.forms).get(parameters.get("scale"), q)
+    return form.scale == "nominal"
 
 
 def _pool(db: Database, project_id: int) -> list[dict]:
