@@ -16,6 +16,7 @@ from evaluation.instfol import instfol, read_judge_scores
 from evaluation.measure_registry import DEFAULT_STANDARD, TIES, parse_measures
 from storage.errors import IFJudgeError, ImportFailure
 from cli.options import add_db, add_json
+from evaluation.undefined import as_json
 from cli.output import fmt_value
 
 
@@ -181,7 +182,7 @@ def _robustness(args) -> int:
                      f"{_list(result['missing_instances'])}")
     if result["empty_groups"]:
         lines.append(f"groups with no instance in the run (left out): {_list(result['empty_groups'])}")
-    return _print(result, args, lines)
+    return _print(as_json(result), args, lines)
 
 
 def _pmrr(args) -> int:
@@ -194,11 +195,9 @@ def _pmrr(args) -> int:
     )
     lines = [f"p-MRR  {fmt_value(result['p-MRR'])}  ({result['n_queries']} queries with changed "
              f"documents, {result['n_documents']} documents, ties: {args.ties})"]
-    if result["p-MRR"] is None:
-        lines.append("undefined: no query has a changed document and appears in both runs")
     if result["missing_queries"]:
         lines.append(f"queries absent from a run (skipped): {_list(result['missing_queries'])}")
-    return _print(result, args, lines)
+    return _print(as_json(result), args, lines)
 
 
 def _infosearch(args) -> int:
@@ -221,7 +220,7 @@ def _infosearch(args) -> int:
     ]
     if result["missing_queries"]:
         lines.append(f"queries absent from a run (skipped): {_list(result['missing_queries'])}")
-    return _print(result, args, lines)
+    return _print(as_json(result), args, lines)
 
 
 def _instfol(args) -> int:

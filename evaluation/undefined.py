@@ -45,3 +45,26 @@ def defined_or_none(value):
     (0.5, None)
     """
     return None if isinstance(value, Undefined) else value
+
+
+def mean_or_undefined(values, reason: str):
+    """The mean of ``values``, or :class:`Undefined` with ``reason`` when there is none (0/0).
+
+    >>> mean_or_undefined([0.5, 1.0], "no query"), mean_or_undefined([], "no query")
+    (0.75, Undefined(reason='no query'))
+    """
+    values = list(values)
+    return sum(values) / len(values) if values else Undefined(reason)
+
+
+def as_json(result: dict) -> dict:
+    """A measure's result dict as JSON shows it: each top-level :class:`Undefined` value as null
+    and its reason in ``undefined`` ({name: reason}; empty when every value is defined), as the
+    stored evaluations keep them (:func:`defined_or_none`).
+
+    >>> as_json({"p-MRR": Undefined("no changed document"), "n_queries": 0})
+    {'p-MRR': None, 'n_queries': 0, 'undefined': {'p-MRR': 'no changed document'}}
+    """
+    out = {k: defined_or_none(v) for k, v in result.items()}
+    out["undefined"] = {k: v.reason for k, v in result.items() if isinstance(v, Undefined)}
+    return out
