@@ -206,3 +206,12 @@ def test_no_second_spelling_in_the_code_that_shows_values():
                 if body[:-1] == UNDEFINED or re.match(r"undefined ?[:(] ?\{", body):
                     found.append(f"{path.relative_to(ROOT)}:{tok.start[0]}: {tok.string}")
     assert not found, "say undefined with evaluation.undefined (UNDEFINED, show, show_why):\n" + "\n".join(found)
+
+
+def test_agreement_command_says_undefined_once(run_cli, tmp_path):
+    labels = _write(tmp_path / "same.csv", "item,annotator,label\n1,x,Yes\n1,y,Yes\n2,x,Yes\n2,y,Yes\n")
+    code, out, err = run_cli("agreement", "--labels", labels, "--categories", "Yes,No")
+    assert code == 0, err
+    fleiss = next(line for line in out.splitlines() if line.startswith("fleiss_kappa "))
+    assert fleiss.split()[1] == UNDEFINED and fleiss.endswith("so the coefficient is 0/0")
+    assert not any(line.startswith("undefined") for line in out.splitlines())
