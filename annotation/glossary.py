@@ -10,10 +10,10 @@ No Streamlit here: plain functions, so pages and tests share them.
 """
 from __future__ import annotations
 
-import math
 
 from annotation.questions.builtin import BUILTIN_QUESTIONS
 from annotation.questions.question_type import Question
+from evaluation.undefined import UNDEFINED, is_undefined
 
 # question ids: a short name (tables, headings), as each question declares it (``Question.name``;
 # a lead's own question's is in its study: annotation.questions.study.study_questions); the full
@@ -146,8 +146,6 @@ ESTIMATES = {
 
 GLOSSARY = {**EXTRAPOLATION, **QUESTIONS, **SCALES, **PROVENANCE, **COLUMNS, **EXPORT, **STATISTICS}
 
-UNDEFINED = "—"
-
 
 def label(name: str) -> str:
     """The label of an internal name; an unknown name is made readable (underscores to spaces,
@@ -166,8 +164,8 @@ def relabel(row: dict) -> dict:
 def undefined(value, reason: str = "") -> tuple[str, str]:
     """(text, hover) for a statistic: ``"—"`` and the reason when it is undefined (None or NaN),
     else the value (floats to 3 decimals) and no hover."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return UNDEFINED, reason or "undefined"
+    if is_undefined(value):
+        return UNDEFINED, reason or getattr(value, "reason", None) or "undefined"
     if isinstance(value, float):
         return f"{value:.3f}", ""
     return str(value), ""
@@ -180,7 +178,7 @@ def cell(value) -> str | int | float:
     >>> cell({"Yes": 1, "No": 2}), cell(["a", "b"]), cell(True), cell(None), cell(3)
     ('No 2 · Yes 1', 'a, b', 'Yes', '—', 3)
     """
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    if is_undefined(value):
         return UNDEFINED
     if isinstance(value, bool):
         return "Yes" if value else "No"

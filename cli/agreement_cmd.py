@@ -16,6 +16,7 @@ from storage.errors import IFJudgeError, ImportFailure
 from formats.text import decode_utf8
 from cli.options import add_db, add_json
 from cli.output import fmt_value, format_table
+from evaluation.undefined import is_undefined, show
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -189,33 +190,32 @@ def run_db(args) -> int:
 
 
 def format_report(report: dict) -> str:
-    """A readable table: statistic, value, Landis & Koch band, 95% interval."""
+    """A readable table: statistic, value (an undefined one as "—"), Landis & Koch band, 95%
+    interval, and why a value is undefined (as the Monitor's "Why undefined" column)."""
     intervals = report.get("intervals", {})
     bands = report.get("bands", {})
     reasons = report.get("undefined_reasons", {})
-    rows = [("statistic", "value", "band", "95% interval")]
+    rows = [("statistic", "value", "band", "95% interval", "why undefined")]
 
-    def add(name, value, band=None, iv=None):
+    def add(name, value, band=None, iv=None, why=None):
         ci = f"[{fmt_value(iv['low'])}, {fmt_value(iv['high'])}]" if iv and iv.get("low") is not None else ""
-        rows.append((name, fmt_value(value), band or "", ci))
+        rows.append((name, show(value), band or "", ci, why if is_undefined(value) and isinstance(why, str) else ""))
 
     for key, value in report.items():
         if key in ("categories", "ordinal", "bands", "intervals", "undefined_reasons", "notes",
                    "intervals_resampled") or isinstance(value, dict):
             continue
-        add(key, value, bands.get(key), intervals.get(key))
+        add(key, value, bands.get(key), intervals.get(key), reasons.get(key))
     for key in ("cohen_kappa", "cohen_kappa_linear_pairwise", "cohen_kappa_quadratic_pairwise"):
         for pair, value in report.get(key, {}).items():
             band = bands.get(key, {}).get(pair) if isinstance(bands.get(key), dict) else None
-            add(f"{key} {pair}", value, band, intervals.get(key, {}).get(pair))
+            why = reasons.get(key, {}).get(pair) if isinstance(reasons.get(key), dict) else reasons.get(key)
+            add(f"{key} {pair}", value, band, intervals.get(key, {}).get(pair), why)
     for key in ("label_shares", "majority_shares"):
         for cat, value in report.get(key, {}).items():
             add(f"{key} {cat}", value, iv=intervals.get(f"majority_share_{cat}") if key == "majority_shares" else None)
     out = [f"categories: {', '.join(report['categories'])}", *format_table(rows)]
     if report.get("intervals_resampled"):
         out.append(f"95% intervals: bootstrap percentile, {report['intervals_resampled']}")
-    for key, why in reasons.items():
-        for sub, text in (why.items() if isinstance(why, dict) else [(None, why)]):
-            out.append(f"undefined {key}{' ' + sub if sub else ''}: {text}")
     out += [f"note: {n}" for n in report.get("notes", [])]
     return "\n".join(out)

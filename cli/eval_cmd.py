@@ -16,6 +16,7 @@ from evaluation.instfol import instfol, read_judge_scores
 from evaluation.measure_registry import DEFAULT_STANDARD, TIES, parse_measures
 from storage.errors import IFJudgeError, ImportFailure
 from cli.options import add_db, add_json
+from evaluation.undefined import as_json, show_why
 from cli.output import fmt_value
 
 
@@ -173,15 +174,15 @@ def _robustness(args) -> int:
         raise ImportFailure(args.groups, None, "qid", str(exc)) from None
     k = args.k
     lines = [
-        f"Robustness@{k}  {fmt_value(result[f'Robustness@{k}'])}  ({result['n_groups']} groups)",
-        f"nDCG@{k}        {fmt_value(result[f'nDCG@{k}'])}  ({result['n_instances']} instances)",
+        f"Robustness@{k}  {show_why(result[f'Robustness@{k}'])}  ({result['n_groups']} groups)",
+        f"nDCG@{k}        {show_why(result[f'nDCG@{k}'])}  ({result['n_instances']} instances)",
     ]
     if result["missing_instances"]:
         lines.append(f"instances absent from the run (groups use the present ones): "
                      f"{_list(result['missing_instances'])}")
     if result["empty_groups"]:
         lines.append(f"groups with no instance in the run (left out): {_list(result['empty_groups'])}")
-    return _print(result, args, lines)
+    return _print(as_json(result), args, lines)
 
 
 def _pmrr(args) -> int:
@@ -192,13 +193,11 @@ def _pmrr(args) -> int:
         trec_io.read_run(args.run_og), trec_io.read_run(args.run_changed),
         ties=args.ties,
     )
-    lines = [f"p-MRR  {fmt_value(result['p-MRR'])}  ({result['n_queries']} queries with changed "
+    lines = [f"p-MRR  {show_why(result['p-MRR'])}  ({result['n_queries']} queries with changed "
              f"documents, {result['n_documents']} documents, ties: {args.ties})"]
-    if result["p-MRR"] is None:
-        lines.append("undefined: no query has a changed document and appears in both runs")
     if result["missing_queries"]:
         lines.append(f"queries absent from a run (skipped): {_list(result['missing_queries'])}")
-    return _print(result, args, lines)
+    return _print(as_json(result), args, lines)
 
 
 def _infosearch(args) -> int:
@@ -212,16 +211,16 @@ def _infosearch(args) -> int:
     result["wise_version"] = args.wise_version
     ranks = result["mean_rank"]
     lines = [
-        f"WISE   {fmt_value(result['WISE'])}  ({result['n_queries']} queries with positives, K={args.K}, "
+        f"WISE   {show_why(result['WISE'])}  ({result['n_queries']} queries with positives, K={args.K}, "
         f"{args.wise_version} version)",
-        f"SICR   {fmt_value(result['SICR'])}",
-        f"p-MRR  {fmt_value(result['p-MRR'])}  ({result['n_queries_pmrr']} queries with negatives)",
+        f"SICR   {show_why(result['SICR'])}",
+        f"p-MRR  {show_why(result['p-MRR'])}  ({result['n_queries_pmrr']} queries with negatives)",
         f"mean rank of positives: ori {fmt_value(ranks['ori'])}, ins {fmt_value(ranks['ins'])}, "
         f"rev {fmt_value(ranks['rev'])} (ties: {args.ties})",
     ]
     if result["missing_queries"]:
         lines.append(f"queries absent from a run (skipped): {_list(result['missing_queries'])}")
-    return _print(result, args, lines)
+    return _print(as_json(result), args, lines)
 
 
 def _instfol(args) -> int:

@@ -11,6 +11,7 @@ import sys
 from storage.errors import IFJudgeError
 from cli.options import add_db, add_json, add_project
 from cli.output import eval_run_lines, fmt_value, infosearch_lines
+from evaluation.undefined import Undefined, show_why
 
 
 def register_eval(eval_sub) -> None:
@@ -213,8 +214,7 @@ def _model(args):
                           **{k: v for k, v in encoder.items() if v is not None})
 
 
-def _fmt(x) -> str:
-    return fmt_value(x, undefined="—")
+_fmt = fmt_value
 
 
 def delta_lines(table: list[dict], measure: str) -> list[str]:
@@ -251,6 +251,7 @@ def delta_lines(table: list[dict], measure: str) -> list[str]:
 
 
 def compare_cmd(args) -> int:
+    from evaluation import results
     from evaluation.compare import compare_project
     from storage.db import connect
 
@@ -265,7 +266,7 @@ def compare_cmd(args) -> int:
           "the change against original on the queries both judge (systems follow MTEB's protocol unless marked)")
     print("\n".join(delta_lines(out["table"], m)))
     for t in out["kendall_tau"]:
-        tau = t["reason"] if t["tau"] is None else f"{t['tau']:.3f} over {t['n_systems']} systems"
+        tau = show_why(Undefined(t["reason"])) if t["tau"] is None else f"{t['tau']:.3f} over {t['n_systems']} systems"
         print(f"Kendall tau {t['versions'][0]} vs {t['versions'][1]} (on common queries): {tau}")
     for pair in out["published_vs_validated"]:
         print(f"{pair['published']} (published) vs {pair['validated']} on the queries both judge "
@@ -281,11 +282,11 @@ def compare_cmd(args) -> int:
                 print(f"    {name}: {_fmt(r[f'{view}_published'])} ({r[f'{view}_n_published']} queries) -> "
                       f"{_fmt(r[f'{view}_validated'])} ({r[f'{view}_n_validated']} queries), delta {_fmt(r[f'{view}_delta'])}")
         t = pair["kendall_tau"]
-        print(f"  Kendall tau: {t['reason'] if t['tau'] is None else format(t['tau'], '.3f')}")
+        print(f"  Kendall tau: {show_why(Undefined(t['reason'])) if t['tau'] is None else format(t['tau'], '.3f')}")
     for row in out["infosearch"]:
         for v, b in row["by_qrels"].items():
             print(f"InfoSearch {row['system']} on original vs {v} (WISE / SICR / p-MRR, queries):")
-            print("\n".join(infosearch_lines(b, indent="  ", undefined="—")))
+            print("\n".join(infosearch_lines(results.infosearch_records(b, qrels=v), indent="  ")))
     for p in out["p_mrr_published_vs_validated"]:
         print(f"p-MRR {p['system']}: published {_fmt(p['published'])} ({p['n_published']} queries), validated "
               f"{_fmt(p['validated'])} ({p['n_validated']}); on the {p['n_common_queries']} common queries "

@@ -9,6 +9,7 @@ from storage.db import connect
 from storage.errors import IFJudgeError
 from cli.options import add_db, add_json
 from cli.output import fmt_value
+from evaluation.undefined import show_why
 
 
 def register(sub) -> None:
@@ -23,7 +24,7 @@ def register(sub) -> None:
 
 
 def _fmt(v) -> str:
-    return fmt_value(v, digits=3, undefined="-")
+    return fmt_value(v, digits=3)
 
 
 def run(args) -> int:
@@ -40,8 +41,7 @@ def run(args) -> int:
     print(f"completeness: {c['labelled']} of {c['planned']} planned labels" + ("" if c["complete"] else " (unfinished)"))
     for r in m["table7"]:
         ci = "" if r["low"] is None else f" [{_fmt(r['low'])}, {_fmt(r['high'])}]"
-        why = f" ({r['undefined_reason']})" if r["value"] is None and r["undefined_reason"] else ""
-        print(f"{r['question']}\t{r['statistic']}\t{_fmt(r['value'])}{ci}{why}")
+        print(f"{r['question']}\t{r['statistic']}\t{show_why(r['value'], r['undefined_reason'], '.3f')}{ci}")
     for name, e in m["extrapolation"].items():
         print(f"naive extrapolation (independent, Wilson; `ifjudge report` gives the design-aware estimate) "
               f"{name.replace('_', ' ')}: {_fmt(e['share'])} [{_fmt(e['low'])}, {_fmt(e['high'])}] "

@@ -16,6 +16,7 @@ from storage.db import connect
 from storage.errors import IFJudgeError, NotFound
 from cli.options import add_db, add_json, add_project
 from cli.output import fmt_value
+from evaluation.undefined import UNDEFINED
 
 
 def _csv_list(text: str) -> list[str]:
@@ -177,7 +178,7 @@ def run_show(args) -> int:
     print(f"relevant under the original qrels: {len(state['relevant'])}")
     for v in state["versions"]:
         tag = " (original)" if v["id"] == root["id"] else ""
-        parent = f"v{v['parent_id']}" if v["parent_id"] else "-"
+        parent = f"v{v['parent_id']}" if v["parent_id"] else UNDEFINED  # as the Narratives page's "started from"
         print(f"v{v['id']}{tag}\t{v['variant']}\tparent {parent}\t{v['author']}\t{v['created_at']}"
               f"\t+{v['added']} -{v['removed']}")
     return 0

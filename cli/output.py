@@ -1,30 +1,31 @@
 """How ``ifjudge`` commands print numbers and tables: one formatter for every command.
 
-:func:`fmt_value` is the one way a command shows a figure (an undefined value is a word, never
-``None``); :func:`format_table` lines up rows of cells in columns; :func:`infosearch_lines` is
+:func:`fmt_value` is the one way a command shows a figure (:func:`evaluation.undefined.show`:
+an undefined value is "—", never ``None``; :func:`evaluation.undefined.show_why` puts its reason
+beside it); :func:`format_table` lines up rows of cells in columns; :func:`infosearch_lines` is
 the InfoSearch block (WISE / SICR / p-MRR per dimension) that ``eval run`` and ``eval compare``
-both print.
+both print. The nested blocks are read as :class:`evaluation.results.Result` records
+(:func:`evaluation.results.infosearch_records`, :func:`~evaluation.results.pmrr_records`,
+:func:`~evaluation.results.table2_records`), never walked here.
 """
 from __future__ import annotations
 
-import math
+from typing import TYPE_CHECKING
 
-from evaluation.undefined import Undefined
+from evaluation.undefined import UNDEFINED, show, show_why
+
+if TYPE_CHECKING:  # evaluation.results (numpy, ir_measures) is imported when a block is printed, not at start-up
+    from evaluation.results import Result
 
 
-def fmt_value(value, *, digits: int = 4, undefined: str = "undefined") -> str:
-    """``value`` as printed: a float with ``digits`` decimals, ``undefined`` for None or Undefined.
+def fmt_value(value, *, digits: int = 4) -> str:
+    """``value`` as printed: a float with ``digits`` decimals, "—" when undefined (None,
+    Undefined, NaN): :func:`evaluation.undefined.show`.
 
-    >>> fmt_value(0.123456), fmt_value(1 / 3, digits=3), fmt_value(None), fmt_value(None, undefined="-")
-    ('0.1235', '0.333', 'undefined', '-')
-    >>> fmt_value(12), fmt_value(float("nan"))
-    ('12', 'nan')
+    >>> fmt_value(0.123456), fmt_value(1 / 3, digits=3), fmt_value(None), fmt_value(12), fmt_value(float("nan"))
+    ('0.1235', '0.333', '—', '12', '—')
     """
-    if value is None or isinstance(value, Undefined):
-        return undefined
-    if isinstance(value, float):
-        return f"{value:.{digits}f}" if math.isfinite(value) else str(value)
-    return str(value)
+    return show(value, f".{digits}f")
 
 
 def format_table(rows: list[tuple[str, ...]]) -> list[str]:
@@ -39,26 +40,28 @@ def format_table(rows: list[tuple[str, ...]]) -> list[str]:
     return ["  ".join(cell.ljust(width[i]) for i, cell in enumerate(r)).rstrip() for r in rows]
 
 
-def infosearch_lines(block: dict, *, indent: str = "", undefined: str = "undefined") -> list[str]:
-    """One line per dimension and one ``overall``: WISE / SICR / p-MRR and the number of queries.
+def infosearch_lines(records: list[Result], *, indent: str = "") -> list[str]:
+    """One line per dimension and one ``overall``: WISE / SICR / p-MRR and the number of queries
+    (WISE's), from the records of one InfoSearch block (:func:`evaluation.results.infosearch_records`).
 
-    ``block`` holds ``by_dimension`` (dimension -> row) and ``overall`` (a row); a row has ``WISE``,
-    ``SICR``, ``p-MRR`` and ``n_queries``.
-
+    >>> from evaluation.results import infosearch_records
     >>> row = {"WISE": 0.5, "SICR": None, "p-MRR": -0.25, "n_queries": 2}
-    >>> print("\\n".join(infosearch_lines({"by_dimension": {"audience": row}, "overall": row}, indent="  ")))
-      audience         0.5000 / undefined / -0.2500  (2)
-      overall          0.5000 / undefined / -0.2500  (2)
+    >>> block = {"by_dimension": {"audience": row}, "overall": row}
+    >>> print("\\n".join(infosearch_lines(infosearch_records(block, qrels="changed"), indent="  ")))
+      audience         0.5000 / — / -0.2500  (2)
+      overall          0.5000 / — / -0.2500  (2)
     """
-    def f(v):
-        return fmt_value(v, undefined=undefined)
+    from evaluation.results import ALL, base_name
 
-    return [f"{indent}{dim:<16} {f(r['WISE'])} / {f(r['SICR'])} / {f(r['p-MRR'])}  ({r['n_queries']})"
-            for dim, r in [*block["by_dimension"].items(), ("overall", block["overall"])]]
+    rows: dict[str, dict[str, Result]] = {}
+    for r in records:
+        rows.setdefault(r.query_set, {})[base_name(r.measure)] = r
+    f = fmt_value
+    return [f"{indent}{'overall' if q == ALL else q:<16} {f(r['WISE'].value)} / {f(r['SICR'].value)} / "
+            f"{f(r['p-MRR'].value)}  ({r['WISE'].n_queries})" for q, r in rows.items()]
 
 
-def _f(value) -> str:
-    return fmt_value(value, undefined="—")
+_f = fmt_value
 
 
 def eval_run_lines(summary: dict, *, missing: str = "zero") -> list[str]:
@@ -77,7 +80,7 @@ def eval_run_lines(summary: dict, *, missing: str = "zero") -> list[str]:
              f"{summary['qrels_version']} qrels, {summary['protocol']} protocol ({summary['n_queries']} queries"
              f"{', stored run reused' if summary.get('reused_run') else ''})"]
     subsets = summary.get("subsets") or {}
-    rows = [(name, f"undefined: {summary['undefined'][name]}" if name in summary["undefined"] else _f(value),
+    rows = [(name, show_why(value, summary["undefined"].get(name)),
              f"({summary['averaging']})" if name in (summary.get("query_means") or {}) else "")
             for name, value in summary["metrics"].items()]
     lines += ["  " + r for r in format_table(rows)]
@@ -103,13 +106,18 @@ def eval_run_lines(summary: dict, *, missing: str = "zero") -> list[str]:
             lines.append(f"  baseline on the {inst['n_queries']} instructed queries' qrels (each scored with its "
                          "bare query's ranking): " + ", ".join(f"{n} {_f(v)}" for n, v in inst["metrics"].items()))
             lines += _level_lines(inst.get("levels"), "    per level:", "      ")
-    for v, b in (summary.get("p_mrr") or {}).get("by_qrels", {}).items():
-        lines.append(f"  p-MRR on original vs {v}: {_f(b['p-MRR'])} over {b['n_queries']} queries, {b['n_documents']} "
-                     f"changed documents (ties: {summary['p_mrr']['ties']})")
+    from evaluation.measure_registry import parse
+    from evaluation.results import infosearch_records, pmrr_records
+
+    pm = summary.get("p_mrr") or {}
+    for r in pmrr_records(pm):
+        v = parse(r.measure).params["qrels"]
+        lines.append(f"  p-MRR on original vs {v}: {show_why(r.shown)} over {r.n_queries} queries, "
+                     f"{pm['by_qrels'][v]['n_documents']} changed documents (ties: {pm['ties']})")
     for v, b in (summary.get("infosearch") or {}).items():
         lines.append(f"  InfoSearch on original vs {v} (WISE / SICR / p-MRR, queries; WISE "
                      f"{summary.get('wise_version', 'paper')} version):")
-        lines += infosearch_lines(b, indent="    ", undefined="—")
+        lines += infosearch_lines(infosearch_records(b, qrels=v), indent="    ")
     if summary.get("infosearch_table2"):
         lines += table2_lines(summary["infosearch_table2"], indent="  ")
     return lines
@@ -136,15 +144,25 @@ def table2_lines(table: dict, *, indent: str = "") -> list[str]:
     Language               3        1.0000 / 0.5000 / 0.2500  1.0000 / 0.5000 / 0.2500       0.1000  -0.2000  0.0000
     mean over 1 dimension  3        1.0000 / 0.5000 / 0.2500  1.0000 / 0.5000 / 0.2500       0.1000  -0.2000  0.0000
     """
+    from evaluation.results import table2_records
+
     modes = ("original", "instructed", "reversed")
     q = table["qrels"]
+    by_set: dict[str, dict[tuple[str, str], Result]] = {}
+    for r in table2_records(table):
+        by_set.setdefault(r.query_set, {})[(r.measure, r.qrels_version)] = r
 
-    def three(values: dict) -> str:
-        return " / ".join(_f(values.get(m)) for m in modes)
+    def value(cells: dict, measure: str, version: str | None) -> str:
+        found = cells.get((measure, version))
+        return _f(found.value if found is not None else None)
+
+    def three(cells: dict, measure: str) -> str:
+        return " / ".join(value(cells, measure, q.get(m)) for m in modes)
 
     rows = [("dimension", "queries", "nDCG@10 ori / ins / rev", "Robustness@10 ori / ins / rev", "p-MRR", "WISE", "SICR")]
-    for dim, e in [*table["dimensions"].items(), (table["averaging"], table["mean"])]:
-        rows.append((dim, str(e["n_queries"]), three(e["nDCG@10"]), three(e["Robustness@10"]), _f(e["p-MRR"]),
-                     _f(e["WISE"]), _f(e["SICR"])))
-    return [f"{indent}InfoSearch Table 2 (qrels: {' / '.join(q.get(m, '—') for m in modes)}):",
+    for dim, cells in by_set.items():
+        n = next(iter(cells.values())).n_queries
+        rows.append((dim, str(n), three(cells, "nDCG@10"), three(cells, "Robustness@10"),
+                     *(value(cells, m, q.get("instructed", "")) for m in ("p-MRR", "WISE", "SICR"))))
+    return [f"{indent}InfoSearch Table 2 (qrels: {' / '.join(q.get(m, UNDEFINED) for m in modes)}):",
             *(indent + r for r in format_table(rows))]

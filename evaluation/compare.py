@@ -333,7 +333,11 @@ def pmrr_published_vs_validated(sel: Selection) -> list[dict]:
         for v in sel.versions:
             r = sel.run(key, v)
             ev = (r or {}).get("settings", {}).get("evaluation", {}).get("p-MRR", {})
-            per = ev.get("per_query") or {}
+            # changed-side qrels version -> {query: p-MRR}, for the versions whose per-query values are stored
+            per: dict[str, dict[str, float]] = {nv: {} for nv in ev.get("per_query") or {}}
+            for rec in results.pmrr_records(ev, per_query=True) if ev else []:
+                if rec.query_set != results.ALL:
+                    per.setdefault(parse_measure_name(rec.measure).params["qrels"], {})[rec.query_set] = rec.value
             if "changed" in per and "changed-validated" in per:
                 pub, val = per["changed"], per["changed-validated"]
                 common = sorted(set(pub) & set(val))

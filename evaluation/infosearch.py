@@ -39,6 +39,21 @@ import numpy as np
 
 from evaluation.pmrr import doc_ranks, pair_scores
 from evaluation.runs import RankedRun, as_ranked_run, check_ties
+from evaluation.undefined import Undefined, mean_or_undefined
+
+# why each measure is undefined over a set of queries (the whole run, or one dimension): 0/0
+UNDEFINED_REASONS = {"WISE": "no query has a document relevant under both instructions",
+                     "SICR": "no query has a document relevant under both instructions",
+                     "p-MRR": "no document is relevant originally and not under the instruction"}
+
+
+def undefined(name: str) -> Undefined:
+    """WISE, SICR or p-MRR undefined over a set of queries, with the reason.
+
+    >>> undefined("SICR")
+    Undefined(reason='no query has a document relevant under both instructions')
+    """
+    return Undefined(UNDEFINED_REASONS[name])
 
 
 def sicr_indicator(r_ori: int, r_ins: int, r_rev: int, s_ori: float, s_ins: float, s_rev: float) -> int:
@@ -132,8 +147,8 @@ def infosearch_metrics(qrels_ori: Mapping[str, Mapping[str, int]], qrels_ins: Ma
     Returns
     -------
     dict
-        ``WISE``, ``SICR``, ``p-MRR`` (None when undefined: no query with a positive, resp. a
-        negative), ``n_queries`` (queries with >= 1 positive), ``n_queries_pmrr``,
+        ``WISE``, ``SICR``, ``p-MRR`` (:class:`~evaluation.undefined.Undefined` with the reason of
+        :data:`UNDEFINED_REASONS` when no query has a positive, resp. a negative), ``n_queries`` (queries with >= 1 positive), ``n_queries_pmrr``,
         ``mean_rank`` ({"ori", "ins", "rev"}: mean over queries of the mean rank of the
         positives, as in the paper's Table 2), ``per_query`` ({qid: {"WISE", "SICR", "p-MRR",
         "n_positives", "n_negatives"}}), ``missing_queries``, ``ties``, ``K``.
@@ -173,7 +188,9 @@ def infosearch_metrics(qrels_ori: Mapping[str, Mapping[str, int]], qrels_ins: Ma
     wise_q = [row["WISE"] for row in per_query.values() if row["WISE"] is not None]
     sicr_q = [row["SICR"] for row in per_query.values() if row["SICR"] is not None]
     pmrr_q = [row["p-MRR"] for row in per_query.values() if row["p-MRR"] is not None]
-    return {"WISE": _mean(wise_q), "SICR": _mean(sicr_q), "p-MRR": _mean(pmrr_q), "n_queries": len(wise_q),
+    return {**{n: mean_or_undefined(v, UNDEFINED_REASONS[n]) for n, v in (("WISE", wise_q), ("SICR", sicr_q),
+                                                                          ("p-MRR", pmrr_q))},
+            "n_queries": len(wise_q),
             "n_queries_pmrr": len(pmrr_q), "mean_rank": {mode: _mean(v) for mode, v in rank_means.items()},
             "per_query": per_query, "missing_queries": sorted(missing), "ties": ties, "K": int(k)}
 

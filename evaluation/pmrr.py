@@ -11,8 +11,18 @@ from typing import Iterable, Mapping
 import numpy as np
 
 from evaluation.runs import TIES, RankedRun, as_ranked_run, check_ties
+from evaluation.undefined import mean_or_undefined
 
-__all__ = ["TIES", "changed_documents", "doc_ranks", "p_mrr", "pair_score", "pair_scores"]
+__all__ = ["TIES", "changed_documents", "doc_ranks", "p_mrr", "pair_score", "pair_scores", "undefined_reason"]
+
+
+def undefined_reason(original: str = "original", changed: str = "changed") -> str:
+    """Why p-MRR is undefined: no query has a changed document that both runs rank (0/0).
+
+    >>> undefined_reason("original", "changed-validated")
+    'no query has a document of original whose label differs in changed-validated'
+    """
+    return f"no query has a document of {original} whose label differs in {changed}"
 
 
 def doc_ranks(
@@ -108,6 +118,7 @@ def p_mrr(
     run_changed: Mapping[str, Mapping[str, float]] | RankedRun,
     *,
     ties: str = "docid",
+    qrels_names: tuple[str, str] = ("original", "changed"),
 ) -> dict:
     """p-MRR: mean over queries of the mean per-document rank change score (FollowIR).
 
@@ -134,11 +145,14 @@ def p_mrr(
     ties : {"docid", "run-order"}
         How equal scores are ranked: doc id descending (trec_eval, MTEB 2.26), or the run's own
         order (reproduces FollowIR's original code).
+    qrels_names : (str, str)
+        What the two qrels are called in the reason of an undefined p-MRR (the qrels versions).
 
     Returns
     -------
     dict
-        ``p-MRR`` (None when no query has a changed document present in both runs),
+        ``p-MRR`` (:class:`~evaluation.undefined.Undefined` when no query has a changed document
+        present in both runs: :func:`undefined_reason`),
         ``n_queries``, ``per_query`` ({qid: float}), ``n_documents`` (changed documents
         scored), ``missing_queries``, ``ties``.
 
@@ -155,6 +169,8 @@ def p_mrr(
     >>> run_changed = {"q": {"b": 0.9, "c": 0.5, "a": 0.2}}
     >>> p_mrr(qrels_og, qrels_changed, run_og, run_changed)["p-MRR"]  # a: rank 1 -> 3
     0.6666666666666667
+    >>> p_mrr(qrels_og, qrels_og, run_og, run_changed)["p-MRR"]
+    Undefined(reason='no query has a document of original whose label differs in changed')
     """
     check_ties(ties)
     run_og, run_changed = as_ranked_run(run_og), as_ranked_run(run_changed)
@@ -167,10 +183,9 @@ def p_mrr(
     for qid, docs in present:  # summed in Python, document by document: the mean of the scalar formula
         per_query[qid] = sum(values[at:at + len(docs)]) / len(docs)
         at += len(docs)
-    n = len(per_query)
     return {
-        "p-MRR": (sum(per_query.values()) / n) if n else None,
-        "n_queries": n,
+        "p-MRR": mean_or_undefined(per_query.values(), undefined_reason(*qrels_names)),
+        "n_queries": len(per_query),
         "per_query": per_query,
         "n_documents": at,
         "missing_queries": sorted(missing),

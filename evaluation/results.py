@@ -25,12 +25,21 @@ stored by IFJudge before 0.9    canonical (what is stored now, and what is read)
 
 Old databases keep their old keys: :func:`canonical_name` maps them when they are read (the one
 place that knows the old spelling), so every stored evaluation shows the same numbers.
+
+The nested blocks of a run (p-MRR on each changed-side qrels version, InfoSearch's WISE / SICR /
+p-MRR overall and per dimension, InfoSearch's Table 2) are read as records too, by one function
+each that every consumer calls: :func:`pmrr_records`, :func:`infosearch_records`,
+:func:`table2_records` (all three of a stored run: :func:`nested_results`). A record of a
+dimension has the dimension as its ``query_set``; an undefined value carries the measure's own
+reason (:func:`evaluation.pmrr.undefined_reason`, :data:`evaluation.infosearch.UNDEFINED_REASONS`).
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
+from evaluation import infosearch as infosearch_mod
+from evaluation import pmrr as pmrr_mod
 from evaluation.measure_registry import IF_MEASURES, IFMeasure, parse
 from evaluation.undefined import Undefined
 from storage import eval_runs as store
@@ -47,6 +56,8 @@ class Result:
     ``system`` is the system's label (:func:`evaluation.compare.system_of`; the model when no label
     is given), ``query_set`` :data:`ALL` for the mean over the evaluated queries or a query id,
     ``measure`` the canonical name; ``value`` is None exactly when ``undefined`` says why.
+    ``n_queries`` is the number of queries the value is a mean over, when the stored block says it
+    (the nested p-MRR and InfoSearch blocks).
     """
 
     system: str
@@ -56,6 +67,13 @@ class Result:
     value: float | None
     undefined: Undefined | None = None
     eval_run_id: int | None = None
+    n_queries: int | None = None
+
+    @property
+    def shown(self):
+        """The value to show: the number, or the :class:`Undefined` with its reason
+        (:func:`evaluation.undefined.show_why` prints either)."""
+        return self.value if self.undefined is None else self.undefined
 
 
 def measure_name(base: str, *, qrels: str | None = None, ties: str | None = "docid", version: str | None = None) -> str:
@@ -264,3 +282,135 @@ def run_summary(run: dict) -> dict:
             summary["infosearch_table2"] = info["table2"]
         summary["wise_version"] = info.get("wise_version", "paper")
     return summary
+
+
+INFOSEARCH = ("WISE", "SICR", "p-MRR")  # the order InfoSearch's blocks are printed in
+
+
+def pmrr_records(block: dict, *, system: str = "", qrels_version: str = "", eval_run_id: int | None = None,
+                 per_query: bool = False) -> list[Result]:
+    """The :class:`Result` records of a run's nested p-MRR block (``settings["evaluation"]["p-MRR"]``
+    or ``run_summary(...)["p_mrr"]``): one per changed-side qrels version ``nv``, measure
+    ``p-MRR(qrels=nv)`` (canonical, with the block's tie rule), over :data:`ALL` with its number of
+    queries; with ``per_query`` also one per query (``block["per_query"][nv]``).
+
+    >>> block = {"qrels": ["original", "changed"], "ties": "docid", "by_qrels": {
+    ...     "changed": {"p-MRR": 0.25, "n_queries": 3, "n_documents": 4},
+    ...     "changed-validated": {"p-MRR": None, "n_queries": 0, "n_documents": 0}}}
+    >>> [(r.measure, r.value, r.n_queries) for r in pmrr_records(block)][0]
+    ("p-MRR(qrels='changed')", 0.25, 3)
+    >>> pmrr_records(block)[1].undefined.reason
+    'no query has a document of original whose label differs in changed-validated'
+    """
+    ties = block.get("ties") or "docid"
+    out = []
+    for nv, b in (block.get("by_qrels") or {}).items():
+        name = measure_name("p-MRR", qrels=nv, ties=ties)
+        why = None if b["p-MRR"] is not None else Undefined(pmrr_mod.undefined_reason("original", nv))
+        out.append(Result(system, qrels_version, ALL, name, b["p-MRR"], why, eval_run_id, b.get("n_queries")))
+        if per_query:
+            out += [Result(system, qrels_version, q, name, v, None, eval_run_id, 1)
+                    for q, v in ((block.get("per_query") or {}).get(nv) or {}).items()]
+    return out
+
+
+def infosearch_records(block: dict, *, qrels: str, system: str = "", qrels_version: str = "",
+                       ties: str = "docid", wise_version: str | None = None,
+                       eval_run_id: int | None = None) -> list[Result]:
+    """The :class:`Result` records of one InfoSearch block (``{"overall", "by_dimension"}`` of a
+    run's ``settings["evaluation"]["infosearch"]["by_qrels"][qrels]``): WISE, SICR and p-MRR of each
+    dimension (``query_set`` the dimension, ``n_queries`` its queries), then over :data:`ALL`
+    (``n_queries``: the queries with a positive for WISE and SICR, with a negative for p-MRR). The
+    measures are named canonically, with ``qrels``, the tie rule and WISE's version.
+
+    >>> row = {"WISE": 0.5, "SICR": None, "p-MRR": -0.25, "n_queries": 2}
+    >>> recs = infosearch_records({"by_dimension": {"audience": row}, "overall": {**row, "n_queries_pmrr": 1}},
+    ...                           qrels="changed")
+    >>> [(r.query_set, r.measure, r.value, r.n_queries) for r in recs][3:]
+    [('all', "WISE(qrels='changed')", 0.5, 2), ('all', "SICR(qrels='changed')", None, 2), ('all', "p-MRR(qrels='changed')", -0.25, 1)]
+    >>> recs[1].undefined.reason
+    'no query has a document relevant under both instructions'
+    """
+    out = []
+    rows = [*((dim, row, row.get("n_queries")) for dim, row in block.get("by_dimension", {}).items()),
+            (ALL, block["overall"], None)]
+    for query_set, row, n in rows:
+        for base in INFOSEARCH:
+            value = row.get(base)
+            count = n if n is not None else row.get("n_queries_pmrr" if base == "p-MRR" else "n_queries")
+            out.append(Result(system, qrels_version, query_set,
+                              measure_name(base, qrels=qrels, ties=ties, version=wise_version), value,
+                              None if value is not None else infosearch_mod.undefined(base), eval_run_id, count))
+    return out
+
+
+def base_name(measure: str) -> str:
+    """A measure's name without its parameters.
+
+    >>> base_name("WISE(qrels='changed',ties='run-order')"), base_name("nDCG@10")
+    ('WISE', 'nDCG@10')
+    """
+    return measure.split("(", 1)[0]
+
+
+TABLE2_MODES = ("original", "instructed", "reversed")
+
+
+def table2_records(table: dict, *, system: str = "", eval_run_id: int | None = None) -> list[Result]:
+    """The :class:`Result` records of InfoSearch's Table 2 (a run's
+    ``settings["evaluation"]["infosearch"]["table2"]``): per dimension, then its ``averaging`` row
+    (the mean over dimensions, ``query_set`` the averaging's words), nDCG@10 and Robustness@10 of
+    each mode on that mode's qrels version (``qrels_version``: ``table["qrels"][mode]``), then p-MRR,
+    WISE and SICR on the instructed mode's qrels.
+
+    >>> t = {"qrels": {"original": "original", "instructed": "changed"}, "averaging": "mean over 1 dimension",
+    ...      "dimensions": {"Language": {"n_queries": 3, "nDCG@10": {"original": 1.0, "instructed": 0.5},
+    ...      "Robustness@10": {"original": None, "instructed": 0.5}, "p-MRR": 0.1, "WISE": -0.2, "SICR": 0.0}}}
+    >>> t["mean"] = t["dimensions"]["Language"]
+    >>> [(r.qrels_version, r.measure, r.value) for r in table2_records(t)][:3]
+    [('original', 'nDCG@10', 1.0), ('changed', 'nDCG@10', 0.5), ('original', 'Robustness@10', None)]
+    >>> table2_records(t)[2].undefined.reason
+    'no group of this dimension has an instance in the run'
+    """
+    q = table["qrels"]
+    out = []
+    for query_set, e in [*table["dimensions"].items(), (table["averaging"], table["mean"])]:
+        for m in ("nDCG@10", "Robustness@10"):
+            for mode in TABLE2_MODES:
+                if mode not in q:
+                    continue
+                value = e[m].get(mode)
+                why = None if value is not None else Undefined(
+                    "no query of this dimension is in the run" if m == "nDCG@10" else
+                    "no group of this dimension has an instance in the run")
+                out.append(Result(system, q[mode], query_set, m, value, why, eval_run_id, e["n_queries"]))
+        for base in ("p-MRR", "WISE", "SICR"):
+            value = e[base]
+            out.append(Result(system, q.get("instructed", ""), query_set, base, value,
+                              None if value is not None else infosearch_mod.undefined(base), eval_run_id,
+                              e["n_queries"]))
+    return out
+
+
+def nested_results(run: dict, *, system: str | None = None, per_query: bool = False) -> list[Result]:
+    """Every :class:`Result` record of one stored eval run's nested blocks (read by :func:`load_run`
+    or :func:`load_runs`): :func:`pmrr_records`, :func:`infosearch_records` of each changed-side
+    qrels version, :func:`table2_records`.
+
+    >>> run = {"id": 4, "model": "bm25", "qrels_version": "changed", "settings": {"evaluation": {
+    ...        "p-MRR": {"qrels": ["original", "changed"], "ties": "docid",
+    ...                  "by_qrels": {"changed": {"p-MRR": 0.5, "n_queries": 2}}}}}}
+    >>> [(r.system, r.measure, r.value) for r in nested_results(run)]
+    [('bm25', "p-MRR(qrels='changed')", 0.5)]
+    """
+    label = system if system is not None else run["model"]
+    evaluation = (run.get("settings") or {}).get("evaluation") or {}
+    common = {"system": label, "qrels_version": run["qrels_version"], "eval_run_id": run.get("id")}
+    out = pmrr_records(evaluation["p-MRR"], per_query=per_query, **common) if evaluation.get("p-MRR") else []
+    info = evaluation.get("infosearch") or {}
+    for nv, block in (info.get("by_qrels") or {}).items():
+        out += infosearch_records(block, qrels=nv, ties=info.get("ties") or "docid",
+                                  wise_version=info.get("wise_version"), **common)
+    if info.get("table2"):
+        out += table2_records(info["table2"], system=label, eval_run_id=run.get("id"))
+    return out

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Mapping
 
 from evaluation.measures import Measure, evaluate
+from evaluation.undefined import mean_or_undefined
 from storage.errors import ImportFailure
 from formats.text import decode_utf8
 
@@ -101,8 +102,9 @@ def robustness(
     Returns
     -------
     dict
-        ``Robustness@k`` (None when no group could be evaluated), ``nDCG@k`` (mean over the
-        evaluated instances), ``n_groups`` (groups in the mean), ``n_instances``,
+        ``Robustness@k`` (:class:`~evaluation.undefined.Undefined` when no group could be
+        evaluated: ``no group has an instance in the run``), ``nDCG@k`` (mean over the evaluated
+        instances; Undefined when there is none), ``n_groups`` (groups in the mean), ``n_instances``,
         ``per_group`` ({group: min nDCG@k}), ``missing_instances``, ``empty_groups``.
 
     References
@@ -117,6 +119,8 @@ def robustness(
     >>> r = robustness(qrels, run, k=10)
     >>> round(r["Robustness@10"], 4), round(r["nDCG@10"], 4), r["n_groups"]
     (0.8155, 0.877, 2)
+    >>> robustness(qrels, {}, k=10)["Robustness@10"]
+    Undefined(reason='no group has an instance in the run')
     """
     if int(k) < 1:
         raise ValueError(f"k must be >= 1, got {k}")
@@ -128,11 +132,10 @@ def robustness(
     members, missing_instances = group_members(qrels, per_instance, groups)
     per_group, empty_groups, absent = group_minima(members, per_instance)
     missing_instances += absent
-    n_groups = len(per_group)
     return {
-        f"Robustness@{k}": (sum(per_group.values()) / n_groups) if n_groups else None,
-        name: (sum(per_instance.values()) / len(per_instance)) if per_instance else None,
-        "n_groups": n_groups,
+        f"Robustness@{k}": mean_or_undefined(per_group.values(), "no group has an instance in the run"),
+        name: mean_or_undefined(per_instance.values(), "no instance is in both the qrels and the run"),
+        "n_groups": len(per_group),
         "n_instances": len(per_instance),
         "per_group": per_group,
         "missing_instances": sorted(missing_instances),

@@ -53,6 +53,7 @@ from evaluation.robustness import robustness
 from evaluation.runs import RankedRun, as_dict, as_ranked_run
 from evaluation.subsets import level_means, levels_over_subsets, over_subsets, split_by_subset, subset_means
 from evaluation.templates import get_template
+from evaluation.undefined import Undefined, defined_or_none
 from storage import eval_runs as store
 from storage import projects
 from formats.bundle import BARE, VALIDATES
@@ -725,6 +726,16 @@ class _Scores:
     # what later steps read and nothing stores (Robustness's per-group minima, InfoSearch's rows)
     transient: dict = field(default_factory=dict)
 
+    def record(self, name: str, value) -> None:
+        """Store one measure's value as a measure returned it: a number, or null in ``metrics``
+        with the reason of its :class:`~evaluation.undefined.Undefined` beside it in
+        ``evaluation["undefined"]`` (a defined value drops an earlier reason of that name)."""
+        self.metrics[name] = defined_or_none(value)
+        if isinstance(value, Undefined):
+            self.evaluation["undefined"][name] = value.reason
+        else:
+            self.evaluation["undefined"].pop(name, None)
+
 
 class _Measures:
     """The measures of one evaluation, parsed by :func:`evaluation.measure_registry.parse_all`:
@@ -767,14 +778,12 @@ class _Measures:
         for base in self.paired_names:
             name = _name(base, self.ties, wise_version=self.wise_version)
             if name not in metrics:
-                metrics[name] = None
-                undefined[name] = ("needs og and changed instances of the same queries and the original and changed "
-                                   "qrels (FollowIR, InfoSearch)" if base == "p-MRR" else
-                                   "needs og, changed and reversed instances and the original and changed qrels "
-                                   "(InfoSearch)")
+                scores.record(name, Undefined(
+                    "needs og and changed instances of the same queries and the original and changed qrels "
+                    "(FollowIR, InfoSearch)" if base == "p-MRR" else
+                    "needs og, changed and reversed instances and the original and changed qrels (InfoSearch)"))
         for m in self.elsewhere:
-            metrics[str(m)] = None
-            undefined[str(m)] = f"computed from judge scores by `{m.spec.command}` ({m.spec.computed_by})"
+            scores.record(str(m), Undefined(f"computed from judge scores by `{m.spec.command}` ({m.spec.computed_by})"))
 
 
 def _score_measures(qrels_eval: dict, run: Mapping, topics: list[dict], asked: _Measures, *,
@@ -803,15 +812,12 @@ def _score_measures(qrels_eval: dict, run: Mapping, topics: list[dict], asked: _
         name = f"Robustness@{k}"
         if not sizes or not (singletons or any(n > 1 for n in sizes.values())):
             if asked.explicit:
-                scores.metrics[name] = None
-                scores.evaluation["undefined"][name] = "no group has more than one evaluated instance"
+                scores.record(name, Undefined("no group has more than one evaluated instance"))
             continue
         rob = robustness(qrels_eval, ranked_run, k=k, groups=groups)
-        scores.metrics[name] = rob[name]
+        scores.record(name, rob[name])
         scores.transient.setdefault("robustness", {})[k] = rob["per_group"]
         scores.evaluation["robustness"] = {"n_groups": rob["n_groups"], "empty_groups": rob["empty_groups"]}
-        if rob[name] is None:
-            scores.evaluation["undefined"][name] = "no group has an instance in the run"
     return scores
 
 
@@ -833,8 +839,7 @@ def _score_paired(inputs: _Inputs, scores: _Scores, retrieval: _Retrieval, main:
         reason = ("the external run ranks the og and changed instances alike (keyed by query id): give "
                   "'<qid>-og' / '<qid>-changed' ids (MTEB's) or one run file per mode")
         for name in (_name("p-MRR", ties), *(_name("p-MRR", ties, nv) for nv in pair_versions)):
-            scores.metrics[name] = None
-            scores.evaluation["undefined"][name] = reason
+            scores.record(name, Undefined(reason))
         return paired
     runs_new, instructions = _changed_runs(inputs, retrieval, main, run_new, pair_versions)
     # a run read back from storage is a dict: converted to arrays once for every measure and version
@@ -902,24 +907,22 @@ def _score_pmrr(inputs: _Inputs, scores: _Scores, run_og: RankedRun, runs_new: d
                 instructions: dict[str, str], *, main_version: str, ties: str) -> None:
     """FollowIR's p-MRR of the og run against the changed run on each changed-side qrels version
     (``p-MRR(qrels=...)``), and the evaluated one's as ``p-MRR``: added to ``scores``."""
-    metrics, undefined = scores.metrics, scores.evaluation["undefined"]
-    by_qrels = {}
+    by_qrels, values = {}, {}
     for nv, run_new in runs_new.items():
-        pm = p_mrr(inputs.qrels("original"), inputs.qrels(nv), run_og, run_new, ties=ties)
-        by_qrels[nv] = {"p-MRR": pm["p-MRR"], "n_queries": pm["n_queries"], "n_documents": pm["n_documents"],
-                        "missing_queries": pm["missing_queries"], "per_query": pm["per_query"]}
-        metrics[_name("p-MRR", ties, nv)] = pm["p-MRR"]
-        if pm["p-MRR"] is None:
-            undefined[_name("p-MRR", ties, nv)] = f"no query has a document of original whose label differs in {nv}"
+        pm = p_mrr(inputs.qrels("original"), inputs.qrels(nv), run_og, run_new, ties=ties,
+                   qrels_names=("original", nv))
+        values[nv] = pm["p-MRR"]
+        by_qrels[nv] = {"p-MRR": defined_or_none(pm["p-MRR"]), "n_queries": pm["n_queries"],
+                        "n_documents": pm["n_documents"], "missing_queries": pm["missing_queries"],
+                        "per_query": pm["per_query"]}
+        scores.record(_name("p-MRR", ties, nv), pm["p-MRR"])
     main = by_qrels[main_version]
-    metrics[_name("p-MRR", ties)] = main["p-MRR"]
+    scores.record(_name("p-MRR", ties), values[main_version])
     scores.evaluation["p-MRR"] = {
         "qrels": ["original", main_version], "n_queries": main["n_queries"],
         "missing_queries": main["missing_queries"], "ties": ties,
         "by_qrels": {nv: {k2: v for k2, v in b.items() if k2 != "per_query"} for nv, b in by_qrels.items()},
         "changed_run_instructions": instructions, "per_query": {nv: b["per_query"] for nv, b in by_qrels.items()}}
-    if main["p-MRR"] is None:
-        undefined[_name("p-MRR", ties)] = f"no query has a document of original whose label differs in {main_version}"
 
 
 def _score_infosearch(inputs: _Inputs, scores: _Scores, retrieval: _Retrieval, main: _MainRun, asked: _Measures, *,
@@ -929,37 +932,31 @@ def _score_infosearch(inputs: _Inputs, scores: _Scores, retrieval: _Retrieval, m
     instructed and reversed runs; p-MRR is InfoSearch's (negatives = relevant originally, not under
     the instruction), not FollowIR's changed-document rule; per dimension too; and the paper's
     Table 2 (:func:`_table2`). Returns the record of the reversed run."""
-    metrics, evaluation = scores.metrics, scores.evaluation
+    evaluation = scores.evaluation
     rev_topics = inputs.select(qrels_version, "reversed")[0]
     rev_run, rev_key, rev_reused = retrieval.run("reversed", rev_topics)
     rev_ranked = as_ranked_run(_tie_listed(rev_run, retrieval, ties))  # converted once when read back from storage
     subsets = inputs.subsets
     names = ("WISE", "SICR", "p-MRR")
     wise_version = asked.wise_version
-    info_by, rows_by = {}, {}
+    info_by, rows_by, values = {}, {}, {}
     for nv in pair_versions:
         info = infosearch_metrics(inputs.qrels("original"), inputs.qrels(nv), run_og, run_new, rev_ranked, ties=ties,
                                   wise_version=wise_version)
         rows_by[nv] = info["per_query"]
         info_by[nv] = {
-            "overall": {**{n: info[n] for n in names}, "n_queries": info["n_queries"],
+            "overall": {**{n: defined_or_none(info[n]) for n in names}, "n_queries": info["n_queries"],
                         "n_queries_pmrr": info["n_queries_pmrr"]},
             "by_dimension": _by_dimension(info["per_query"], subsets, names),
             "missing_queries": info["missing_queries"], "mean_rank": info["mean_rank"],
         }
+        values[nv] = info
         for n in names:
-            metrics[_name(n, ties, nv, wise_version)] = info[n]
+            scores.record(_name(n, ties, nv, wise_version), info[n])
     scores.transient["infosearch"] = {"main": main_version, **rows_by}
-    info = info_by[main_version]
     for n in names:
-        name = _name(n, ties, wise_version=wise_version)
-        metrics[name] = info["overall"][n]
-        if info["overall"][n] is None:
-            evaluation["undefined"][name] = ("no query has a document relevant under both instructions"
-                                             if n != "p-MRR" else
-                                             "no document is relevant originally and not under the instruction")
-        else:
-            evaluation["undefined"].pop(name, None)
+        scores.record(_name(n, ties, wise_version=wise_version), values[main_version][n])
+    info = info_by[main_version]
     evaluation["infosearch"] = {"qrels": ["original", main_version], "n_queries": info["overall"]["n_queries"],
                                 "n_queries_pmrr": info["overall"]["n_queries_pmrr"],
                                 "missing_queries": info["missing_queries"], "mean_rank": info["mean_rank"],

@@ -15,6 +15,7 @@ import math
 from annotation.estimates.benchmark import benchmark_estimates, require_study
 from annotation.survey.prediction_powered import LAM, method as ppi_design_method
 from evaluation.leaderboard import INTERVAL_NAMES, MIN_QUERIES, MIN_SYSTEMS, leaderboard_change
+from evaluation.undefined import UNDEFINED, is_undefined, show, show_why
 from exports.verdict import project_verdict
 from storage import projects, studies
 from storage.db import Database
@@ -86,10 +87,10 @@ def md_cell(value) -> str:
     >>> md_cell(0.12345), md_cell(None), md_cell("a|b\\nc")
     ('0.123', '—', 'a\\\\|b c')
     """
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "—"
+    if is_undefined(value):
+        return UNDEFINED
     if isinstance(value, float):
-        return f"{value:.3f}"
+        return show(value, ".3f")
     return md_text(value)
 
 
@@ -109,7 +110,7 @@ def md_text(value) -> str:
 
 def _ci(d: dict | None) -> str:
     if not d or d.get("low") is None:
-        return "—" if not d or not d.get("undefined") else f"undefined: {d['undefined']}"
+        return show_why(None, (d or {}).get("undefined"))
     return f"[{md_cell(d['low'])}, {md_cell(d['high'])}]"
 
 
@@ -123,7 +124,7 @@ def estimates_table(est: dict) -> list[str]:
              "groups | further labels to halve the CI |", "|---|---|---|---|---|---|---|---|---|"]
     for e in est["estimates"]:
         naive = e.get("naive_independent")
-        ci = _ci(e) if e.get("undefined") is None else f"undefined: {md_cell(e['undefined'])}"
+        ci = _ci(e) if e.get("undefined") is None else show_why(None, md_cell(e['undefined']))
         lines.append(f"| {md_cell(e['estimand'])} | {md_cell(e['share'])} | {ci} | {_ci(naive)} | {md_cell(e['deff'])} | "
                      f"{md_cell(e['n_effective'])} | {e['n_items']} | {e['n_groups']} | "
                      f"{md_cell(e['to_halve']['further_labels'])} |")
@@ -139,8 +140,8 @@ def estimates_table(est: dict) -> list[str]:
             d = e["ppi_design"]
             a = d.get("judge_agreement") or {}
             if d.get("undefined"):
-                lines.append(f"| {md_cell(e['estimand'])} | undefined: {md_cell(d['undefined'])} | | | | | "
-                             f"{md_cell(a.get('agreement'))} | {md_cell(a.get('cohen_kappa'))} | {d.get('n_judged', '—')} |")
+                lines.append(f"| {md_cell(e['estimand'])} | {show_why(None, md_cell(d['undefined']))} | | | | | "
+                             f"{md_cell(a.get('agreement'))} | {md_cell(a.get('cohen_kappa'))} | {d.get('n_judged', UNDEFINED)} |")
                 continue
             lines.append(f"| {md_cell(e['estimand'])} | {md_cell(d['share'])} | {_ci(d)} | {_ci(d['human_only'])} | "
                          f"{md_cell(d['lam'])} | {md_cell(d['judge_share'])} | {md_cell(a.get('agreement'))} | "
@@ -169,13 +170,13 @@ def judge_runs_table(runs: list[dict]) -> list[str]:
              "items both judged |", "|---|---|---|---|---|---|---|---|"]
     for r in runs:
         for a in r["agreement"] or [{"study": None}]:
-            kappa = ("—" if a.get("study") is None else f"undefined: {md_cell(a['undefined'])}" if a.get("undefined")
+            kappa = (UNDEFINED if a.get("study") is None else show_why(None, md_cell(a['undefined'])) if a.get("undefined")
                      else f"{md_cell(a['kappa'])} [{md_cell(a['kappa_low'])}, {md_cell(a['kappa_high'])}] "
                           f"({md_cell(a['band'])})")
             lines.append(f"| {r['id']} | {md_cell(r['question'])} | {md_cell(r['judge'])} {md_cell(r['model'])} | "
                          f"{md_cell(r['prompt_version'] or '(default)')} ({md_cell(r['prompt_hash'])}) | "
                          f"{'study ' + str(a['study']) if a.get('study') is not None else 'no study of the report asks it'} | "
-                         f"{kappa} | {md_cell(a.get('agreement'))} | {a.get('n_items', '—')} |")
+                         f"{kappa} | {md_cell(a.get('agreement'))} | {a.get('n_items', UNDEFINED)} |")
     return lines + [""]
 
 
@@ -200,7 +201,7 @@ def leaderboard_tables(board: dict) -> list[str]:
                   "(Holm p) |", "|---|---|---|---|---|---|---|---|---|---|"]
         for p in c["pairs"]:
             ch = p.get("order_changed") or {}
-            changed = ("—" if not ch else f"{'yes' if ch.get('changed') else 'no'} ({md_cell(ch.get('p_holm'))})")
+            changed = (UNDEFINED if not ch else f"{'yes' if ch.get('changed') else 'no'} ({md_cell(ch.get('p_holm'))})")
             lines.append(f"| {md_cell(p['a'])} | {md_cell(p['b'])} | {md_cell(p['difference_published']['value'])} | "
                          f"{_ci(p['difference_published'])} | {md_cell(p['difference_validated']['value'])} | "
                          f"{_ci(p['difference_validated'])} | {md_cell(p['one_sided_level_published'])} | "
@@ -214,7 +215,7 @@ def leaderboard_tables(board: dict) -> list[str]:
         t = c["kendall_tau"]
         lines += ["", f"Verdict: {verdict} ({md_cell(v.get('method', ''))}){beside}.", "",
                   "Kendall tau (published vs validated): " + (
-                      f"undefined ({md_cell(t['undefined'])})" if t["undefined"] else f"{md_cell(t['value'])} {_ci(t)}")
+                      show_why(None, md_cell(t['undefined'])) if t["undefined"] else f"{md_cell(t['value'])} {_ci(t)}")
                   + f"{beside}.", ""]
     return lines
 
@@ -225,7 +226,7 @@ def markdown_sections(report: dict) -> list[str]:
     (:func:`exports.report.write_report`) appends after its Table 7."""
     m = report["methods"]
     lines = ["## Methods", "",
-             f"- Benchmark-wide shares: {m['estimates'] or '—'}.",
+             f"- Benchmark-wide shares: {m['estimates'] or UNDEFINED}.",
              f"- Leaderboards: {m['leaderboard']}; {m['bootstrap_replicates']} replicates, seed {m['seed']}."]
     if m.get("prediction_powered"):
         lines.append(f"- With the automatic judge: {m['prediction_powered']}.")
@@ -334,7 +335,7 @@ def latex_tables(report: dict) -> list[str]:
         return latex_escape(" ".join(str(value).splitlines()))
 
     def ci(d) -> str:
-        return latex_escape("—" if not d or d.get("low") is None else f"[{md_cell(d['low'])}, {md_cell(d['high'])}]")
+        return latex_escape(UNDEFINED if not d or d.get("low") is None else f"[{md_cell(d['low'])}, {md_cell(d['high'])}]")
 
     lines = []
     for est in report["studies"]:

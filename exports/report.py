@@ -10,6 +10,7 @@ from annotation.monitoring.monitor import table7
 from annotation.monitoring.scales import scale_summary
 from exports.benchmark_report import (CSV_HEADER, md_cell, benchmark_report, csv_rows, latex_escape, latex_tables,
                                       markdown_sections, md_text, verdict_section)
+from evaluation.undefined import UNDEFINED, show_why
 from formats.bundle import VALIDATES
 from formats.spreadsheet import csv_writer
 from storage import studies
@@ -20,7 +21,7 @@ BOOTSTRAP = 1000
 
 def _fmt(v, pct: bool = False) -> str:
     if v is None:
-        return "undefined"
+        return UNDEFINED
     if isinstance(v, int) and not isinstance(v, bool):
         return str(v)
     return f"{100 * v:.1f}%" if pct else f"{v:.4f}"
@@ -75,7 +76,7 @@ def write_report(db: Database, study_id: int, out: Path, *, n_boot: int = BOOTST
             md.append(f"| *{md_cell(r['question'])}* | | | |")
             tex.append(rf"\multicolumn{{3}}{{l}}{{\textit{{{latex_escape(r['question'])}}}}} \\")
             last_q = r["question"]
-        value = _fmt(r["value"], pct) + ("" if r["value"] is not None else f" ({r['undefined_reason']})")
+        value = _fmt(r["value"], pct) if r["value"] is not None else show_why(None, r["undefined_reason"])
         md.append(f"| {md_cell(r['statistic'])} | {md_cell(value)} | {ci} | {r['band'] or ''} |")
         tex.append(rf"{latex_escape(r['statistic'])} & {latex_escape(_fmt(r['value'], pct))} & {latex_escape(ci)} \\")
     tex += [r"\bottomrule", r"\end{tabular}"]

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 
+from evaluation.undefined import UNDEFINED
 from formats.bundle import VALIDATES
 from storage import projects, studies
 from storage.db import Database
@@ -52,7 +53,7 @@ def _pct(x: float | None) -> str:
     ('98.3%', '100.0%', '—')
     """
     if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "—"
+        return UNDEFINED
     return f"{100 * x:.1f}%"
 
 

@@ -13,6 +13,7 @@ from annotation.outcomes import adjudication
 from storage import studies
 from storage.errors import IFJudgeError
 from annotation.glossary import PROVENANCE, label, page_message, votes
+from evaluation.undefined import UNDEFINED
 from annotation.monitoring.view import page_slice
 from annotation.questions.study import study_questions
 from ui.keys import keep_keys_on_item
@@ -161,7 +162,7 @@ with right:
 with st.expander(f"The queue: {len(queue)} item{'s' if len(queue) != 1 else ''}"):
     st.dataframe(pd.DataFrame([{
         "Item": r["item"], "Instance": r["instance"], "Question": names(r["question"]), "Votes": votes(r["votes"]),
-        "How decided": PROVENANCE.get(r["provenance"], r["provenance"]), "Decision": r["decision"] or "—",
+        "How decided": PROVENANCE.get(r["provenance"], r["provenance"]), "Decision": r["decision"] or UNDEFINED,
     } for r in queue[first:stop]]), hide_index=True, key=f"adj_queue:{sid}:{show}")
     if len(ids) > len(window):
         st.caption(f"Items {first + 1:,}-{stop:,} of {len(ids):,}: the part of the queue around the open item.")

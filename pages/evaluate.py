@@ -12,11 +12,12 @@ import streamlit as st
 from annotation.glossary import cell, header_help, measure_help, page_message, when
 from evaluation.compare import common_queries, compare_project
 from evaluation.measure_registry import GENERIC_MEASURES
-from evaluation.results import load_run, protocol_of, same_as, without_ties
+from evaluation.results import TABLE2_MODES, load_run, protocol_of, same_as, table2_records, without_ties
 from evaluation import jobs as eval_jobs
 from evaluation.protocols import PROTOCOLS, WISE_VERSIONS
 from evaluation.protocols import resolve as resolve_protocol
 from evaluation.templates import TEMPLATES
+from evaluation.undefined import UNDEFINED, show, show_why
 from exports.verdict import project_verdict
 from formats.trec_io import run_lines
 from storage import eval_runs, projects
@@ -183,12 +184,10 @@ MIN_TAU_SYSTEMS = 3  # Kendall tau of 2 systems is only +1 or -1
 MIN_TEST_QUERIES = 10  # a paired test on fewer queries says little
 
 
-NOT_COMPUTED = "—"  # a measure this qrels version cannot give (no groups, no changed qrels...): said in a caption
-
-
 def num(value, fmt: str = ".4f") -> str:
-    """A figure as the tables show it: 4 decimals, or "—" when it was not computed (never None)."""
-    return NOT_COMPUTED if value is None or (isinstance(value, float) and value != value) else format(value, fmt)
+    """A figure as the tables show it: 4 decimals, or "—" when it was not computed or is undefined
+    (:func:`evaluation.undefined.show`; the caption or the hover says why)."""
+    return show(value, fmt)
 
 
 def measure_columns(names) -> dict:
@@ -278,7 +277,7 @@ frame = pd.DataFrame([{"System": r["system"], "Protocol": r["protocol"], "Ties":
 st.dataframe(frame, hide_index=True, key="ev_table",
              column_config={**helped(frame, {"System": 230}), **measure_columns(measures)})
 if any(r["metrics"].get(m) is None for r in comp["table"] for m in measures):
-    st.caption("— : not computed for that qrels version (Robustness needs instruction groups, p-MRR the changed "
+    st.caption(f"{UNDEFINED} : not computed for that qrels version (Robustness needs instruction groups, p-MRR the changed "
                "qrels, WISE and SICR the reversed ones).")
 changed = [r for r in comp["table"] if r["qrels_version"] != "original"]
 if changed:
@@ -307,7 +306,7 @@ if changed:
 if comp["p_mrr_published_vs_validated"]:
     st.subheader("p-MRR: published vs validated qrels")
     for r in comp["p_mrr_published_vs_validated"]:
-        fmt = lambda v: "— (no query with a changed document)" if v is None else f"{v:+.4f}"  # noqa: E731
+        fmt = lambda v: show_why(v, "no query with a changed document", "+.4f")  # noqa: E731
         st.text(f"{r['system']}: on the {r['n_common_queries']} queries both judge, p-MRR {fmt(r['published_on_common'])} "
                 f"with the changed qrels vs {fmt(r['validated_on_common'])} with the validated ones "
                 f"(over all their queries: {fmt(r['published'])} on {r['n_published']}, "
@@ -318,13 +317,16 @@ for r in runs:
     table2 = (r["settings"].get("evaluation", {}).get("infosearch") or {}).get("table2")
     if not table2:
         continue
-    for dim, row in [*table2["dimensions"].items(), (table2["averaging"], table2["mean"])]:
-        info_rows.append({"Eval run": r["id"], "Model": r["model"], "Protocol": protocol_of(r), "Dimension": dim,
-                          "Queries": row["n_queries"],
-                          **{f"nDCG@10 {m[:3]}": num(row["nDCG@10"].get(m)) for m in ("original", "instructed", "reversed")},
-                          **{f"Robustness@10 {m[:3]}": num(row["Robustness@10"].get(m))
-                             for m in ("original", "instructed", "reversed")},
-                          "p-MRR": num(row["p-MRR"]), "WISE": num(row["WISE"]), "SICR": num(row["SICR"])})
+    mode_of = {v: m for m, v in table2["qrels"].items()}
+    rows_of: dict[str, dict] = {}
+    for rec in table2_records(table2, system=r["model"], eval_run_id=r["id"]):
+        row = rows_of.setdefault(rec.query_set, {
+            "Eval run": r["id"], "Model": r["model"], "Protocol": protocol_of(r), "Dimension": rec.query_set,
+            "Queries": rec.n_queries, **{f"{m} {mode[:3]}": num(None) for m in ("nDCG@10", "Robustness@10")
+                                         for mode in TABLE2_MODES}, "p-MRR": "", "WISE": "", "SICR": ""})
+        column = rec.measure if rec.measure in ("p-MRR", "WISE", "SICR") else f"{rec.measure} {mode_of[rec.qrels_version][:3]}"
+        row[column] = num(rec.value)
+    info_rows += rows_of.values()
 if info_rows:
     st.subheader("InfoSearch Table 2 per dimension")
     st.caption("nDCG@10 and Robustness@10 in the original, instructed and reversed modes (each on its own qrels), "

@@ -15,6 +15,7 @@ from annotation.monitoring.habits import annotator_habits
 from annotation.monitoring.scales import scale_summary
 from annotation.outcomes.qrels_builds import study_completeness
 from annotation.questions.study import study_questions
+from evaluation.undefined import UNDEFINED, show
 from ui.markdown import md_escape
 from storage import projects, studies
 from storage.errors import IFJudgeError
@@ -105,10 +106,10 @@ with paused_gc():
     if not scales.empty:
         st.subheader("Mean scores (IFIR Table 2)")
         frame = pd.DataFrame([{
-            "Question": declared[r["question"]].title, "Statistic": r["statistic"], "Passages": r["kind"] or "—",
+            "Question": declared[r["question"]].title, "Statistic": r["statistic"], "Passages": r["kind"] or UNDEFINED,
             "By": r["by"], "Group": r["group"], "Items": r["items"], "Labels": r["labels"],
-            "Mean": "—" if pd.isna(r["mean"]) else f"{r['mean']:.2f}",
-            "95% interval": "—" if pd.isna(r["ci_low"]) else f"{r['ci_low']:.2f} to {r['ci_high']:.2f}",
+            "Mean": show(r["mean"], ".2f"),
+            "95% interval": UNDEFINED if pd.isna(r["ci_low"]) else f"{r['ci_low']:.2f} to {r['ci_high']:.2f}",
         } for r in scales.to_dict("records")])
         st.dataframe(frame, hide_index=True, key="mon_scales", column_config=columns(frame, {
             "Question": 120, "Statistic": 190, "Passages": 70, "By": 60, "Group": 80, "Items": 50, "Labels": 50,
@@ -232,12 +233,12 @@ with paused_gc():
                             format_func=lambda i: f"{shown[i]['Question']}: {shown[i]['Instruction'][:60]}")
         if pick is not None and pick < len(shown):
             full = shown[pick]["full"]
-            literal("Instruction", full["instruction"] or "—")
-            literal("Query", full["query"] or "—")
+            literal("Instruction", full["instruction"] or UNDEFINED)
+            literal("Query", full["query"] or UNDEFINED)
             if full["passage"]:
                 literal(f"Passage ({full['document']})", full["passage"])
             for doc_id, text in full["voted"]:
-                literal(f"Voted passage {doc_id}", text or "— not in the corpus")
+                literal(f"Voted passage {doc_id}", text or f"{UNDEFINED} not in the corpus")
             st.caption(md_escape(f"Instance {full['instance']}; votes: {shown[pick]['Votes']}"))
 
     st.subheader("Reasons")

@@ -190,7 +190,7 @@ ov = summary["overall"]
 m1, m2, m3, m4 = st.columns(4)
 m1.metric("Flipped to non-relevant", f"{ov['flipped']} of {ov['relevant_original']}", help="FollowIR aimed at about half")
 m2.metric("Share flipped", pct(ov["share_flipped"]),
-          help="undefined: no document was relevant under the original narrative" if ov["share_flipped"] is None else None)
+          help=f"{UNDEFINED} : undefined, no document was relevant under the original narrative" if ov["share_flipped"] is None else None)
 m3.metric("Percent agreement", pct(ov["agreement"]["percent_agreement"]),
           help=ov["agreement"]["undefined_reason"] or "pairwise, over documents with two or more judgments")
 m4.metric("Unresolved", ov["unresolved"], help="ties and documents without judgments keep their original relevance")

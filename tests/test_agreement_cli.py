@@ -65,7 +65,7 @@ def test_values_are_stripped_and_text_table(run_cli, tmp_path):
     f = write(tmp_path, "sp.csv", " item , annotator , label \n1, a ,Yes\n1,b, No\n2,a,Yes \n2,b,Yes\n\n")
     code, out, err = run_cli("agreement", "--labels", f, "--categories", " Yes , No ")
     assert code == 0, err
-    assert "randolph_kappa" in out and "cohen_kappa a|b" in out and "undefined" not in out.split("cohen_kappa a|b")[0]
+    assert "randolph_kappa" in out and "cohen_kappa a|b" in out and "—" not in out.split("cohen_kappa a|b")[0]
     code, out, _ = run_cli("agreement", "--labels", f, "--categories", "Yes,No", "--json")
     assert json.loads(out)["percent_agreement_pairwise"] == 0.5
 

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import cli.output
+from evaluation.results import infosearch_records
 from cli.main import build_parser
 from cli.options import DB_HELP, JSON_HELP
 from cli.output import fmt_value, format_table, infosearch_lines
@@ -77,8 +78,7 @@ def test_a_db_path_that_does_not_exist_is_refused_unless_the_command_creates_one
 def test_fmt_value_rounds_and_names_undefined():
     assert fmt_value(2 / 3) == "0.6667"
     assert fmt_value(2 / 3, digits=3) == "0.667"
-    assert fmt_value(None) == "undefined"
-    assert fmt_value(None, undefined="—") == "—"
+    assert fmt_value(None) == "—" and fmt_value(float("nan")) == "—"  # the one word: evaluation.undefined.UNDEFINED
     assert fmt_value(7) == "7"
 
 
@@ -88,7 +88,7 @@ def test_format_table_aligns_columns():
 
 def test_infosearch_lines_put_overall_last():
     row = {"WISE": 0.25, "SICR": 0.5, "p-MRR": None, "n_queries": 3}
-    lines = infosearch_lines({"by_dimension": {"format": row}, "overall": row}, undefined="—")
+    lines = infosearch_lines(infosearch_records({"by_dimension": {"format": row}, "overall": row}, qrels="changed"))
     assert lines == ["format           0.2500 / 0.5000 / —  (3)",
                      "overall          0.2500 / 0.5000 / —  (3)"]
 

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from formats import trec_io
+from evaluation.undefined import Undefined
 from evaluation.infosearch import infosearch_metrics, sicr_indicator, wise_score
 
 FIXTURES = Path(__file__).parent / "fixtures" / "eval"
@@ -98,8 +99,17 @@ def test_no_positive_is_undefined():
     qrels_ins = {"q": {"a": 0}}
     run = {"q": {"a": 1.0, "b": 0.5}}
     r = infosearch_metrics(qrels_ori, qrels_ins, run, run, run)
-    assert r["WISE"] is None and r["SICR"] is None and r["n_queries"] == 0
+    reason = "no query has a document relevant under both instructions"
+    assert r["WISE"] == Undefined(reason) and r["SICR"] == Undefined(reason) and r["n_queries"] == 0
     assert r["p-MRR"] == 0.0  # the negative a stays at rank 1
+
+
+def test_no_negative_makes_p_mrr_undefined():
+    qrels = {"q": {"a": 1}}
+    run = {"q": {"a": 1.0, "b": 0.5}}
+    r = infosearch_metrics(qrels, qrels, run, run, run)
+    assert r["p-MRR"] == Undefined("no document is relevant originally and not under the instruction")
+    assert r["n_queries_pmrr"] == 0 and r["WISE"] == 0.0  # a: rank 1 in every run, R_rev not below R_ori
 
 
 def _naive_rank(docs, doc, ties):

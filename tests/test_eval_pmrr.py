@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from formats import trec_io
+from evaluation.undefined import Undefined
 from evaluation.pmrr import changed_documents, doc_ranks, p_mrr, pair_score
 
 FIXTURES = Path(__file__).parent / "fixtures" / "eval"
@@ -55,7 +56,12 @@ def test_hand_computed_ties_by_run_order():
 def test_no_changed_document_is_undefined():
     qrels = {"q": {"a": 1}}
     result = p_mrr(qrels, qrels, {"q": {"a": 1.0}}, {"q": {"a": 1.0}})
-    assert result["p-MRR"] is None and result["n_queries"] == 0
+    assert result["p-MRR"] == Undefined("no query has a document of original whose label differs in changed")
+    assert result["n_queries"] == 0
+    # the reason names the qrels compared; a query with a changed document but absent from a run is 0/0 too
+    named = p_mrr(qrels, {"q": {"a": 0}}, {"q": {"a": 1.0}}, {}, qrels_names=("original", "changed-validated"))
+    assert named["p-MRR"] == Undefined("no query has a document of original whose label differs in changed-validated")
+    assert named["missing_queries"] == ["q"]
 
 
 def test_bad_ties_option():

@@ -39,7 +39,7 @@ def test_monitor_text_and_errors(demo, db_path, run_cli):
     code, out, _ = run_cli("monitor", "--db", db_path, "--study", r["study_id"], "--bootstrap", "0")
     assert code == 0
     assert "completeness: 0 of 72 planned labels (unfinished)" in out
-    assert "kappa coefficient (Randolph, 2005)\t- (no labels yet)" in out
+    assert "kappa coefficient (Randolph, 2005)\t— (no labels yet)" in out
     code, _, err = run_cli("monitor", "--db", db_path, "--study", 99, "--json")
     assert code == 2 and err.startswith("ifjudge: error:") and "99" in err and len(err.strip().splitlines()) == 1
 

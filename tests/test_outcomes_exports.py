@@ -200,7 +200,7 @@ def test_report_leaderboard_undefined_below_three_systems(labelled, tmp_path):
     assert ("original (12 queries) vs validated (12 queries), 2 systems, 1000 bootstrap replicates (seed 0), studentized "
             "(bootstrap-t) intervals. Note: validated was not built from a study here (imported): which queries were "
             "checked is unknown.") in md
-    assert ("Kendall tau (published vs validated): undefined (undefined with 12 queries and 2 systems: needs at least "
+    assert ("Kendall tau (published vs validated): — (undefined with 12 queries and 2 systems: needs at least "
             "10 queries and 3 systems) (validated was not built from a study here") in md  # the note beside it
     assert "Verdict: no pair's order changed (one-sided bootstrap p-values, Holm's adjustment over the 1 pair (" in md
     # the rank table holds by hand: dense = bm25 + 0.3 on every query; bm25's mean over q00..q11 is 0.15

@@ -7,12 +7,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaluation.infosearch import infosearch_metrics, sicr_indicator, wise_score
+from evaluation.infosearch import infosearch_metrics, sicr_indicator, undefined, wise_score
 from evaluation.pmrr import changed_documents, p_mrr, pair_score
+from evaluation.pmrr import undefined_reason as pmrr_undefined
 from evaluation.retrievers.bm25 import BM25Retriever
 from evaluation.retrievers.topk import top_k, top_k_arrays
 from evaluation.runs import TIES, RankedRun, RunBuilder, as_dict
 from evaluation.templates import get_template
+from evaluation.undefined import Undefined
 
 
 # -- the reference: ranks by sorting each query's dict, the formulas of docs/metrics.md, means in order
@@ -36,7 +38,7 @@ def ref_pmrr(qrels_og, qrels_changed, run_og, run_new, ties):
         per_query[qid] = sum(values) / len(values)
         n_docs += len(values)
     n = len(per_query)
-    return {"p-MRR": sum(per_query.values()) / n if n else None, "n_queries": n, "per_query": per_query,
+    return {"p-MRR": sum(per_query.values()) / n if n else Undefined(pmrr_undefined()), "n_queries": n, "per_query": per_query,
             "n_documents": n_docs, "missing_queries": sorted(missing), "ties": ties}
 
 
@@ -71,7 +73,7 @@ def ref_infosearch(qrels_ori, qrels_ins, run_ori, run_ins, run_rev, ties, k=20):
         return sum(v) / len(v) if v else None
 
     defined = {m: [row[m] for row in per_query.values() if row[m] is not None] for m in ("WISE", "SICR", "p-MRR")}
-    return {"WISE": mean(defined["WISE"]), "SICR": mean(defined["SICR"]), "p-MRR": mean(defined["p-MRR"]),
+    return {**{m: undefined(m) if mean(defined[m]) is None else mean(defined[m]) for m in ("WISE", "SICR", "p-MRR")},
             "n_queries": len(defined["WISE"]), "n_queries_pmrr": len(defined["p-MRR"]),
             "mean_rank": {m: mean(v) for m, v in means.items()}, "per_query": per_query,
             "missing_queries": sorted(missing), "ties": ties, "K": k}

@@ -16,6 +16,7 @@ from annotation.judges.agreement import measured_runs, runs_for_study
 from evaluation.judges.stored import estimate_answers
 from storage import judge_labels
 from storage.errors import IFJudgeError
+from evaluation.undefined import UNDEFINED, show, show_why
 from ui.markdown import md_escape
 
 PPI_HELP = {
@@ -36,7 +37,7 @@ PPI_WIDTHS = {"Estimate": 150, "Prediction-powered share": 75, "95% CI (predicti
 
 def _fig(value, fmt: str) -> str:
     """A figure as the monitor shows it: formatted, or "—" when undefined (never None or NaN)."""
-    return "—" if value is None or (isinstance(value, float) and value != value) else format(value, fmt)
+    return show(value, fmt)
 
 
 def estimate_rows(result: dict) -> list[dict]:
@@ -53,8 +54,8 @@ def estimate_rows(result: dict) -> list[dict]:
         rows.append({ESTIMATES[k]: v for k, v in {
             "estimand": e["estimand"], "share": _fig(e["share"], ".3f"),
             "interval": (f"[{e['low']:.3f}, {e['high']:.3f}]" if e.get("low") is not None
-                         else f"undefined: {e.get('undefined') or 'no interval'}"),
-            "naive_independent": (f"[{naive['low']:.3f}, {naive['high']:.3f}]" if naive else "—"),
+                         else show_why(None, e.get('undefined') or 'no interval')),
+            "naive_independent": (f"[{naive['low']:.3f}, {naive['high']:.3f}]" if naive else UNDEFINED),
             "deff": _fig(e["deff"], ".2f"), "n_effective": _fig(e["n_effective"], ".1f"),
             "n_items": e["n_items"], "n_groups": e["n_groups"],
             "to_halve": _fig(e["to_halve"]["further_labels"], "d"),
@@ -87,10 +88,10 @@ def ppi_rows(result: dict, measured: list[dict]) -> list[dict]:
             continue
         a = (run["agreement"] or [{}])[0]
         kappa = (f"{a['kappa']:.2f} [{_fig(a['kappa_low'], '.2f')}, {_fig(a['kappa_high'], '.2f')}]"
-                 if a.get("kappa") is not None else f"— ({a.get('undefined') or 'no item both judged'})")
+                 if a.get("kappa") is not None else show_why(None, a.get('undefined') or 'no item both judged'))
         rows.append({"Estimate": e["estimand"], "Prediction-powered share": _fig(d.get("share"), ".3f"),
                      "95% CI (prediction-powered)": (f"[{d['low']:.3f}, {d['high']:.3f}]" if not d.get("undefined")
-                                                     else f"undefined: {d['undefined']}"),
+                                                     else show_why(None, d['undefined'])),
                      "Judge's share": _fig(d.get("judge_share"), ".3f"),
                      "Judge": f"run {run['id']}: {run['model']}, prompt {run['prompt_version'] or '(default)'}",
                      "Cohen kappa [95% CI]": kappa})

@@ -12,12 +12,13 @@ import streamlit as st
 
 from annotation.glossary import label
 from annotation.judges.agreement import judge_report, runs_for_study
+from evaluation.undefined import UNDEFINED, show, show_why
 from storage import studies
 from ui.markdown import md_escape
 
 
 def _f(value, fmt: str = ".3f") -> str:
-    return "—" if value is None else format(value, fmt)
+    return show(value, fmt)
 
 
 def agreement_rows(report: dict) -> list[dict]:
@@ -37,10 +38,10 @@ def agreement_rows(report: dict) -> list[dict]:
         shares = {f"{c}: humans / judge / judge, all": " / ".join(
             _f(row[k][c], ".2f") for k in ("human_share", "judge_share", "judge_share_all")) for c in report["categories"]}
         out.append({"Domain": row["domain"], "Items": row["n_items"],
-                    "Cohen kappa": _f(row["kappa"]) if row["kappa"] is not None else f"undefined: {row['undefined']}",
+                    "Cohen kappa": show_why(row["kappa"], row["undefined"], ".3f"),
                     "95% interval": (f"[{row['kappa_low']:.3f}, {row['kappa_high']:.3f}]"
-                                     if row["kappa_low"] is not None else "—"),
-                    "Band": row["band"] or "—", "Agreement": _f(row["agreement"]), **shares,
+                                     if row["kappa_low"] is not None else UNDEFINED),
+                    "Band": row["band"] or UNDEFINED, "Agreement": _f(row["agreement"]), **shares,
                     "Judge's items": row["judge_items"]})
     return out
 
@@ -54,7 +55,7 @@ def confusion_frame(report: dict) -> pd.DataFrame:
 
 def disagreement_rows(report: dict) -> list[dict]:
     """The items the humans decided one way and the judge the other, with the texts to read."""
-    return [{"Instance": d["instance_id"], "Document": d["doc_id"] or "—", "Domain": d["domain"] or "—",
+    return [{"Instance": d["instance_id"], "Document": d["doc_id"] or UNDEFINED, "Domain": d["domain"] or UNDEFINED,
              "Humans": d["human"], "Judge": d["judge"], "Judge's score": _f(d["score"]), "Judge's reply": d["raw"],
              "Query": d["query"], "Instruction": d["instruction"]} for d in report["disagreements"]]
 
@@ -104,7 +105,7 @@ def _render_report(report: dict, question: str) -> None:
     if rows:
         st.markdown(f"**Where the judge and the humans disagree** ({len(rows)} item{'s' if len(rows) != 1 else ''})")
         frame = pd.DataFrame(rows)
-        frame = frame.drop(columns=[c for c in ("Document", "Domain") if (frame[c] == "—").all()])
+        frame = frame.drop(columns=[c for c in ("Document", "Domain") if (frame[c] == UNDEFINED).all()])
         st.dataframe(frame, hide_index=True, key=f"mon_judge_disagreements_{question}",
                      column_config={**{c: st.column_config.TextColumn(width="medium")
                                        for c in ("Judge's reply", "Query", "Instruction")},
