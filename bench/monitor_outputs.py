@@ -44,6 +44,7 @@ def library_outputs(path: Path, sid: int) -> dict[str, str]:
     from annotation.monitoring import view
     from annotation.estimates.benchmark import benchmark_estimates
     from annotation.monitoring.habits import annotator_habits
+    from annotation.questions.study import study_questions
     from storage import studies
     from storage.db import connect
 
@@ -52,6 +53,7 @@ def library_outputs(path: Path, sid: int) -> dict[str, str]:
         out[f"study_monitor-{n_boot}.json"] = dump(monitor.study_monitor(connect(path), sid, n_boot=n_boot))
     db = connect(path)
     study = studies.get_study(db, sid)
+    declared = study_questions(study)
     out["estimates.json"] = dump(benchmark_estimates(db, sid))
     table = monitor.annotator_table(db, sid)
     habits = annotator_habits(db, sid, seconds={r["annotator"]: r["median_seconds_per_screen"] for r in table})
@@ -61,8 +63,8 @@ def library_outputs(path: Path, sid: int) -> dict[str, str]:
     seed = study["settings"].get("seed", 0)
     reports = {q: monitor.question_report(db, sid, q, n_boot=200, seed=seed) for q in study["questions"]}
     rows = {"table7": view.table7_rows(monitor.table7(db, sid, n_boot=200, seed=seed), reports),
-            "annotators": view.habit_rows(table, habits, study["questions"], checks or None),
-            "questions": {q: view.question_rows(q, r) for q, r in reports.items() if r is not None},
+            "annotators": view.habit_rows(table, habits, list(declared.values()), checks or None),
+            "questions": {q: view.question_rows(declared[q], r) for q, r in reports.items() if r is not None},
             "kappa_cells": {q: monitor.kappa_cells(r) for q, r in reports.items() if r is not None},
             "disagreement_questions": view.disagreement_questions(db, sid)}
     pages = {}

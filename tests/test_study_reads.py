@@ -107,3 +107,44 @@ def test_the_monitor_page_rerun_after_new_labels_shows_what_a_new_server_shows(e
     fresh = app("pages/monitor.py")
     fresh.session_state["user"] = user_row(db, "lead")
     assert after == tables(fresh) and after != before
+
+
+def test_the_kept_monitor_follows_every_write_of_the_annotate_and_adjudicate_screens(demo, db_path):
+    """Labels stored through the app's own writes (a first answer, an edited answer, a lead's
+    decision) and the study's deletion: after each, the kept monitor
+    is the one computed from nothing."""
+    import time
+
+    from annotation import study_lifecycle, workspace
+    from storage.errors import NotFound
+
+    db, r = demo
+    sid = r["study_id"]
+
+    def same():
+        kept = monitor.study_monitor(connect(db_path), sid, n_boot=20)
+        assert kept == monitor._study_monitor(connect(db_path), sid, n_boot=20, seed=None)
+        return kept
+
+    def answer(name, validity, screen=None, replace=False):
+        u = user_row(db, name)
+        s = workspace.open_screen(db, sid, u, screen)
+        workspace.submit_screen(db, s, u, {"validity": {"value": validity, "reason": "" if validity == "Yes" else "vague"},
+                                           "naturalness": {"value": "Yes"},
+                                           "best_passage": {"value": s.items[2].passages[0]["doc_id"]}},
+                                started_at=time.time() - 1, replace=replace)
+        return s.screen
+
+    seen = [same()]
+    first = [answer(name, "Yes") for name in ("ann1", "ann2", "ann3")]  # the annotate screen's submit
+    seen.append(same())
+    answer("ann3", "No", first[2], replace=True)  # an answer changed on its screen ("replace my answer")
+    seen.append(same())
+    item = studies.screen_items(db, sid, first[0])[0]["id"]
+    adjudication.record(db, sid, item, "No", lead="lead", note="")  # a lead's decision
+    seen.append(same())
+    u = user_row(db, "lead")
+    study_lifecycle.delete(db, sid, by=u["name"], confirm=studies.get_study(db, sid)["name"])  # the study deleted
+    with pytest.raises(NotFound):  # nothing kept answers for it
+        monitor.study_monitor(connect(db_path), sid, n_boot=20)
+    assert all(a != b for a, b in zip(seen, seen[1:]))  # each write changed what the monitor shows
