@@ -43,7 +43,7 @@ def _dry_run(db: Database, project: dict, fmt: str) -> str | None:
     bundle = replace(bundle, documents=[Document(d, "") for d in projects.StoredDocuments(db, project["id"])])
     with tempfile.TemporaryDirectory() as tmp:
         try:
-            EXPORTERS[fmt](ExportJob(db, project["name"], bundle, {}, [], Path(tmp)))
+            EXPORTERS[fmt](ExportJob(db, project, bundle, {}, [], Path(tmp)))
         except ValueError as exc:
             return str(exc)
     return None

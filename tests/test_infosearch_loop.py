@@ -63,7 +63,7 @@ def test_condition_study_validated_qrels_and_metrics_per_dimension(project, run_
     assert prov[("lang-1", "is-d3")]["provenance"] == "unanimous"
     assert prov[("lang-1", "is-d2")]["published"] is None
     for b in builds.values():
-        store_build(db, "is", b)
+        store_build(db, projects.get_project(db, "is"), b)
     assert projects.qrels(db, pid, "changed") == {"aud-1": {"is-d1": 1, "is-d2": 0}, "lang-1": {"is-d3": 1, "is-d1": 0}}
 
     rid = run_eval(db, "is", model="bm25", template="instruction_query", qrels_version="changed-validated")

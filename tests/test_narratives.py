@@ -341,8 +341,8 @@ def test_export_round_trip_and_pmrr_accepts_the_qrels(demo, tmp_path, run_cli, d
     assert result["counts"]["queries"] == 1 and result["notes"] == []
     from annotation.outcomes.qrels_builds import build_rejudged
 
-    derived = build_rejudged(db, "demo", [store.rejudge_study_id(db, 1)]).qrels
-    written, _ = followir.followir_bundle(db, "demo", changed_qrels=derived)
+    derived = build_rejudged(db, projects.get_project(db, "demo"), [store.rejudge_study_id(db, 1)]).qrels
+    written, _ = followir.followir_bundle(db, projects.get_project(db, "demo"), changed_qrels=derived)
     again = parse("followir", [tmp_path / "fir"])
     assert content(again) == content(written)
     queries = [json.loads(line) for line in (tmp_path / "fir" / "queries.jsonl").read_text().splitlines()]
@@ -381,7 +381,7 @@ def test_export_uses_stored_changed_qrels_for_queries_without_a_round(demo, tmp_
     projects.import_bundle(db, "fir", two_query_bundle(), fmt="followir")
     result = followir.export_followir(db, "fir", tmp_path / "out")
     again = parse("followir", [tmp_path / "out"])
-    assert content(again) == content(followir.followir_bundle(db, "fir")[0])
+    assert content(again) == content(followir.followir_bundle(db, projects.get_project(db, "fir"))[0])
     assert result["counts"]["qrels_changed"] == 5
     assert again.top_ranked == {"q1": ["d1", "d2", "d3"], "q2": ["d4", "d5"]}  # judged documents when none stored
     projects.import_bundle(db, "bare", Bundle(queries=[Query("x", "x")], narratives=[Narrative("x", "n")]), fmt="trec")

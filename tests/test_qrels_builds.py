@@ -37,7 +37,7 @@ def test_provenance_counts_by_hand(labelled):
     first = next(p for p in b.provenance if p["qid"] == order[0])
     assert first["label_counts"]["validity"] == {"Yes": 3} and first["label_counts"]["naturalness"] == {"Yes": 2, "No": 1}
     assert first["studies"] == [sid]
-    build_id = store_build(db, "demo", b, created_by="lead")
+    build_id = store_build(db, projects.get_project(db, "demo"), b, created_by="lead")
     stored = projects.qrels_builds(db, 1, "validated", with_provenance=True)[0]
     assert stored["id"] == build_id and [s["id"] for s in stored["studies"]] == [sid]
     assert stored["studies"][0]["labelled"] == stored["studies"][0]["planned"] == 72

@@ -86,9 +86,10 @@ class QrelsBuild:
         }
 
 
-def study_completeness(db: Database, study_id: int) -> dict:
+def study_completeness(db: Database, study_id: int, *, study: dict | None = None) -> dict:
     """``{"id", "name", "questions", "labelled", "planned", "complete"}``: ``planned`` = the study's
-    assignments (item x annotator), ``labelled`` = those with a current label.
+    assignments (item x annotator), ``labelled`` = those with a current label (``study``: its row,
+    when the caller has read it).
 
     Examples
     --------
@@ -98,7 +99,7 @@ def study_completeness(db: Database, study_id: int) -> dict:
     >>> study_completeness(db, 1)
     {'id': 1, 'name': 'demo: InstructIR validation', 'questions': ['validity', 'naturalness', 'best_passage'], 'labelled': 0, 'planned': 72, 'complete': False}
     """
-    s = studies.get_study(db, study_id)
+    s = study or studies.get_study(db, study_id)
     n, planned = studies.labelled_assignments(db, study_id)
     return {"id": s["id"], "name": s["name"], "questions": s["questions"], "labelled": n, "planned": planned,
             "complete": n == planned}
@@ -121,7 +122,8 @@ class BuildInputs:
     """What the builds of one request read, once (as ``_Inputs`` of :mod:`evaluation.runner`): the
     project's row, the named studies' rows and their completeness (``infos``, checked: each
     belongs to the project, each is finished unless allowed) and each qrels version of the
-    project, read when a build first asks for it."""
+    project, read when a build first asks for it. An export reads them once and passes them down
+    to the builds, its manifest and its report."""
 
     db: Database
     project: dict
@@ -493,11 +495,12 @@ def _rejudge_kinds(inputs: BuildInputs) -> dict[str, int]:
     return out
 
 
-def build_rejudged(db: Database, project: str, study_ids: list[int], *, unresolved: str | None = None,
+def build_rejudged(db: Database, project: dict, study_ids: list[int], *, unresolved: str | None = None,
                    allow_incomplete: bool = False, inputs: BuildInputs | None = None,
                    kind: str | None = None) -> QrelsBuild:
-    """The qrels of a FollowIR re-judging (:func:`annotation.narratives.rejudging.rejudge_summary`), by the
-    kind of the named re-judging study (``kind`` picks one when both are named):
+    """The qrels of a FollowIR re-judging (:func:`annotation.narratives.rejudging.rejudge_summary`) in
+    ``project`` (its row), by the kind of the named re-judging study (``kind`` picks one when both
+    are named):
 
     - ``published`` (the published changed instruction re-judged, no edit) -> ``changed-validated``:
       for each re-judged query its published ``changed`` qrels with every re-judged document set to
@@ -572,7 +575,7 @@ def store_validated_qrels(
     study = studies.get_study(db, ids[0])
     build = build_validated(db, study["project_id"], ids, rules=rules, unresolved=unresolved,
                             allow_incomplete=allow_incomplete)
-    store_build(db, projects.get_project_by_id(db, study["project_id"])["name"], build, created_by=created_by)
+    store_build(db, projects.get_project_by_id(db, study["project_id"]), build, created_by=created_by)
     return build.counts["judgments"]
 
 
@@ -606,8 +609,8 @@ def _store_rejudged(db: Database, project: str, kind: str, *, unresolved: str | 
         raise IFJudgeError(f"project {project!r} has no re-judging of "
                            + ("the published changed instruction yet: start one first" if kind == "published"
                               else "expert edits yet: save a modified narrative first"))
-    build = build_rejudged(db, project, [sid], unresolved=unresolved, allow_incomplete=allow_incomplete, kind=kind)
-    build_id = store_build(db, project, build, created_by=created_by)
+    build = build_rejudged(db, proj, [sid], unresolved=unresolved, allow_incomplete=allow_incomplete, kind=kind)
+    build_id = store_build(db, proj, build, created_by=created_by)
     return {"version": build.version, "queries": len(build.qrels), "rows": build.counts["judgments"],
             "build_id": build_id, "unresolved": len(build.unresolved), "changed": build.counts["changed"],
             "controls": build.settings["controls"]}
@@ -649,7 +652,7 @@ def build_condition(db: Database, project_id: int, study_ids: list[int], mode: s
 
 def build_versions(
     db: Database, project: str, study_ids: list[int], *, rules: ValidationRules | None = None,
-    unresolved: str | None = None, allow_incomplete: bool = False,
+    unresolved: str | None = None, allow_incomplete: bool = False, inputs: BuildInputs | None = None,
 ) -> dict[str, QrelsBuild]:
     """Every derived version the named studies can build: ``validated`` from instance studies,
     ``changed-validated`` from the re-judging of the published changed instruction or InfoSearch
@@ -657,22 +660,23 @@ def build_versions(
     ``reversed-validated`` from condition items of mode reversed.
 
     Raises IncompleteStudy (a named study has unlabelled assignments, without ``allow_incomplete``)
-    and UnresolvedJudgments (unresolved judgments without an ``unresolved`` policy)."""
+    and UnresolvedJudgments (unresolved judgments without an ``unresolved`` policy). ``inputs``:
+    the project, studies and qrels already read (:class:`BuildInputs`; then ``project``,
+    ``study_ids`` and ``allow_incomplete`` are theirs)."""
     with paused_gc():  # hundreds of thousands of dicts and lists, no cycles (annotation.gc_pause)
-        return _build_versions(db, project, study_ids, rules=rules, unresolved=unresolved,
-                               allow_incomplete=allow_incomplete)
+        inputs = inputs or BuildInputs.read(db, project, list(study_ids), allow_incomplete)
+        return _build_versions(db, inputs, rules=rules, unresolved=unresolved)
 
 
-def _build_versions(db: Database, project: str, study_ids: list[int], *, rules: ValidationRules | None,
-                    unresolved: str | None, allow_incomplete: bool) -> dict[str, QrelsBuild]:
-    inputs = BuildInputs.read(db, project, list(study_ids), allow_incomplete)
+def _build_versions(db: Database, inputs: BuildInputs, *, rules: ValidationRules | None,
+                    unresolved: str | None) -> dict[str, QrelsBuild]:
     out: dict[str, QrelsBuild] = {}
     inst = inputs.only("instance")
     if inst.infos:
         out["validated"] = build_validated(db, inputs.project["id"], [], rules=rules, unresolved=unresolved, inputs=inst)
     rel = inputs.only("relevance")
     for kind in _rejudge_kinds(rel):
-        b = build_rejudged(db, inputs.project["name"], [], unresolved=unresolved, inputs=rel, kind=kind)
+        b = build_rejudged(db, inputs.project, [], unresolved=unresolved, inputs=rel, kind=kind)
         out[b.version] = b
     cond = inputs.only("condition")
     if cond.infos:
@@ -691,11 +695,11 @@ def _build_versions(db: Database, project: str, study_ids: list[int], *, rules: 
     return out
 
 
-def store_build(db: Database, project: str, build: QrelsBuild, *, created_by: str = "") -> int:
-    """Store a build (its qrels version, the studies, the provenance per judgment); returns the build id."""
-    proj = projects.get_project(db, project)
+def store_build(db: Database, project: dict, build: QrelsBuild, *, created_by: str = "") -> int:
+    """Store a build (its qrels version, the studies, the provenance per judgment) in ``project``
+    (its row, :func:`storage.projects.get_project`); returns the build id."""
     return projects.store_qrels_build(
-        db, proj["id"], build.version, build.qrels, base_version=build.base_version, studies=build.studies,
+        db, project["id"], build.version, build.qrels, base_version=build.base_version, studies=build.studies,
         settings=build.settings, counts=build.counts, provenance=build.provenance, created_by=created_by,
     )
 
@@ -711,10 +715,10 @@ def store_versions(
     Nothing is stored unless every version builds: IncompleteStudy and UnresolvedJudgments are
     raised as by :func:`build_versions` before the first store."""
     with paused_gc(), studies.shared_reads(db):  # the builds read each study's items and labels once
-        builds = build_versions(db, project, study_ids, rules=rules, unresolved=unresolved,
-                                allow_incomplete=allow_incomplete)
+        inputs = BuildInputs.read(db, projects.get_project(db, project), list(study_ids), allow_incomplete)
+        builds = build_versions(db, project, study_ids, rules=rules, unresolved=unresolved, inputs=inputs)
     with paused_gc():
-        return {v: (store_build(db, project, b, created_by=created_by), b) for v, b in builds.items()}
+        return {v: (store_build(db, inputs.project, b, created_by=created_by), b) for v, b in builds.items()}
 
 
 def describe_studies(infos: list[dict]) -> str:
