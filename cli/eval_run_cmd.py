@@ -150,8 +150,10 @@ def _submit(db, args, measures) -> int:
     encoder = _encoder_options(args)
     if encoder is None and args.rerank:  # --device / --backend / ... of the cross-encoder, as in _rerank
         encoder = {"device": args.device, "backend": args.backend, "batch_size": args.batch_size, "fp16": not args.no_fp16}
+    from storage import projects
+
     job, created = submit_eval(
-        db, args.project, created_by=f"cli:{getpass.getuser()}", model=args.model, template=args.template,
+        db, projects.get_project(db, args.project), created_by=f"cli:{getpass.getuser()}", model=args.model, template=args.template,
         qrels_version=args.qrels_version, k=args.k, variant=args.variant, rerank=args.rerank,
         **({"measures": measures} if measures is not None else {}),
         candidates=args.candidates, missing=args.missing, score=args.score, cache_dir=args.cache_dir,
@@ -255,7 +257,9 @@ def compare_cmd(args) -> int:
     from storage.db import connect
 
     db = connect(args.db)
-    out = compare_project(db, args.project, measure=args.measure, n_permutations=args.permutations,
+    from storage import projects
+
+    out = compare_project(db, projects.get_project(db, args.project), measure=args.measure, n_permutations=args.permutations,
                           seed=args.seed, top_changes=args.top)
     if args.json:
         print(json.dumps(out, indent=2))

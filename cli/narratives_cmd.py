@@ -241,7 +241,7 @@ def run_summary(args) -> int:
 
     db = connect(args.db)
     kind = _kind(db, args.project, args.kind)
-    summary = rejudging.rejudge_summary(db, args.project, query_id=args.query, kind=kind)
+    summary = rejudging.rejudge_summary(db, projects.get_project(db, args.project), query_id=args.query, kind=kind)
     store_fn = qrels_builds.store_changed_qrels if kind == "published" else qrels_builds.store_edited_qrels
     stored = store_fn(db, args.project, unresolved=args.unresolved, allow_incomplete=args.allow_incomplete,
                       created_by="cli") if args.store else None

@@ -177,7 +177,7 @@ if not have:
 KIND_LABELS = {"published": "the published changed instruction (changed-validated)",
                "edit": "expert edits: a new instruction version (edited-validated)"}
 kind = st.radio("Re-judging of", have, format_func=KIND_LABELS.get, horizontal=True, key=f"nar_kind:{pid}")
-summary = rejudging.rejudge_summary(conn, project, kind=kind)
+summary = rejudging.rejudge_summary(conn, projects.get_project_by_id(conn, pid), kind=kind)
 numbers = store.version_numbers(conn, pid)  # versions as a lead reads them: per query, v1 the original
 
 

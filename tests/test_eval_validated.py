@@ -7,6 +7,7 @@ import pytest
 from evaluation.compare import compare_project
 from evaluation.runner import run_eval
 from formats.bundle import Bundle, Document, Instance, Qrel, Query
+from storage import projects
 from storage.db import connect
 from storage.eval_runs import load_eval_run
 from storage.errors import IFJudgeError
@@ -73,7 +74,7 @@ def test_p_mrr_on_published_and_validated_qrels_by_hand(db):
     assert ev["per_query"]["changed-validated"] == pytest.approx({"101": 0.25})
     rid2 = run_eval(db, "fir", model=Fixed(), qrels_version="changed")
     assert load_eval_run(db, rid2)["metrics"]["p-MRR"] == pytest.approx(0.25)
-    out = compare_project(db, "fir", measure="nDCG@10")
+    out = compare_project(db, projects.get_project(db, "fir"), measure="nDCG@10")
     (pm,) = [p for p in out["p_mrr_published_vs_validated"] if p["qrels_version"] == "changed"]
     # on the common query 101: published 0.5, validated 0.25; 102 only in the published version
     assert (pm["n_common_queries"], pm["published_on_common"], pm["validated_on_common"]) == (1, 0.5, 0.25)
@@ -101,7 +102,7 @@ def test_versions_are_compared_on_the_queries_both_judge(db):
     for sys in (Fixed("a"), Fixed("b", shift=0.5)):
         for v in ("changed", "changed-validated"):
             run_eval(db, "fir", model=sys, qrels_version=v)
-    out = compare_project(db, "fir", measure="nDCG@10", n_permutations=200)
+    out = compare_project(db, projects.get_project(db, "fir"), measure="nDCG@10", n_permutations=200)
     (pair,) = out["published_vs_validated"]
     assert (pair["published"], pair["validated"]) == ("changed", "changed-validated")
     for row in pair["systems"]:

@@ -155,7 +155,7 @@ def test_no_duplicates_and_a_new_round_per_different_modification(demo):
     assert {i["narrative_version_id"] for i in items} == {first["version_id"], second["version_id"]}
     assert len({i["screen"] for i in items}) == 10
     assert store.round_version_ids(db, first["study_id"]) == [first["version_id"], second["version_id"]]
-    summary = rejudging.rejudge_summary(db, "demo")
+    summary = rejudging.rejudge_summary(db, projects.get_project(db, "demo"))
     assert [(q["version_id"], q["superseded_rounds"]) for q in summary["queries"]] == [(second["version_id"], 1)]
 
 
@@ -193,7 +193,7 @@ def test_controls_are_flagged_seeded_and_reported_separately(demo):
     assert [i["doc_id"] for i in controls] == ["f-doc-6"]  # the only originally non-relevant document
     for name in ANNOTATORS:
         judge(db, r["study_id"], name, {d: "not relevant" for d in ("f-doc-3", "f-doc-4", "f-doc-5", "f-doc-6")})
-    q = rejudging.rejudge_summary(db, "demo")["queries"][0]
+    q = rejudging.rejudge_summary(db, projects.get_project(db, "demo"))["queries"][0]
     assert (q["rejudged"], q["controls"], q["controls_resolved"], q["controls_judged_relevant"]) == (5, 1, 1, 0)
     assert (q["flipped"], q["relevant_original"]) == (3, 5)  # controls never count as flips
 
@@ -219,7 +219,7 @@ def test_majority_adjudication_and_changed_qrels(demo):
     judge(db, r["study_id"], "ann1", {"f-doc-3": "not relevant", "f-doc-4": "not relevant", "f-doc-5": "not relevant"})
     judge(db, r["study_id"], "ann2", {"f-doc-3": "not relevant", "f-doc-4": "not relevant"})
     judge(db, r["study_id"], "ann3", {"f-doc-2": "not relevant", "f-doc-4": "not relevant"})
-    summary = rejudging.rejudge_summary(db, "demo")
+    summary = rejudging.rejudge_summary(db, projects.get_project(db, "demo"))
     docs = {d["doc_id"]: d for d in summary["documents"]}
     assert {d: (x["status"], x["changed"]) for d, x in docs.items()} == {
         "f-doc-1": ("unanimous", 1), "f-doc-2": ("majority", 1), "f-doc-3": ("majority", 0),
@@ -228,7 +228,7 @@ def test_majority_adjudication_and_changed_qrels(demo):
     item5 = docs["f-doc-5"]["item"]
     studies.add_adjudication(db, item5, "relevant", "lead")
     studies.add_adjudication(db, item5, "not relevant", "lead", "the newest decision counts")
-    summary = rejudging.rejudge_summary(db, "demo")
+    summary = rejudging.rejudge_summary(db, projects.get_project(db, "demo"))
     assert summary["qrels_changed"] == {"f-robot": {"f-doc-1": 1, "f-doc-2": 1, "f-doc-3": 0, "f-doc-4": 0,
                                                      "f-doc-5": 0, "f-doc-6": 0}}
     q = summary["queries"][0]
@@ -244,7 +244,7 @@ def test_a_tie_is_unresolved_and_keeps_the_original_relevance(demo):
     r = save(db, newest + ADDED, annotators=["ann1", "ann2"], overlap=2)
     judge(db, r["study_id"], "ann1", {"f-doc-3": "not relevant", "f-doc-4": "not relevant"})
     judge(db, r["study_id"], "ann2", {"f-doc-3": "not relevant"})
-    summary = rejudging.rejudge_summary(db, "demo")
+    summary = rejudging.rejudge_summary(db, projects.get_project(db, "demo"))
     docs = {d["doc_id"]: d for d in summary["documents"]}
     assert (docs["f-doc-4"]["status"], docs["f-doc-4"]["changed"]) == ("tie", None)
     assert summary["qrels_changed"]["f-robot"]["f-doc-4"] == 1  # left as original
@@ -261,7 +261,7 @@ def test_one_label_of_three_does_not_decide_a_document(demo):
     newest = narrative_versions.narrative_state(db, "demo", "f-robot")["newest"]["text"]
     r = save(db, newest + ADDED)  # overlap 3
     judge(db, r["study_id"], "ann1", {"f-doc-3": "not relevant"})
-    summary = rejudging.rejudge_summary(db, "demo")
+    summary = rejudging.rejudge_summary(db, projects.get_project(db, "demo"))
     docs = {d["doc_id"]: d for d in summary["documents"]}
     assert {d: (x["status"], x["changed"]) for d, x in docs.items()} == {
         d: ("awaiting labels", None) for d in ("f-doc-1", "f-doc-2", "f-doc-3", "f-doc-4", "f-doc-5")
@@ -270,7 +270,7 @@ def test_one_label_of_three_does_not_decide_a_document(demo):
     q = summary["queries"][0]
     assert (q["resolved"], q["unresolved"], q["flipped"]) == (0, 5, 0)
     judge(db, r["study_id"], "ann2", {"f-doc-3": "not relevant"})
-    docs = {d["doc_id"]: d for d in rejudging.rejudge_summary(db, "demo")["documents"]}
+    docs = {d["doc_id"]: d for d in rejudging.rejudge_summary(db, projects.get_project(db, "demo"))["documents"]}
     assert (docs["f-doc-3"]["status"], docs["f-doc-3"]["changed"]) == ("unanimous", 0)  # 2 of 3 agree
 
 
@@ -503,7 +503,7 @@ def test_graded_rejudging_stores_the_majority_grade(demo):
               "ann3": {"f-doc-3": "1", "f-doc-4": "1"}}
     for name, answers in grades.items():
         judge(db, r["study_id"], name, answers, default="1")
-    summary = rejudging.rejudge_summary(db, "demo")
+    summary = rejudging.rejudge_summary(db, projects.get_project(db, "demo"))
     assert summary["scale"] == "graded"
     assert summary["qrels_changed"]["f-robot"] == {"f-doc-1": 1, "f-doc-2": 1, "f-doc-3": 0, "f-doc-4": 2,
                                                    "f-doc-5": 1, "f-doc-6": 0}

@@ -57,10 +57,10 @@ def test_changed_validated_is_compared_with_published_changed_judgment_by_judgme
     db, _ = demo
     pid = projects.get_project(db, "demo")["id"]
     published_rejudged_demo(db)
-    summary = rejudging.rejudge_summary(db, "demo", kind="published")
+    summary = rejudging.rejudge_summary(db, projects.get_project(db, "demo"), kind="published")
     q = summary["queries"][0]
     assert all(d["title"] for d in summary["documents"])
-    untitled = rejudging.rejudge_summary(db, "demo", kind="published", titles=False)  # what a build reads
+    untitled = rejudging.rejudge_summary(db, projects.get_project(db, "demo"), kind="published", titles=False)  # what a build reads
     assert [d["title"] for d in untitled["documents"]] == [""] * len(summary["documents"])
     assert untitled == {**summary, "documents": [{**d, "title": ""} for d in summary["documents"]]}
     # resolved main documents: 1 agrees (1/1), 2 differs (0/1), 3 differs (1/0), 4 agrees, 5 agrees (adjudicated 0/0)
