@@ -76,13 +76,13 @@ def followir_bundle(db: Database, project: dict, *, all_documents: bool = False,
     return b, notes
 
 
-def export_followir(db: Database, project: str, out_dir: Path, *, all_documents: bool = False,
+def export_followir(db: Database, project: dict, out_dir: Path, *, all_documents: bool = False,
                     unresolved: str | None = None, allow_incomplete: bool = False) -> dict:
-    """Write :func:`followir_bundle` in the FollowIR hub layout (``formats.writers.write_followir``):
+    """Write :func:`followir_bundle` of ``project`` (its row) in the FollowIR hub layout (``formats.writers.write_followir``):
     ``queries.jsonl``, ``corpus.jsonl``, ``qrels_og/test.{tsv,jsonl}``, ``qrels_changed/test.{tsv,jsonl}``,
     ``top_ranked.jsonl`` (one ``{"qid", "pid"}`` row per pair), ``README.md``. Returns ``{"files", "counts", "notes"}``; the files import back with
     ``formats.readers.parse("followir", [out_dir])`` into the same Bundle."""
-    proj = projects.get_project(db, project)
+    proj = project
     pid = proj["id"]
     # instruction_changed is the newest narrative: an expert edit's when there is one (qrels from its
     # re-judging, edited-validated), else the published one (qrels from its re-judging, changed-validated)
@@ -91,7 +91,7 @@ def export_followir(db: Database, project: str, out_dir: Path, *, all_documents:
                                                       allow_incomplete=allow_incomplete).qrels
     bundle, notes = followir_bundle(db, proj, all_documents=all_documents, changed_qrels=derived)
     if not bundle.queries:
-        raise IFJudgeError(f"project {project!r} has no query with an original and a changed narrative and qrels "
+        raise IFJudgeError(f"project {proj['name']!r} has no query with an original and a changed narrative and qrels "
                            f"to export ({'; '.join(notes[:3]) or 'no narratives'})")
     files = write_followir(bundle, Path(out_dir))
     return {"files": [str(f) for f in files], "counts": bundle.counts(), "notes": notes}

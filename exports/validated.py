@@ -220,7 +220,7 @@ FORMATS = tuple(EXPORTERS)
 
 def export_project(
     db: Database,
-    project: str,
+    project: dict,
     fmt: str,
     out_dir: str | Path,
     *,
@@ -231,7 +231,8 @@ def export_project(
     allow_incomplete: bool = False,
     raw_csv: bool = False,
 ) -> dict:
-    """Write the export ``fmt`` of ``project`` into ``out_dir``; returns the manifest. (The command
+    """Write the export ``fmt`` of ``project`` (its row, :func:`storage.projects.get_project`)
+    into ``out_dir``; returns the manifest. (The command
     line writes through :func:`export_to_folder`, which refuses to mix an export with other files.)
     CSV cells a spreadsheet would run as formulas get an apostrophe unless ``raw_csv``
     (:mod:`formats.spreadsheet`).
@@ -255,14 +256,15 @@ def export_project(
     out = Path(out_dir)
     # the project, its qrels (in the bundle) and the studies are read once and passed down; the
     # builds and the report read each study's items and labels once (shared reads)
+    proj, name = project, project["name"]
     with studies.shared_reads(db):
-        proj = projects.get_project(db, project)
+        projects.share_project(db, proj)  # what the report's library functions read by id
         if fmt == "report" and not ids:
-            raise IFJudgeError(f"name the study to report on (--study ID); studies of {project!r}: "
+            raise IFJudgeError(f"name the study to report on (--study ID); studies of {name!r}: "
                                + (", ".join(f"{s['id']} ({s['name']})" for s in studies.list_studies(db, proj["id"]))
                                   or "none"))
         bundle = projects.project_bundle(db, proj["id"], documents=False)
-        _check_layout(project, fmt, bundle)
+        _check_layout(name, fmt, bundle)
         inputs = BuildInputs.read(db, proj, ids, allow_incomplete) if ids else None
         builds = build_versions(db, proj, ids, rules=rules, unresolved=unresolved, inputs=inputs) if ids else {}
         if _needs_documents(fmt, builds):
@@ -272,13 +274,13 @@ def export_project(
         try:
             written = EXPORTERS[fmt](job)
         except ValueError as exc:  # the layout cannot express this project
-            raise IFJudgeError(f"cannot export {project!r} as {fmt}: {exc}") from None
+            raise IFJudgeError(f"cannot export {name!r} as {fmt}: {exc}") from None
         manifest = _manifest(job, proj, fmt, _study_infos(inputs, builds), rules, unresolved, written)
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return manifest
 
 
-def export_to_folder(db: Database, project: str, fmt: str, out_dir: str | Path, *, replace_out: bool = False,
+def export_to_folder(db: Database, project: dict, fmt: str, out_dir: str | Path, *, replace_out: bool = False,
                      **options) -> dict:
     """:func:`export_project` into ``out_dir`` as a whole (``ifjudge export --out``): a new or empty
     folder; an existing file or a folder holding files is refused unless ``replace_out``, and then

@@ -44,6 +44,16 @@ def get_project(db: Database, name: str) -> dict:
                                   also=lambda row: ("project id", row["id"]))
 
 
+def share_project(db: Database, project: dict) -> None:
+    """While ``db`` shares its reads within this run, :func:`get_project` and
+    :func:`get_project_by_id` of this project answer with ``project`` (its row, read by the
+    caller) instead of reading it again."""
+    cache = study_reads.run_cache(db)
+    if cache is not None:
+        cache.setdefault(("project", project["name"]), dict(project))
+        cache.setdefault(("project id", project["id"]), dict(project))
+
+
 def _project_named(db: Database, name: str) -> dict:
     row = db.execute("SELECT id, name, kind, created_at FROM projects WHERE name = ?", [name]).fetchone()
     if row is None:

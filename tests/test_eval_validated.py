@@ -159,7 +159,7 @@ def test_evaluate_page_shows_published_vs_validated_pmrr(env_db, db_path, monkey
     monkeypatch.setenv("IFJUDGE_CACHE_DIR", str(tmp_path / "cache"))
     db, _ = env_db
     published_rejudged_demo(db)
-    qrels_builds.store_changed_qrels(db, "demo")
+    qrels_builds.store_changed_qrels(db, projects.get_project(db, "demo"))
     at = signed_in_page(db, "pages/evaluate.py", "lead", timeout=60)
     assert at.multiselect(key="ev_versions").value == ["changed", "changed-validated", "original"]
     at.button[0].click().run(timeout=120)

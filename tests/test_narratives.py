@@ -298,8 +298,8 @@ def test_store_replaces_only_the_rejudged_queries(demo):
         judge(db, r["study_id"], name, {"d2": "not relevant"})
     # an expert edit is a new instruction version: its outcome is edited-validated, not a correction of changed
     with pytest.raises(IFJudgeError, match="no re-judging of the published changed instruction"):
-        qrels_builds.store_changed_qrels(db, "fir")
-    stored = qrels_builds.store_edited_qrels(db, "fir")
+        qrels_builds.store_changed_qrels(db, projects.get_project(db, "fir"))
+    stored = qrels_builds.store_edited_qrels(db, projects.get_project(db, "fir"))
     assert (stored["version"], stored["queries"], stored["rows"], stored["unresolved"]) == ("edited-validated", 1, 3, 0)
     pid = projects.get_project(db, "fir")["id"]
     # the human outcome is its own version; the published changed qrels stay as imported
@@ -379,14 +379,14 @@ def test_export_round_trip_and_pmrr_accepts_the_qrels(demo, tmp_path, run_cli, d
 def test_export_uses_stored_changed_qrels_for_queries_without_a_round(demo, tmp_path):
     db, _ = demo
     projects.import_bundle(db, "fir", two_query_bundle(), fmt="followir")
-    result = followir.export_followir(db, "fir", tmp_path / "out")
+    result = followir.export_followir(db, projects.get_project(db, "fir"), tmp_path / "out")
     again = parse("followir", [tmp_path / "out"])
     assert content(again) == content(followir.followir_bundle(db, projects.get_project(db, "fir"))[0])
     assert result["counts"]["qrels_changed"] == 5
     assert again.top_ranked == {"q1": ["d1", "d2", "d3"], "q2": ["d4", "d5"]}  # judged documents when none stored
     projects.import_bundle(db, "bare", Bundle(queries=[Query("x", "x")], narratives=[Narrative("x", "n")]), fmt="trec")
     with pytest.raises(IFJudgeError, match="no query"):
-        followir.export_followir(db, "bare", tmp_path / "bare")
+        followir.export_followir(db, projects.get_project(db, "bare"), tmp_path / "bare")
 
 
 # ------------------------------------------------------------------------------------------ CLI

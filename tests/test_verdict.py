@@ -29,7 +29,7 @@ def validated(demo):
     sid = r["study_id"]
     order = label_by_plan(db, sid)
     left_out = studies.screen_items(db, sid, order[1])[0]["instance_id"]
-    store_versions(db, "demo", [sid], created_by="lead")
+    store_versions(db, projects.get_project(db, "demo"), [sid], created_by="lead")
     pid = projects.get_project(db, "demo")["id"]
     original = sorted(projects.qrels(db, pid, "original"))
     kept = sorted(projects.qrels(db, pid, "validated"))
