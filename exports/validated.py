@@ -38,14 +38,14 @@ def tool_version() -> str:
         return "unknown"
 
 
-def study_choices(db: Database, project_id: int) -> list[dict]:
-    """The studies of a project a lead can build validated qrels from, each with its completeness
+def study_choices(db: Database, project: dict) -> list[dict]:
+    """The studies of ``project`` (its row) a lead can build validated qrels from, each with its completeness
     (``labelled`` / ``planned``) and kind; the lead picks them (nothing is chosen by default)."""
     from annotation.outcomes.qrels_builds import _study_kind, study_completeness
 
     out = []
-    for s in studies.list_studies(db, project_id):
-        info = study_completeness(db, s["id"])
+    for s in studies.list_studies(db, project["id"]):
+        info = study_completeness(db, s["id"], study=s)
         info["kind"] = _study_kind(s)
         out.append(info)
     return out

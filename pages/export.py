@@ -48,7 +48,7 @@ if st.session_state.get("exp_offer", (None,))[0] != offer_key:
 formats = st.session_state["exp_offer"][1]
 offered = {f["format"]: f for f in formats if f["offered"]}
 
-choices = {c["id"]: c for c in study_choices(conn, proj["id"])}
+choices = {c["id"]: c for c in study_choices(conn, proj)}
 picked = st.multiselect(
     "Studies to build the validated qrels from (one study or several)", list(choices), default=[], key="exp_studies",
     format_func=lambda i: f"{i}: {choices[i]['name']} ({choices[i]['labelled']}/{choices[i]['planned']} labels)",

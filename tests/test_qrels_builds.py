@@ -81,7 +81,7 @@ def test_second_unlabelled_study_does_not_change_what_the_first_validated(labell
     export_project(db, projects.get_project(db, "demo"), "trec", tmp_path / "a", study_ids=[sid])
     before = _lines(tmp_path / "a" / "qrels.validated.txt")
     sid2 = second_study(db)
-    choices = {c["id"]: c for c in study_choices(db, 1)}
+    choices = {c["id"]: c for c in study_choices(db, projects.get_project_by_id(db, 1))}
     assert choices[sid2]["labelled"] == 0 and choices[sid2]["planned"] > 0 and choices[sid]["complete"]
     manifest = export_project(db, projects.get_project(db, "demo"), "trec", tmp_path / "b", study_ids=[sid])
     assert _lines(tmp_path / "b" / "qrels.validated.txt") == before
