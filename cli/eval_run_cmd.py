@@ -111,6 +111,7 @@ class _Bar:
 
 def run_cmd(args) -> int:
     from evaluation.runner import run_eval
+    from storage import projects
     from storage.db import connect
     from evaluation.results import load_run, run_summary
 
@@ -127,7 +128,7 @@ def run_cmd(args) -> int:
     bar = _Bar()
     try:
         run_id = run_eval(
-            db, args.project, model=_model(args), template=args.template, qrels_version=args.qrels_version,
+            db, projects.get_project(db, args.project), model=_model(args), template=args.template, qrels_version=args.qrels_version,
             k=args.k, measures=measures, variant=args.variant, rerank=_rerank(args), candidates=args.candidates,
             missing=args.missing, score=args.score, progress=bar, cache_dir=args.cache_dir, reuse=not args.no_reuse,
             ties=args.ties, protocol=args.protocol, wise_version=args.wise_version,

@@ -481,7 +481,7 @@ def compare_project(
     >>> from storage.db import connect
     >>> db = connect(":memory:"); _ = load_demo(db)
     >>> for version in ("original", "changed"):  # BM25 on the published qrels versions of the demo
-    ...     _ = run_eval(db, "demo", model="bm25", template="query", qrels_version=version)
+    ...     _ = run_eval(db, projects.get_project(db, "demo"), model="bm25", template="query", qrels_version=version)
     >>> out = compare_project(db, projects.get_project(db, "demo"))
     >>> [(row["qrels_version"], row["n_queries"]) for row in out["table"]]
     [('original', 13), ('changed', 1)]

@@ -298,7 +298,7 @@ def test_compare_project_parses_its_measure(tmp_path):
     import_bundle(db, "demo", instructir_bundle(), fmt="instructir")
     replace_qrels(db, 1, "validated", VALIDATED)  # a human outcome is stored, never imported
     for version in ("original", "validated"):
-        run_eval(db, "demo", model="bm25", template="query", qrels_version=version, cache_dir=tmp_path / "emb")
+        run_eval(db, projects.get_project(db, "demo"), model="bm25", template="query", qrels_version=version, cache_dir=tmp_path / "emb")
     lower = compare_project(db, projects.get_project(db, "demo"), measure="ndcg@10", n_permutations=100)
     canonical = compare_project(db, projects.get_project(db, "demo"), measure="nDCG@10", n_permutations=100)
     assert lower["measure"] == "nDCG@10" and lower == canonical

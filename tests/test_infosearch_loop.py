@@ -66,7 +66,7 @@ def test_condition_study_validated_qrels_and_metrics_per_dimension(project, run_
         store_build(db, projects.get_project(db, "is"), b)
     assert projects.qrels(db, pid, "changed") == {"aud-1": {"is-d1": 1, "is-d2": 0}, "lang-1": {"is-d3": 1, "is-d1": 0}}
 
-    rid = run_eval(db, "is", model="bm25", template="instruction_query", qrels_version="changed-validated")
+    rid = run_eval(db, projects.get_project(db, "is"), model="bm25", template="instruction_query", qrels_version="changed-validated")
     r = load_eval_run(db, rid)
     s = r["settings"]
     run_og, run_ins = (s["paired_run"]["run"], r["run"]) if s["variant"] == "changed" else (r["run"], s["paired_run"]["run"])

@@ -13,6 +13,7 @@ from evaluation.retrievers.bm25 import BM25Retriever
 from evaluation.retrievers.topk import top_k, top_k_arrays
 from evaluation.runs import TIES, RankedRun, RunBuilder, as_dict
 from evaluation.templates import get_template
+from storage import projects
 
 
 # -- the reference: ranks by sorting each query's dict, the formulas of docs/metrics.md, means in order
@@ -228,9 +229,9 @@ def test_the_runner_hands_bm25_arrays_to_p_mrr_and_converts_a_reused_run_once(de
         return from_dict(cls, run)
 
     monkeypatch.setattr(runs_module.RankedRun, "from_dict", classmethod(counting))
-    fresh = load_eval_run(db, run_eval(db, "demo", model="bm25", qrels_version="changed", reuse=False))
+    fresh = load_eval_run(db, run_eval(db, projects.get_project(db, "demo"), model="bm25", qrels_version="changed", reuse=False))
     assert converted == []  # the og and changed runs reach p-MRR as BM25's arrays
-    reused = load_eval_run(db, run_eval(db, "demo", model="bm25", qrels_version="changed"))
+    reused = load_eval_run(db, run_eval(db, projects.get_project(db, "demo"), model="bm25", qrels_version="changed"))
     assert reused["settings"]["reused_run"] and len(converted) == 2  # the stored og and changed runs, once each
     assert fresh["metrics"]["p-MRR"] is not None
     assert reused["metrics"] == fresh["metrics"] and reused["per_query"] == fresh["per_query"]

@@ -238,7 +238,7 @@ def test_eval_run_scores_edited_validated_with_the_edited_narrative(demo):
     for name in ANNOTATORS:
         judge(db, edit["study_id"], name, {"f-doc-1": "not relevant"})
     qrels_builds.store_edited_qrels(db, projects.get_project(db, "demo"))
-    r = load_eval_run(db, run_eval(db, "demo", model=EditAware(), qrels_version="edited-validated"))
+    r = load_eval_run(db, run_eval(db, projects.get_project(db, "demo"), model=EditAware(), qrels_version="edited-validated"))
     # original vs edited-validated: one changed document, f-doc-1 (1 -> 0); og run ranks it 1st, the
     # changed run made with the EDITED narrative ranks it 6th: 1 - 1/6 (with the imported changed
     # instruction it would stay 1st: 0)

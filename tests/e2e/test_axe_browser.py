@@ -49,7 +49,7 @@ def busy_server(tmp_path):
     store_versions(db, projects.get_project(db, "demo"), [r["study_id"]], unresolved="keep-published", allow_incomplete=True, created_by="lead")
     for template in ("query", "instruction_query", "query_instruction"):
         for version in ("original", "changed", "validated"):
-            run_eval(db, "demo", model="bm25", template=template, qrels_version=version)
+            run_eval(db, projects.get_project(db, "demo"), model="bm25", template=template, qrels_version=version)
     s = Server(path)
     s.start()
     yield s
