@@ -13,7 +13,6 @@ from evaluation.retrievers.bm25 import BM25Retriever
 from evaluation.retrievers.topk import top_k, top_k_arrays
 from evaluation.runs import TIES, RankedRun, RunBuilder, as_dict
 from evaluation.templates import get_template
-from storage import projects
 
 
 # -- the reference: ranks by sorting each query's dict, the formulas of docs/metrics.md, means in order
@@ -217,6 +216,7 @@ def test_a_converted_run_names_each_entry_by_its_doc_id():
 def test_the_runner_hands_bm25_arrays_to_p_mrr_and_converts_a_reused_run_once(demo, monkeypatch):
     from evaluation import runs as runs_module
     from evaluation.runner import run_eval
+    from storage import projects
     from storage.eval_runs import load_eval_run
 
     db, _ = demo
