@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evaluation.runner import run_eval  # noqa: E402
 from formats.bundle import Bundle, Document, Instance, Qrel, Query  # noqa: E402
+from storage import projects  # noqa: E402
 from storage.db import connect  # noqa: E402
 from storage.eval_runs import load_eval_run  # noqa: E402
 from storage.projects import import_bundle, replace_qrels  # noqa: E402
@@ -107,15 +108,15 @@ def main() -> None:
               f"{len({i.group_id for i in bundle.instances})} groups")
 
         t = time.perf_counter()
-        r1 = run_eval(db, "bench", model="minilm", template="instruction_query", qrels_version="original", cache_dir=cache)
+        r1 = run_eval(db, projects.get_project(db, "bench"), model="minilm", template="instruction_query", qrels_version="original", cache_dir=cache)
         t1 = time.perf_counter() - t
 
         t = time.perf_counter()
-        r2 = run_eval(db, "bench", model="minilm", template="instruction_query", qrels_version="validated", cache_dir=cache)
+        r2 = run_eval(db, projects.get_project(db, "bench"), model="minilm", template="instruction_query", qrels_version="validated", cache_dir=cache)
         t2 = time.perf_counter() - t
 
         t = time.perf_counter()
-        r2b = run_eval(db, "bench", model="minilm", template="instruction_query", qrels_version="validated",
+        r2b = run_eval(db, projects.get_project(db, "bench"), model="minilm", template="instruction_query", qrels_version="validated",
                        cache_dir=cache, reuse=False)
         t2b = time.perf_counter() - t
 

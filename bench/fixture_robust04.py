@@ -188,7 +188,7 @@ def _cli(*argv: str) -> None:
 
 def build_robust04_db(data: Path, runs: list[Path], base: Path, full: Path) -> dict:
     from accounts import auth
-    from storage import studies, users
+    from storage import projects, studies, users
     from storage.db import connect
     from annotation.outcomes import adjudication
     t = time.perf_counter()
@@ -226,7 +226,7 @@ def build_robust04_db(data: Path, runs: list[Path], base: Path, full: Path) -> d
     t = time.perf_counter()
     for path in runs:
         variant = path.parent.name
-        run_eval(db, "robust04", model=str(path), qrels_version="original" if variant == "og" else "changed",
+        run_eval(db, projects.get_project(db, "robust04"), model=str(path), qrels_version="original" if variant == "og" else "changed",
                  variant=variant)
     t_eval = time.perf_counter() - t
     n_eval = db.execute("SELECT COUNT(*) FROM eval_runs").fetchone()[0]

@@ -7,13 +7,11 @@ DataFrame and the categories.
 """
 from __future__ import annotations
 
-import csv
-import io
 import json
 from typing import TYPE_CHECKING
 
 from storage.errors import IFJudgeError, ImportFailure
-from formats.text import decode_utf8
+from formats.csv_table import read_csv_table as read_table
 from cli.options import add_db, add_json
 from cli.output import fmt_value, format_table
 from evaluation.undefined import is_undefined, show
@@ -57,55 +55,13 @@ def parse_categories(text: str) -> list[str]:
     return cats
 
 
-def _read_utf8(path: str) -> str:
-    """The file's text; a file that is not UTF-8 is refused naming the line of the first bad byte."""
-    with open(path, "rb") as fh:
-        raw = fh.read()
-    text = decode_utf8(raw, path)
-    if "\x00" in text:
-        line = text[: text.index("\x00")].count("\n") + 1
-        raise ImportFailure(path, line, None, "NUL byte in the file: expected a UTF-8 text CSV")
-    return text
-
-
 def read_csv_table(path: str, columns: tuple[str, ...]) -> tuple[pd.DataFrame, list[int]]:
     """Rows of a CSV with (at least) the header ``columns``, values stripped, and the file line of
-    every row. Refuses an empty file, a missing column and rows with the wrong number of fields."""
+    every row (:func:`formats.csv_table.read_csv_table`: refused naming file, line and field)."""
     import pandas as pd
 
-    data: dict[str, list[str]] = {c: [] for c in columns}
-    lines: list[int] = []
-    text = _read_utf8(path)
-    csv.field_size_limit(1 << 30)  # long ids and labels are data, not an error
-    reader = csv.reader(io.StringIO(text, newline=""))
-    try:
-        header = next(reader, None)
-        while header is not None and not any(h.strip() for h in header):
-            header = next(reader, None)
-        if header is None:
-            raise ImportFailure(path, 1, None, f"empty file: expected a header line {','.join(columns)}")
-        header = [h.strip() for h in header]
-        header_line = reader.line_num
-        for c in columns:
-            if c not in header:
-                raise ImportFailure(path, header_line, c,
-                                    f"missing header column {c!r} (header is {','.join(header)!r}; "
-                                    f"expected {','.join(columns)})")
-        pos = [header.index(c) for c in columns]
-        for row in reader:
-            if not any(v.strip() for v in row):
-                continue
-            if len(row) != len(header):
-                raise ImportFailure(path, reader.line_num, None,
-                                    f"expected {len(header)} fields ({','.join(header)}), got {len(row)}")
-            for c, i in zip(columns, pos):
-                data[c].append(row[i].strip())
-            lines.append(reader.line_num)
-    except csv.Error as exc:
-        raise ImportFailure(path, reader.line_num, None, f"malformed CSV: {exc}") from None
-    if not lines:
-        raise ImportFailure(path, header_line, None, "no rows after the header")
-    return pd.DataFrame(data), lines
+    table = read_table(path, columns)
+    return pd.DataFrame(table.columns), table.lines
 
 
 def report_from_frame(labels: pd.DataFrame, categories: list[str], *, gold: pd.DataFrame | None, args,

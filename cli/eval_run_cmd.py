@@ -112,6 +112,7 @@ class _Bar:
 
 def run_cmd(args) -> int:
     from evaluation.runner import run_eval
+    from storage import projects
     from storage.db import connect
     from evaluation.results import load_run, run_summary
 
@@ -128,7 +129,7 @@ def run_cmd(args) -> int:
     bar = _Bar()
     try:
         run_id = run_eval(
-            db, args.project, model=_model(args), template=args.template, qrels_version=args.qrels_version,
+            db, projects.get_project(db, args.project), model=_model(args), template=args.template, qrels_version=args.qrels_version,
             k=args.k, measures=measures, variant=args.variant, rerank=_rerank(args), candidates=args.candidates,
             missing=args.missing, score=args.score, progress=bar, cache_dir=args.cache_dir, reuse=not args.no_reuse,
             ties=args.ties, protocol=args.protocol, wise_version=args.wise_version,
@@ -151,8 +152,10 @@ def _submit(db, args, measures) -> int:
     encoder = _encoder_options(args)
     if encoder is None and args.rerank:  # --device / --backend / ... of the cross-encoder, as in _rerank
         encoder = {"device": args.device, "backend": args.backend, "batch_size": args.batch_size, "fp16": not args.no_fp16}
+    from storage import projects
+
     job, created = submit_eval(
-        db, args.project, created_by=f"cli:{getpass.getuser()}", model=args.model, template=args.template,
+        db, projects.get_project(db, args.project), created_by=f"cli:{getpass.getuser()}", model=args.model, template=args.template,
         qrels_version=args.qrels_version, k=args.k, variant=args.variant, rerank=args.rerank,
         **({"measures": measures} if measures is not None else {}),
         candidates=args.candidates, missing=args.missing, score=args.score, cache_dir=args.cache_dir,
@@ -256,7 +259,9 @@ def compare_cmd(args) -> int:
     from storage.db import connect
 
     db = connect(args.db)
-    out = compare_project(db, args.project, measure=args.measure, n_permutations=args.permutations,
+    from storage import projects
+
+    out = compare_project(db, projects.get_project(db, args.project), measure=args.measure, n_permutations=args.permutations,
                           seed=args.seed, top_changes=args.top)
     if args.json:
         print(json.dumps(out, indent=2))

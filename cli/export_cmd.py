@@ -87,8 +87,11 @@ def _print_unresolved(exc: UnresolvedJudgments) -> None:
 def run_export(args) -> int:
     from annotation.outcomes.qrels_builds import UnresolvedJudgments
 
+    from storage import projects
+
+    db = connect(args.db)
     try:
-        manifest = export_to_folder(connect(args.db), args.project, args.format, args.out, study_ids=args.study,
+        manifest = export_to_folder(db, projects.get_project(db, args.project), args.format, args.out, study_ids=args.study,
                                   rules=_rules(args), unresolved=args.unresolved, allow_incomplete=args.allow_incomplete,
                                   replace_out=args.replace, raw_csv=args.raw_csv)
     except UnresolvedJudgments as exc:
@@ -115,7 +118,8 @@ def run_validate(args) -> int:
     from storage import projects, studies
 
     db = connect(args.db)
-    project = args.project or projects.get_project_by_id(db, studies.get_study(db, args.study[0])["project_id"])["name"]
+    project = projects.get_project(db, args.project) if args.project else \
+        projects.get_project_by_id(db, studies.get_study(db, args.study[0])["project_id"])
     try:
         stored = store_versions(db, project, args.study, rules=_rules(args), unresolved=args.unresolved,
                                 allow_incomplete=args.allow_incomplete, created_by="cli")

@@ -242,9 +242,9 @@ def run_summary(args) -> int:
 
     db = connect(args.db)
     kind = _kind(db, args.project, args.kind)
-    summary = rejudging.rejudge_summary(db, args.project, query_id=args.query, kind=kind)
+    summary = rejudging.rejudge_summary(db, projects.get_project(db, args.project), query_id=args.query, kind=kind)
     store_fn = qrels_builds.store_changed_qrels if kind == "published" else qrels_builds.store_edited_qrels
-    stored = store_fn(db, args.project, unresolved=args.unresolved, allow_incomplete=args.allow_incomplete,
+    stored = store_fn(db, projects.get_project(db, args.project), unresolved=args.unresolved, allow_incomplete=args.allow_incomplete,
                       created_by="cli") if args.store else None
     if args.json:
         out = {k: summary[k] for k in ("study_id", "kind", "scale", "queries", "overall", "qrels_changed")}
@@ -287,7 +287,8 @@ def run_summary(args) -> int:
 def run_export(args) -> int:
     from exports import followir
 
-    result = followir.export_followir(connect(args.db), args.project, args.out, all_documents=args.all_documents,
+    db = connect(args.db)
+    result = followir.export_followir(db, projects.get_project(db, args.project), args.out, all_documents=args.all_documents,
                                       unresolved=args.unresolved, allow_incomplete=args.allow_incomplete)
     if args.json:
         print(json.dumps(result))

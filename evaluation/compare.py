@@ -128,10 +128,10 @@ class Selection:
         return None if r is None else r["metrics"].get(measure)
 
 
-def load_runs(db, project: str | dict) -> tuple[dict, list[dict]]:
+def load_runs(db, project: dict) -> tuple[dict, list[dict]]:
     """(project row, its eval runs with per-query values, oldest first, measure names canonical:
-    :func:`evaluation.results.load_runs`); refuses a project without eval runs."""
-    proj = projects.get_project(db, project) if isinstance(project, str) else project
+    :func:`evaluation.results.load_runs`) of ``project`` (its row); refuses a project without eval runs."""
+    proj = project
     runs = results.load_runs(db, proj["id"])
     if not runs:
         raise IFJudgeError(f"project {proj['name']!r} has no eval runs yet; run `ifjudge eval run` first")
@@ -436,7 +436,7 @@ def infosearch_summary(sel: Selection) -> list[dict]:
 
 def compare_project(
     db,
-    project: str | dict,
+    project: dict,
     *,
     measure: str = "nDCG@10",
     n_permutations: int = 10_000,
@@ -485,8 +485,8 @@ def compare_project(
     >>> from storage.db import connect
     >>> db = connect(":memory:"); _ = load_demo(db)
     >>> for version in ("original", "changed"):  # BM25 on the published qrels versions of the demo
-    ...     _ = run_eval(db, "demo", model="bm25", template="query", qrels_version=version)
-    >>> out = compare_project(db, "demo")
+    ...     _ = run_eval(db, projects.get_project(db, "demo"), model="bm25", template="query", qrels_version=version)
+    >>> out = compare_project(db, projects.get_project(db, "demo"))
     >>> [(row["qrels_version"], row["n_queries"]) for row in out["table"]]
     [('original', 13), ('changed', 1)]
     >>> out["kendall_tau"][0]["reason"]

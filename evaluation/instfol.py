@@ -15,14 +15,13 @@ judged passage in that retrieval.
 """
 from __future__ import annotations
 
-import csv
-import io
 import math
 from pathlib import Path
 from typing import Iterable
 
 from storage.errors import ImportFailure
-from formats.text import decode_utf8, received
+from formats.csv_table import read_csv_table
+from formats.text import received
 from formats.trec_rows import parse_rank, parse_score
 
 MODES = ("query", "instructed")
@@ -35,57 +34,30 @@ def read_judge_scores(path: str | Path) -> list[tuple[str, str, int, float]]:
     Raises
     ------
     ImportFailure
-        Empty file, not UTF-8, missing column, unknown mode, non-integer rank, non-numeric
-        score, or the same (query, mode, rank) twice -- naming the file, line and field.
+        Empty file, not UTF-8, missing column, a row with another number of fields than the
+        header, no row, unknown mode, non-integer rank, non-numeric score, or the same (query,
+        mode, rank) twice -- naming the file, line and field (:mod:`formats.csv_table`).
     """
-    data = Path(path).read_bytes()
-    if not data.strip():
-        raise ImportFailure(str(path), None, None, "empty file: expected the header query,mode,rank,score")
-    text = decode_utf8(data, path)
-    csv.field_size_limit(1 << 30)  # a long query id is data, not an error
-    reader = csv.reader(io.StringIO(text, newline=""))
-    try:
-        return _score_rows(path, reader)
-    except csv.Error as exc:
-        raise ImportFailure(str(path), reader.line_num or 1, None, f"malformed CSV: {exc}") from None
-
-
-def _score_rows(path, reader) -> list[tuple[str, str, int, float]]:
-    header = [h.strip().lower() for h in next(reader)]
-    for col in COLUMNS:
-        if col not in header:
-            raise ImportFailure(str(path), 1, col,
-                                f"missing column {col!r}; expected the header query,mode,rank,score")
-    where = {col: header.index(col) for col in COLUMNS}
+    table = read_csv_table(path, COLUMNS, fold_case=True)
     rows: list[tuple[str, str, int, float]] = []
     seen: set[tuple[str, str, int]] = set()
-    for fields in reader:
-        number = reader.line_num
-        if not any(f.strip() for f in fields):
-            continue
-        if len(fields) != len(header):
-            raise ImportFailure(str(path), number, None,
-                                f"expected {len(header)} columns, got {len(fields)}")
-        query = fields[where["query"]].strip()
-        mode = fields[where["mode"]].strip().lower()
+    for number, fields in table.rows():
+        query, mode = fields["query"], fields["mode"].lower()
         if not query:
             raise ImportFailure(str(path), number, "query", "empty query id")
         if mode not in MODES:
-            raise ImportFailure(str(path), number, "mode",
-                                f"expected 'query' or 'instructed', got {fields[where['mode']]!r}")
-        raw_rank = fields[where["rank"]].strip()
+            raise ImportFailure(str(path), number, "mode", f"expected 'query' or 'instructed', got {fields['mode']!r}")
+        raw_rank = fields["rank"]
         rank = parse_rank(raw_rank, path, number)  # the one number parser of run files: formats.trec_rows
         if rank < 1:
             raise ImportFailure(str(path), number, "rank", f"received {received(raw_rank)}; expected an integer rank >= 1")
-        score = parse_score(fields[where["score"]].strip(), path, number)
+        score = parse_score(fields["score"], path, number)
         key = (query, mode, rank)
         if key in seen:
             raise ImportFailure(str(path), number, "rank",
                                 f"query {query!r}, mode {mode!r}, rank {rank} scored twice")
         seen.add(key)
         rows.append((query, mode, rank, score))
-    if not rows:
-        raise ImportFailure(str(path), None, None, "no score after the header")
     return rows
 
 

@@ -148,9 +148,9 @@ def dedupe_key(kind: str, project_id: int, parameters: dict) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def submit_eval(db: Database, project: str | dict, *, created_by: str, **params) -> tuple[dict, bool]:
+def submit_eval(db: Database, project: dict, *, created_by: str, **params) -> tuple[dict, bool]:
     """Queue one evaluation (the keyword arguments of :func:`eval_parameters`), or return the
-    queued or running job of the same evaluation. Returns ``(job, created)``.
+    queued or running job of the same evaluation in ``project`` (its row). Returns ``(job, created)``.
 
     The project and the qrels version are checked now, so that a typo is refused at once rather
     than by the worker.
@@ -158,11 +158,12 @@ def submit_eval(db: Database, project: str | dict, *, created_by: str, **params)
     >>> from annotation.demo import load_demo
     >>> from storage.db import connect
     >>> db = connect(":memory:"); _ = load_demo(db)
-    >>> job, created = submit_eval(db, "demo", created_by="lead", model="bm25")
-    >>> created, submit_eval(db, "demo", created_by="lead2", model="bm25")[0]["id"] == job["id"]
+    >>> demo = projects.get_project(db, "demo")
+    >>> job, created = submit_eval(db, demo, created_by="lead", model="bm25")
+    >>> created, submit_eval(db, demo, created_by="lead2", model="bm25")[0]["id"] == job["id"]
     (True, True)
     """
-    proj = projects.get_project(db, project) if isinstance(project, str) else project
+    proj = project
     parameters = eval_parameters(**params)
     rules = resolve_protocol(proj["kind"], parameters["protocol"])
     if parameters["template"] is None:  # the protocol's default for the kind, named in the job

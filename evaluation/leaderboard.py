@@ -310,11 +310,11 @@ def _tau_jackknife(pub: _Side, val: _Side) -> np.ndarray:
     return out[~np.isnan(out)] if (~np.isnan(out)).any() else np.zeros(1)
 
 
-def per_query_scores(db, project: str | dict, measure: str) -> dict[str, dict[str, dict[str, float]]]:
+def per_query_scores(db, project: dict, measure: str) -> dict[str, dict[str, dict[str, float]]]:
     """``{qrels version: {system label: {query: value of measure}}}`` from the newest eval run of
     each system and qrels version (:func:`evaluation.compare.pick_versions`), read as result records
-    (:func:`evaluation.results.run_results`)."""
-    proj = projects.get_project(db, project) if isinstance(project, str) else project
+    (:func:`evaluation.results.run_results`) of ``project`` (its row)."""
+    proj = project
     sel = pick_versions(results.load_runs(db, proj["id"]))
     out: dict[str, dict[str, dict[str, float]]] = {}
     for (key, version), r in sel.latest.items():
@@ -339,7 +339,7 @@ def validated_coverage(db, project_id: int, version: str) -> dict:
     return {"queries_checked": checked, "queries": total, "note": note}
 
 
-def leaderboard_change(db, project: str | dict, *, measure: str = "nDCG@10", n_boot: int = 2000, seed: int = 0,
+def leaderboard_change(db, project: dict, *, measure: str = "nDCG@10", n_boot: int = 2000, seed: int = 0,
                        alpha: float = 0.05, interval: str = "studentized") -> dict:
     """For each published qrels version with a validated counterpart that both have eval runs
     (``original`` / ``validated``, ``changed`` / ``changed-validated``, ``reversed`` /
@@ -350,7 +350,7 @@ def leaderboard_change(db, project: str | dict, *, measure: str = "nDCG@10", n_b
     "undefined"}`` (``undefined`` names why there is no comparison at all).
     """
     measure = str(parse_measure_name(measure))
-    proj = projects.get_project(db, project) if isinstance(project, str) else project
+    proj = project
     scores = per_query_scores(db, proj, measure)
     comparisons = []
     for pub, val in PAIRS:

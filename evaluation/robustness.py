@@ -6,14 +6,13 @@ group is taken, and these per-group minima are averaged.
 """
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 from typing import Mapping
 
 from evaluation.measures import Measure, evaluate
 from evaluation.undefined import mean_or_undefined
 from storage.errors import ImportFailure
-from formats.text import decode_utf8
+from formats.csv_table import read_pairs
 
 
 def default_group(qid: str) -> str:
@@ -37,33 +36,9 @@ def read_groups(path: str | Path) -> dict[str, str]:
     ImportFailure
         Empty file, not UTF-8, a line without two columns, or an instance given two groups.
     """
-    data = Path(path).read_bytes()
-    text = decode_utf8(data, path)
     groups: dict[str, str] = {}
-    csv.field_size_limit(1 << 30)  # a long id is data, not an error
-    # lines end at "\n" only, so reported line numbers are the ones an editor shows
-    rows = [(n, line.removesuffix("\r")) for n, line in enumerate(text.split("\n"), start=1) if line.strip()]
-    if not rows:
-        raise ImportFailure(str(path), None, None, "empty file: expected lines 'qid group'")
-    for number, line in rows:
-        if "\t" in line:
-            parts = [p.strip() for p in line.split("\t")]
-        elif "," in line:
-            try:
-                parts = [p.strip() for p in next(csv.reader([line]))]
-            except csv.Error as exc:
-                raise ImportFailure(str(path), number, None, f"malformed CSV: {exc}") from None
-        else:
-            parts = line.split()
-        if len(parts) != 2:
-            raise ImportFailure(str(path), number, None,
-                                f"expected 2 columns 'qid group', got {len(parts)}")
-        qid, group = parts
-        if number == rows[0][0] and qid.lower() in ("qid", "query-id", "instance", "instance_id") \
-                and group.lower() in ("group", "group_id", "group-id"):
-            continue
-        if not qid or not group:
-            raise ImportFailure(str(path), number, "qid" if not qid else "group", "empty value")
+    for number, qid, group in read_pairs(path, ("qid", "group"), header=(
+            ("qid", "query-id", "instance", "instance_id"), ("group", "group_id", "group-id"))):
         if qid in groups and groups[qid] != group:
             raise ImportFailure(str(path), number, "group",
                                 f"instance {qid!r} already in group {groups[qid]!r}")

@@ -267,7 +267,7 @@ def check_evaluable(db: Database, proj: dict, *, qrels_version: str, variant: st
     return topics, chosen_variant, qrels_all
 
 
-def run_eval(db: Database, project: str | dict, *, model, template: str | None = None, qrels_version: str = "original",
+def run_eval(db: Database, project: dict, *, model, template: str | None = None, qrels_version: str = "original",
              k: int = DEFAULT_K, measures: Sequence[str] | None = None, variant: str | None = None, rerank=None,
              candidates: str = "auto", missing: str = "zero", score: str = "cosine", progress: Progress | None = None,
              cache_dir=None, reuse: bool = True, ties: str | None = None, protocol: str | None = None,
@@ -277,8 +277,8 @@ def run_eval(db: Database, project: str | dict, *, model, template: str | None =
 
     Parameters
     ----------
-    project : str or dict
-        Project name (or the dict of ``storage.projects.get_project``).
+    project : dict
+        The project's row (``storage.projects.get_project``).
     model : str or Retriever
         ``"bm25"``, ``"minilm"`` (bundled all-MiniLM-L6-v2), a sentence-transformers directory or
         hub name, a TREC run file, ``"external:<name>"`` (a run stored by an import), or a
@@ -326,12 +326,13 @@ def run_eval(db: Database, project: str | dict, *, model, template: str | None =
     >>> from storage.db import connect
     >>> from storage.eval_runs import load_eval_run
     >>> db = connect(":memory:"); _ = load_demo(db)
-    >>> first = load_eval_run(db, run_eval(db, "demo", model="bm25", qrels_version="original"))
-    >>> again = load_eval_run(db, run_eval(db, "demo", model="bm25", qrels_version="changed"))
+    >>> demo = projects.get_project(db, "demo")
+    >>> first = load_eval_run(db, run_eval(db, demo, model="bm25", qrels_version="original"))
+    >>> again = load_eval_run(db, run_eval(db, demo, model="bm25", qrels_version="changed"))
     >>> first["model"], first["settings"]["reused_run"], again["settings"]["reused_run"]  # same retrieval: reused
     ('bm25', False, True)
     """
-    proj = projects.get_project(db, project) if isinstance(project, str) else project
+    proj = project
     inputs = _Inputs(db, proj, protocol)
     ties = ties or inputs.protocol.ties
     _check_options(proj, inputs.versions, qrels_version=qrels_version, candidates=candidates, ties=ties, k=k)

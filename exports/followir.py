@@ -8,6 +8,7 @@ MTEB v2 layouts); :func:`export_followir` writes it. No Streamlit, no SQL.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from annotation.narratives.versions import original_judgments, root_version
@@ -21,8 +22,9 @@ from storage.errors import IFJudgeError
 from storage.db import Database
 
 
-def followir_bundle(db: Database, project: str, *, all_documents: bool = False,
-                    changed_qrels: dict[str, dict[str, int]] | None = None) -> tuple[Bundle, list[str]]:
+def followir_bundle(db: Database, project: dict, *, all_documents: bool = False,
+                    changed_qrels: dict[str, dict[str, int]] | None = None,
+                    qrels: Callable[[str], dict] | None = None) -> tuple[Bundle, list[str]]:
     """The FollowIR/MTEB view of a project: one query per narrative chain that has a changed version.
 
     ``instruction_og`` = the original narrative, ``instruction_changed`` = the newest version;
@@ -32,13 +34,14 @@ def followir_bundle(db: Database, project: str, *, all_documents: bool = False,
     top_ranked as stored, else the query's judged documents (FollowIR reranks all judged
     documents); documents = those the qrels and top_ranked name (``all_documents``: the corpus),
     by id, as a :class:`formats.corpus.StreamedCorpus` (the writer reads their text in chunks).
-    All qrels are keyed by the query id. Returns (bundle, notes about skipped queries).
+    All qrels are keyed by the query id. ``project``: its row (:func:`storage.projects.get_project`);
+    ``qrels``: version -> qid -> doc -> relevance when the caller has read them (else read here).
+    Returns (bundle, notes about skipped queries).
     """
-    proj = projects.get_project(db, project)
-    pid = proj["id"]
+    pid = project["id"]
     query_text = projects.queries(db, pid)
-    original = projects.qrels(db, pid, "original")
-    stored_changed = projects.qrels(db, pid, "changed")
+    qrels = qrels or (lambda version: projects.qrels(db, pid, version))
+    original, stored_changed = qrels("original"), qrels("changed")
     derived = changed_qrels or {}
     top = projects.top_ranked(db, pid)
     corpus = set(projects.StoredDocuments(db, pid))  # the ids; the text is read by the writer, a chunk at a time
@@ -73,21 +76,22 @@ def followir_bundle(db: Database, project: str, *, all_documents: bool = False,
     return b, notes
 
 
-def export_followir(db: Database, project: str, out_dir: Path, *, all_documents: bool = False,
+def export_followir(db: Database, project: dict, out_dir: Path, *, all_documents: bool = False,
                     unresolved: str | None = None, allow_incomplete: bool = False) -> dict:
-    """Write :func:`followir_bundle` in the FollowIR hub layout (``formats.writers.write_followir``):
+    """Write :func:`followir_bundle` of ``project`` (its row) in the FollowIR hub layout (``formats.writers.write_followir``):
     ``queries.jsonl``, ``corpus.jsonl``, ``qrels_og/test.{tsv,jsonl}``, ``qrels_changed/test.{tsv,jsonl}``,
     ``top_ranked.jsonl`` (one ``{"qid", "pid"}`` row per pair), ``README.md``. Returns ``{"files", "counts", "notes"}``; the files import back with
     ``formats.readers.parse("followir", [out_dir])`` into the same Bundle."""
-    pid = projects.get_project(db, project)["id"]
+    proj = project
+    pid = proj["id"]
     # instruction_changed is the newest narrative: an expert edit's when there is one (qrels from its
     # re-judging, edited-validated), else the published one (qrels from its re-judging, changed-validated)
     sid = store.rejudge_study_id(db, pid) or store.rejudge_study_id(db, pid, store.PUBLISHED_PURPOSE)
-    derived = None if sid is None else build_rejudged(db, project, [sid], unresolved=unresolved,
+    derived = None if sid is None else build_rejudged(db, proj, [sid], unresolved=unresolved,
                                                       allow_incomplete=allow_incomplete).qrels
-    bundle, notes = followir_bundle(db, project, all_documents=all_documents, changed_qrels=derived)
+    bundle, notes = followir_bundle(db, proj, all_documents=all_documents, changed_qrels=derived)
     if not bundle.queries:
-        raise IFJudgeError(f"project {project!r} has no query with an original and a changed narrative and qrels "
+        raise IFJudgeError(f"project {proj['name']!r} has no query with an original and a changed narrative and qrels "
                            f"to export ({'; '.join(notes[:3]) or 'no narratives'})")
     files = write_followir(bundle, Path(out_dir))
     return {"files": [str(f) for f in files], "counts": bundle.counts(), "notes": notes}

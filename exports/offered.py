@@ -43,24 +43,24 @@ def _dry_run(db: Database, project: dict, fmt: str) -> str | None:
     bundle = replace(bundle, documents=[Document(d, "") for d in projects.StoredDocuments(db, project["id"])])
     with tempfile.TemporaryDirectory() as tmp:
         try:
-            EXPORTERS[fmt](ExportJob(db, project["name"], bundle, {}, [], Path(tmp)))
+            EXPORTERS[fmt](ExportJob(db, project, bundle, {}, [], Path(tmp)))
         except ValueError as exc:
             return str(exc)
     return None
 
 
-def export_formats(db: Database, project: str | dict) -> list[dict]:
+def export_formats(db: Database, project: dict) -> list[dict]:
     """Every export format with ``{"format", "label", "holds", "offered", "why"}``: ``offered``
     when the project can be written in it (the report: when the project has a study), ``why``
-    the reason when not.
+    the reason when not. ``project``: its row (:func:`storage.projects.get_project`).
 
     >>> from storage.db import connect
     >>> from annotation.demo import load_demo
     >>> db = connect(":memory:"); _ = load_demo(db)
-    >>> [f["format"] for f in export_formats(db, "demo") if f["offered"]]
+    >>> [f["format"] for f in export_formats(db, projects.get_project(db, "demo")) if f["offered"]]
     ['trec', 'beir', 'followir', 'mteb', 'jsonl', 'report']
     """
-    proj = projects.get_project(db, project) if isinstance(project, str) else project
+    proj = project
     out = []
     for fmt in EXPORTERS:
         label, holds = FORMAT_INFO.get(fmt, (fmt, ""))

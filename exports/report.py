@@ -32,7 +32,7 @@ def _is_share(statistic: str) -> bool:
 
 
 def write_report(db: Database, study_id: int, out: Path, *, n_boot: int = BOOTSTRAP,
-                 builds: dict | None = None, raw_csv: bool = False) -> list[Path]:
+                 builds: dict | None = None, raw_csv: bool = False, study: dict | None = None) -> list[Path]:
     """report.md, report.csv, report.tex of one study: Table 7 rows (with top-1 accuracy excluding
     ties and the number of ties for best_passage; Randolph, Fleiss and percent agreement for
     re-judging), the study's completeness (labelled / planned), the benchmark-wide estimates and
@@ -40,11 +40,12 @@ def write_report(db: Database, study_id: int, out: Path, *, n_boot: int = BOOTST
     replicates over queries, the study's seed; the leaderboards read the project's stored eval
     runs), and for each qrels version built (``builds``) the studies it comes from and its
     provenance counts. Names (the study's, the systems') are escaped in the Markdown and the LaTeX;
-    CSV cells a spreadsheet would run as formulas get an apostrophe unless ``raw_csv``."""
+    CSV cells a spreadsheet would run as formulas get an apostrophe unless ``raw_csv``. ``study``:
+    the study's row when the caller has read it (an export reads it once)."""
     from annotation.outcomes.qrels_builds import describe_studies, study_completeness
 
-    study = studies.get_study(db, study_id)
-    done = study_completeness(db, study_id)
+    study = study or studies.get_study(db, study_id)
+    done = study_completeness(db, study_id, study=study)
     seed = int(study["settings"].get("seed", 0))
     rows = table7(db, study_id, n_boot=n_boot, seed=seed)
     bench = benchmark_report(db, [study_id], n_boot=n_boot, seed=seed, builds=builds)

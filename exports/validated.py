@@ -25,6 +25,7 @@ from storage.errors import IFJudgeError
 
 if TYPE_CHECKING:
     from annotation.outcomes.items import ValidationRules
+    from annotation.outcomes.qrels_builds import BuildInputs
 
 # The builds, the report and the FollowIR bundle (numpy, pandas, statsmodels) are imported where an
 # export runs: FORMATS, the choices of `ifjudge export --format`, is read without them.
@@ -37,14 +38,14 @@ def tool_version() -> str:
         return "unknown"
 
 
-def study_choices(db: Database, project_id: int) -> list[dict]:
-    """The studies of a project a lead can build validated qrels from, each with its completeness
+def study_choices(db: Database, project: dict) -> list[dict]:
+    """The studies of ``project`` (its row) a lead can build validated qrels from, each with its completeness
     (``labelled`` / ``planned``) and kind; the lead picks them (nothing is chosen by default)."""
     from annotation.outcomes.qrels_builds import _study_kind, study_completeness
 
     out = []
-    for s in studies.list_studies(db, project_id):
-        info = study_completeness(db, s["id"])
+    for s in studies.list_studies(db, project["id"]):
+        info = study_completeness(db, s["id"], study=s)
         info["kind"] = _study_kind(s)
         out.append(info)
     return out
@@ -64,12 +65,14 @@ def _sha256(path: Path) -> str:
 
 @dataclass
 class ExportJob:
-    """What one export writes from: the project's bundle with the validated versions of ``builds``,
-    the studies (``study_ids``), the output folder; ``notes`` and ``left_out`` collect what the
-    manifest says about the layout (``left_out``: ``{"what", "count", "why"}``)."""
+    """What one export writes from: the project's row (:func:`storage.projects.get_project`) and
+    bundle with the validated versions of ``builds``, the studies (``study_ids``), the output
+    folder; ``notes`` and ``left_out`` collect what the manifest says about the layout
+    (``left_out``: ``{"what", "count", "why"}``); ``inputs``: what the builds read (the studies'
+    rows, the qrels versions), read once for the whole export."""
 
     db: Database
-    project: str
+    project: dict
     bundle: Bundle
     builds: dict
     study_ids: list[int]
@@ -77,6 +80,13 @@ class ExportJob:
     notes: list[str] = field(default_factory=list)
     left_out: list[dict] = field(default_factory=list)
     raw_csv: bool = False
+    inputs: BuildInputs | None = None
+
+    def qrels(self, version: str) -> dict[str, dict[str, int]]:
+        """The stored qrels ``version`` (as the builds read it; read once per export)."""
+        if self.inputs is None:
+            return projects.qrels(self.db, self.project["id"], version)
+        return self.inputs.qrels(version)
 
     @property
     def versions(self) -> list[str]:
@@ -127,8 +137,8 @@ def _export_beir(job: ExportJob) -> list[Path]:
 def _export_followir(job: ExportJob) -> list[Path]:
     """The FollowIR hub layout (:func:`_write_followir_shaped`)."""
     job.left_out += subsets_left_out(job.bundle, "FollowIR hub")
-    return _write_followir_shaped(lambda b, **kw: layouts.write_followir(b, job.out, **kw), job.db, job.project,
-                                  job.bundle, job.versions, job.best, job.builds, job.notes, left_out=job.left_out)
+    return _write_followir_shaped(lambda b, **kw: layouts.write_followir(b, job.out, **kw), job,
+                                  left_out=job.left_out)
 
 
 def _export_infosearch(job: ExportJob) -> list[Path]:
@@ -148,7 +158,7 @@ def _export_mteb(job: ExportJob) -> list[Path]:
     """MTEB v2 parquet configs: a FollowIR project as FollowIR, any other one query per instance."""
     bundle = job.bundle
     if layouts.is_followir_shaped(bundle):
-        part, kw = _followir_part(job.db, job.project, bundle, job.versions, job.best, job.builds, job.notes)
+        part, kw = _followir_part(job)
         return layouts.write_mteb(part, job.out, **kw)
     part, omitted = mteb_part(bundle, job.versions)
     job.left_out += omitted
@@ -194,7 +204,8 @@ def _export_report(job: ExportJob) -> list[Path]:
     for sid in job.study_ids:
         target = job.out if len(job.study_ids) == 1 else job.out / f"study-{sid}"
         target.mkdir(parents=True, exist_ok=True)
-        written += report.write_report(job.db, sid, target, builds=job.builds, raw_csv=job.raw_csv)
+        written += report.write_report(job.db, sid, target, builds=job.builds, raw_csv=job.raw_csv,
+                                       study=None if job.inputs is None else job.inputs.studies.get(sid))
     return written
 
 
@@ -209,7 +220,7 @@ FORMATS = tuple(EXPORTERS)
 
 def export_project(
     db: Database,
-    project: str,
+    project: dict,
     fmt: str,
     out_dir: str | Path,
     *,
@@ -220,7 +231,8 @@ def export_project(
     allow_incomplete: bool = False,
     raw_csv: bool = False,
 ) -> dict:
-    """Write the export ``fmt`` of ``project`` into ``out_dir``; returns the manifest. (The command
+    """Write the export ``fmt`` of ``project`` (its row, :func:`storage.projects.get_project`)
+    into ``out_dir``; returns the manifest. (The command
     line writes through :func:`export_to_folder`, which refuses to mix an export with other files.)
     CSV cells a spreadsheet would run as formulas get an apostrophe unless ``raw_csv``
     (:mod:`formats.spreadsheet`).
@@ -235,36 +247,40 @@ def export_project(
     :data:`EXPORTERS`.
     """
     from annotation.outcomes.items import ValidationRules
-    from annotation.outcomes.qrels_builds import build_versions
+    from annotation.outcomes.qrels_builds import BuildInputs, build_versions
 
     if fmt not in EXPORTERS:
         raise IFJudgeError(f"unknown export format {fmt!r}; expected one of {', '.join(FORMATS)}")
     rules = rules or ValidationRules()
     ids = list(dict.fromkeys([*(study_ids or []), *([study_id] if study_id is not None else [])]))
     out = Path(out_dir)
-    proj = projects.get_project(db, project)
-    if fmt == "report" and not ids:
-        raise IFJudgeError(f"name the study to report on (--study ID); studies of {project!r}: "
-                           + (", ".join(f"{s['id']} ({s['name']})" for s in studies.list_studies(db, proj["id"])) or "none"))
-    bundle = projects.project_bundle(db, proj["id"], documents=False)
-    _check_layout(project, fmt, bundle)
-    with studies.shared_reads(db):  # the builds and the report read each study's items and labels once
-        builds = build_versions(db, project, ids, rules=rules, unresolved=unresolved,
-                                allow_incomplete=allow_incomplete) if ids else {}
+    # the project, its qrels (in the bundle) and the studies are read once and passed down; the
+    # builds and the report read each study's items and labels once (shared reads)
+    proj, name = project, project["name"]
+    with studies.shared_reads(db):
+        projects.share_project(db, proj)  # what the report's library functions read by id
+        if fmt == "report" and not ids:
+            raise IFJudgeError(f"name the study to report on (--study ID); studies of {name!r}: "
+                               + (", ".join(f"{s['id']} ({s['name']})" for s in studies.list_studies(db, proj["id"]))
+                                  or "none"))
+        bundle = projects.project_bundle(db, proj["id"], documents=False)
+        _check_layout(name, fmt, bundle)
+        inputs = BuildInputs.read(db, proj, ids, allow_incomplete) if ids else None
+        builds = build_versions(db, proj, ids, rules=rules, unresolved=unresolved, inputs=inputs) if ids else {}
         if _needs_documents(fmt, builds):
             bundle = replace(bundle, documents=projects.streamed_corpus(db, proj["id"]))  # read by the writer in chunks
         out.mkdir(parents=True, exist_ok=True)
-        job = ExportJob(db, project, _with_builds(bundle, builds), builds, ids, out, raw_csv=raw_csv)
+        job = ExportJob(db, proj, _with_builds(bundle, builds), builds, ids, out, raw_csv=raw_csv, inputs=inputs)
         try:
             written = EXPORTERS[fmt](job)
         except ValueError as exc:  # the layout cannot express this project
-            raise IFJudgeError(f"cannot export {project!r} as {fmt}: {exc}") from None
-        manifest = _manifest(job, proj, fmt, _study_infos(db, ids, builds), rules, unresolved, written)
+            raise IFJudgeError(f"cannot export {name!r} as {fmt}: {exc}") from None
+        manifest = _manifest(job, proj, fmt, _study_infos(inputs, builds), rules, unresolved, written)
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return manifest
 
 
-def export_to_folder(db: Database, project: str, fmt: str, out_dir: str | Path, *, replace_out: bool = False,
+def export_to_folder(db: Database, project: dict, fmt: str, out_dir: str | Path, *, replace_out: bool = False,
                      **options) -> dict:
     """:func:`export_project` into ``out_dir`` as a whole (``ifjudge export --out``): a new or empty
     folder; an existing file or a folder holding files is refused unless ``replace_out``, and then
@@ -354,13 +370,11 @@ def _needs_documents(fmt: str, builds: dict) -> bool:
     return fmt not in TEXT_FREE
 
 
-def _study_infos(db: Database, ids: list[int], builds: dict) -> list[dict]:
-    """The named studies with their completeness, as the builds checked them."""
+def _study_infos(inputs: BuildInputs | None, builds: dict) -> list[dict]:
+    """The named studies with their completeness, as the builds checked them (``inputs.infos``)."""
     infos = list({i["id"]: i for b in builds.values() for i in b.studies}.values()) if builds else []
-    if ids and not infos:
-        from annotation.outcomes.qrels_builds import study_completeness
-
-        infos = [study_completeness(db, i) for i in ids]
+    if inputs is not None and not infos:
+        infos = [{k: v for k, v in i.items() if k != "kind"} for i in inputs.infos]
     return infos
 
 
@@ -369,13 +383,14 @@ def _manifest(job: ExportJob, proj: dict, fmt: str, infos: list[dict], rules: Va
     """The manifest of an export (see the module docstring)."""
     db, bundle, builds, out, versions = job.db, job.bundle, job.builds, job.out, job.versions
     checked = builds["validated"].instances if "validated" in builds else {}  # counted, not described (_decisions)
-    first = studies.get_study(db, job.study_ids[0]) if job.study_ids else None
+    rows = job.inputs.studies if job.inputs is not None else {}
+    first = rows[job.study_ids[0]] if job.study_ids else None
     return {
         "tool": "ifjudge", "version": tool_version(), "created_at": now_iso(), "project": proj["name"],
         "kind": proj["kind"], "format": fmt,
         "inputs": [{"path": p, "sha256": h} for p, h in bundle.source_files],
-        "studies": [{**i, "settings": {k: v for k, v in studies.get_study(db, i["id"])["settings"].items() if k != "guidelines"},
-                     "annotators": studies.get_study(db, i["id"])["annotators"]} for i in infos],
+        "studies": [{**i, "settings": {k: v for k, v in rows[i["id"]]["settings"].items() if k != "guidelines"},
+                     "annotators": rows[i["id"]]["annotators"]} for i in infos],
         "study": None if first is None else {
             "id": first["id"], "name": first["name"], "questions": first["questions"],
             "settings": {k: v for k, v in first["settings"].items() if k != "guidelines"},
@@ -460,18 +475,18 @@ def _merged_validated(bundle: Bundle, validated: dict[str, dict[str, int]], *, p
     return replace(bundle, qrels=rows + merged)
 
 
-def _followir_part(db: Database, project: str, bundle: Bundle, versions: list[str], best: str,
-                   builds: dict, notes: list[str]) -> tuple[Bundle, dict]:
+def _followir_part(job: ExportJob) -> tuple[Bundle, dict]:
     """What a FollowIR layout (hub v1 or MTEB v2) holds for the project, and the writer's version
     arguments. After a re-judging round (``changed-validated`` built on narrative chains):
     instruction_changed = the re-judged narrative, qrels_changed = the human outcome (queries
     without a round keep their published changed qrels)."""
     from exports.followir import followir_bundle
 
+    db, bundle, versions, best, builds, notes = job.db, job.bundle, job.versions, job.best, job.builds, job.notes
     # FollowIR re-judging: of expert edits (a new instruction version) or of the published changed one
     rejudged = builds.get("edited-validated") or builds.get("changed-validated")
     if rejudged is not None and rejudged.settings.get("scale"):
-        part, skipped = followir_bundle(db, project, changed_qrels=rejudged.qrels)
+        part, skipped = followir_bundle(db, job.project, changed_qrels=rejudged.qrels, qrels=job.qrels)
         if not part.queries:
             raise ValueError("no query has an original and a changed narrative; " + "; ".join(skipped[:3]))
         notes += skipped
@@ -481,22 +496,21 @@ def _followir_part(db: Database, project: str, bundle: Bundle, versions: list[st
     return bundle, {"og_version": "original", "changed_version": "changed" if "changed" in versions else best}
 
 
-def _write_followir_shaped(write, db: Database, project: str, bundle: Bundle, versions: list[str],
-                           best: str, builds: dict, notes: list[str], *,
-                           left_out: list[dict] | None = None) -> list[Path]:
+def _write_followir_shaped(write, job: ExportJob, *, left_out: list[dict] | None = None) -> list[Path]:
     """Write the project with ``write(bundle, **versions)`` in a FollowIR layout. A project that
     mixes other instances writes only its queries with an original and a changed narrative (and
     counts the rest in ``left_out``); one with none of them is refused (``ValueError``)."""
-    part, kw = _followir_part(db, project, bundle, versions, best, builds, notes)
+    part, kw = _followir_part(job)
     try:
         return write(part, **kw)
     except ValueError as exc:
         from exports.followir import followir_bundle
 
-        mixed, skipped = followir_bundle(db, project)
+        mixed, skipped = followir_bundle(job.db, job.project, qrels=job.qrels)
         if not mixed.queries:
             raise
-        notes += [f"only the {len(mixed.queries)} query(ies) with an original and a changed narrative were "
+        bundle = job.bundle
+        job.notes += [f"only the {len(mixed.queries)} query(ies) with an original and a changed narrative were "
                   f"written; the rest of the project does not fit the layout ({exc})", *skipped]
         if left_out is not None:
             why = "the FollowIR layout holds queries with an original and a changed instruction only"

@@ -207,11 +207,11 @@ def coverage_piece(db: Database, project_id: int, version: str = "validated", *,
     }
 
 
-def project_verdict(db: Database, project: str | dict, *, study_ids: list[int] | None = None, measure: str = "nDCG@10",
+def project_verdict(db: Database, project: dict, *, study_ids: list[int] | None = None, measure: str = "nDCG@10",
                     n_boot: int = 2000, seed: int = 0, alpha: float = 0.05, boards: dict | None = None,
                     comparison: dict | None = None, estimates: list[dict] | None = None,
                     builds: dict | None = None) -> dict:
-    """The verdict of one project: for each validated qrels version it has (``validated``,
+    """The verdict of one project (its row): for each validated qrels version it has (``validated``,
     ``changed-validated``, ``reversed-validated``), :func:`ranking_piece`,
     :func:`score_change_piece` and :func:`coverage_piece`; over the studies, :func:`share_pieces`.
 
@@ -229,7 +229,7 @@ def project_verdict(db: Database, project: str | dict, *, study_ids: list[int] |
     from evaluation.leaderboard import leaderboard_change
     from evaluation import results
 
-    proj = projects.get_project(db, project) if isinstance(project, str) else project
+    proj = project
     builds = builds or {}
     have = set(projects.qrels_versions(db, proj["id"])) | set(builds)
     if boards is None:

@@ -48,7 +48,7 @@ if st.session_state.get("exp_offer", (None,))[0] != offer_key:
 formats = st.session_state["exp_offer"][1]
 offered = {f["format"]: f for f in formats if f["offered"]}
 
-choices = {c["id"]: c for c in study_choices(conn, proj["id"])}
+choices = {c["id"]: c for c in study_choices(conn, proj)}
 picked = st.multiselect(
     "Studies to build the validated qrels from (one study or several)", list(choices), default=[], key="exp_studies",
     format_func=lambda i: f"{i}: {choices[i]['name']} ({choices[i]['labelled']}/{choices[i]['planned']} labels)",
@@ -127,7 +127,7 @@ if st.button("Build the export", key="exp_build", type="primary",
     built = {"inputs": inputs}
     try:
         with st.spinner(f"Building the {offered[fmt]['label']} export..."), tempfile.TemporaryDirectory() as tmp:
-            manifest = export_project(conn, project, fmt, tmp, study_ids=picked, rules=rules, unresolved=unresolved,
+            manifest = export_project(conn, proj, fmt, tmp, study_ids=picked, rules=rules, unresolved=unresolved,
                                       allow_incomplete=allow_incomplete)
             # the page keeps only the files it shows or offers alone
             archive, files = zip_folder(tmp, keep=lambda name: name.rsplit("/", 1)[-1] in REPORT_FILES
@@ -188,7 +188,7 @@ for v, info in derived.items():
     if info["unresolved"]:
         st.dataframe(pd.DataFrame(table(info["unresolved"])), hide_index=True, key=f"exp_unres_{v}")
 if derived and st.button("Store the validated qrels in the project (for evaluation)", key="exp_store"):
-    stored = store_versions(conn, project, picked, rules=rules, unresolved=unresolved, allow_incomplete=allow_incomplete,
+    stored = store_versions(conn, proj, picked, rules=rules, unresolved=unresolved, allow_incomplete=allow_incomplete,
                             created_by=user["name"])
     for v, (_, b) in stored.items():
         st.success(f"Stored {b.counts['judgments']} {v} qrels rows: evaluate on them under Evaluate.")

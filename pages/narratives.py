@@ -177,7 +177,7 @@ if not have:
 KIND_LABELS = {"published": "the published changed instruction (changed-validated)",
                "edit": "expert edits: a new instruction version (edited-validated)"}
 kind = st.radio("Re-judging of", have, format_func=KIND_LABELS.get, horizontal=True, key=f"nar_kind:{pid}")
-summary = rejudging.rejudge_summary(conn, project, kind=kind)
+summary = rejudging.rejudge_summary(conn, projects.get_project_by_id(conn, pid), kind=kind)
 numbers = store.version_numbers(conn, pid)  # versions as a lead reads them: per query, v1 the original
 
 
@@ -239,7 +239,7 @@ if user["role"] == "lead":
     store_fn = qrels_builds.store_changed_qrels if kind == "published" else qrels_builds.store_edited_qrels
     if st.button(f"Store {version} qrels", key=f"nar_store:{pid}:{kind}"):
         try:
-            stored = store_fn(conn, project, allow_incomplete=incomplete, created_by=user["name"],
+            stored = store_fn(conn, projects.get_project_by_id(conn, pid), allow_incomplete=incomplete, created_by=user["name"],
                               unresolved=None if policy.startswith("(") else policy)
         except IFJudgeError as exc:
             st.error(md_escape(page_message(str(exc))))

@@ -3,10 +3,11 @@ documents, queries, instances and qrels back."""
 from __future__ import annotations
 
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping
 
 from formats.bundle import DERIVED_QRELS_VERSIONS, PUBLISHED_QRELS_VERSIONS, QRELS_VERSIONS, Bundle
+from storage import study_reads
 from storage.db import Database, now_iso, write
 from storage.errors import IFJudgeError, NotFound
 
@@ -37,6 +38,23 @@ class ProjectExists(IFJudgeError):
 
 
 def get_project(db: Database, name: str) -> dict:
+    """The project's row (id, name, kind, created_at), read once while ``db`` shares its reads
+    (:func:`storage.studies.shared_reads`); the library takes it in this shape."""
+    return study_reads.shared_row(db, ("project", name), lambda: _project_named(db, name),
+                                  also=lambda row: ("project id", row["id"]))
+
+
+def share_project(db: Database, project: dict) -> None:
+    """While ``db`` shares its reads within this run, :func:`get_project` and
+    :func:`get_project_by_id` of this project answer with ``project`` (its row, read by the
+    caller) instead of reading it again."""
+    cache = study_reads.run_cache(db)
+    if cache is not None:
+        cache.setdefault(("project", project["name"]), dict(project))
+        cache.setdefault(("project id", project["id"]), dict(project))
+
+
+def _project_named(db: Database, name: str) -> dict:
     row = db.execute("SELECT id, name, kind, created_at FROM projects WHERE name = ?", [name]).fetchone()
     if row is None:
         known = [r[0] for r in db.execute("SELECT name FROM projects ORDER BY name")]
@@ -45,6 +63,11 @@ def get_project(db: Database, name: str) -> dict:
 
 
 def get_project_by_id(db: Database, project_id: int) -> dict:
+    """:func:`get_project` by the project's id."""
+    return study_reads.shared_row(db, ("project id", project_id), lambda: _project_with_id(db, project_id))
+
+
+def _project_with_id(db: Database, project_id: int) -> dict:
     row = db.execute("SELECT id, name, kind, created_at FROM projects WHERE id = ?", [project_id]).fetchone()
     if row is None:
         raise NotFound(f"no project with id {project_id}")
@@ -70,9 +93,10 @@ def project_counts(db: Database, project_id: int) -> dict[str, int]:
         "queries": one("SELECT COUNT(*) FROM queries WHERE project_id = ?"),
         "documents": one("SELECT COUNT(*) FROM documents WHERE project_id = ?"),
     }
-    for version, n in db.execute(
+    rows = _shared_qrels_rows(db, project_id)
+    for version, n in (db.execute(
         "SELECT version, COUNT(*) FROM qrels WHERE project_id = ? GROUP BY version ORDER BY version", [project_id]
-    ):
+    ) if rows is None else Counter(r[0] for r in rows).items()):
         counts[f"qrels_{version}"] = n
     return counts
 
@@ -388,8 +412,23 @@ def instances(db: Database, project_id: int, *, variant: str | None = None) -> l
     return [dict(zip(keys, r)) for r in db.execute(sql, args)]
 
 
+def _shared_qrels_rows(db: Database, project_id: int) -> list[tuple] | None:
+    """The project's qrels rows (version, qid, doc_id, relevance; by version, then as stored) when
+    :func:`project_bundle` read them while ``db`` shares its reads within this run, else None: the
+    qrels reads of the same run answer from them (an export reads the qrels once)."""
+    cache = study_reads.run_cache(db)
+    return None if cache is None else cache.get(("qrels rows", project_id))
+
+
 def qrels(db: Database, project_id: int, version: str = "original") -> dict[str, dict[str, int]]:
-    """qid -> doc_id -> relevance, the shape pytrec_eval takes."""
+    """qid -> doc_id -> relevance, the shape pytrec_eval takes (qids and documents in the order of
+    the table's key)."""
+    rows = _shared_qrels_rows(db, project_id)
+    if rows is not None:
+        grouped: dict[str, dict[str, int]] = {}
+        for _v, qid, doc_id, rel in sorted(r for r in rows if r[0] == version):
+            grouped.setdefault(qid, {})[doc_id] = rel
+        return grouped
     out: dict[str, dict[str, int]] = defaultdict(dict)
     for qid, doc_id, rel in db.execute(
         "SELECT qid, doc_id, relevance FROM qrels WHERE project_id = ? AND version = ?", [project_id, version]
@@ -399,6 +438,9 @@ def qrels(db: Database, project_id: int, version: str = "original") -> dict[str,
 
 
 def qrels_versions(db: Database, project_id: int) -> list[str]:
+    rows = _shared_qrels_rows(db, project_id)
+    if rows is not None:
+        return list(dict.fromkeys(r[0] for r in rows))
     return [r[0] for r in db.execute("SELECT DISTINCT version FROM qrels WHERE project_id = ? ORDER BY version", [project_id])]
 
 
@@ -565,12 +607,13 @@ def project_bundle(db: Database, project_id: int, *, documents: bool = True) -> 
             [project_id],
         )
     ]
-    b.qrels = [
-        Qrel(q, d, r, v)
-        for v, q, d, r in db.execute(
-            "SELECT version, qid, doc_id, relevance FROM qrels WHERE project_id = ? ORDER BY version, rowid", [project_id]
-        )
-    ]
+    rows = db.execute(
+        "SELECT version, qid, doc_id, relevance FROM qrels WHERE project_id = ? ORDER BY version, rowid", [project_id]
+    ).fetchall()
+    b.qrels = [Qrel(q, d, r, v) for v, q, d, r in rows]
+    cache = study_reads.run_cache(db)
+    if cache is not None:  # the later qrels reads of this run answer from these rows
+        cache[("qrels rows", project_id)] = [tuple(r) for r in rows]
     # the newest version of each (query, variant) narrative
     b.narratives = [
         Narrative(q, t, v)

@@ -84,6 +84,13 @@ def insert_items(db, study_id: int, items: list[dict], plan: dict[str, list[int]
 
 
 def get_study(db: Database, study_id: int) -> dict:
+    """The study's row: id, project_id, name, questions, settings, created_by, created_at,
+    closed_at and ``annotators`` (their names). While ``db`` shares its reads within one run
+    (:func:`shared_reads`, not across runs) the row is read once and each call gets a copy."""
+    return study_reads.shared_row(db, ("study", study_id), lambda: _read_study(db, study_id))
+
+
+def _read_study(db: Database, study_id: int) -> dict:
     row = db.execute(
         "SELECT id, project_id, name, questions, settings, created_by, created_at, closed_at FROM studies WHERE id = ?",
         [study_id]).fetchone()

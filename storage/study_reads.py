@@ -29,16 +29,39 @@ is never kept (each ``:memory:`` connection is a database of its own).
 """
 from __future__ import annotations
 
+import copy
 import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from storage import dialect
-from storage.db import Database
+from storage.db import SHARED_READS, Database
 
 KEEP = 4  # studies whose values stay in the process
 ACROSS_RUNS = "across_runs"  # in a connection's shared reads: keep them across runs (storage.studies.share_reads)
+
+
+def run_cache(db: Database) -> dict | None:
+    """Where reads shared within one run are kept while ``db`` shares its reads
+    (:func:`storage.studies.shared_reads`, not across runs); None otherwise."""
+    cache = vars(db).get(SHARED_READS)
+    return None if cache is None or cache.get(ACROSS_RUNS) else cache
+
+
+def shared_row(db: Database, key: tuple, read, *, also=None):
+    """``read()`` (a small row: a project's, a study's) once per ``key`` while ``db`` shares its
+    reads within one run (:func:`storage.studies.shared_reads`, not across runs: a row can change
+    between runs); a fresh copy for each call, since a caller may change it. ``also(row)``: a
+    second key the same row answers (a project read by name answers by id too)."""
+    cache = run_cache(db)
+    if cache is None:
+        return read()
+    if key not in cache:
+        cache[key] = read()
+        if also is not None:
+            cache.setdefault(also(cache[key]), cache[key])
+    return copy.deepcopy(cache[key])
 _VERSION = "data_version"  # in a connection's shared reads: the version read by this run
 _PLACE = "place"  # in a connection's shared reads: the database as a key (_place)
 _lock = threading.Lock()

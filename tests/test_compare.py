@@ -8,6 +8,7 @@ from evaluation.compare import compare_project, table_frame
 from evaluation.significance import holm, kendall_tau, paired_permutation_test, paired_t_test
 from evaluation.runner import run_eval
 from evaluation.undefined import Undefined
+from storage import projects
 from storage.db import connect
 from storage.errors import IFJudgeError
 from storage.eval_runs import load_eval_run
@@ -70,8 +71,8 @@ def db(instructir_db):
 def test_compare_project_deltas_tau_tests_and_changes(db, tmp_path):
     for model, template in (("bm25", "instruction_query"), ("bm25", "query"), ("minilm", "instruction_query")):
         for version in ("original", "validated"):
-            run_eval(db, "demo", model=model, template=template, qrels_version=version, cache_dir=tmp_path / "emb")
-    out = compare_project(db, "demo", n_permutations=2000)
+            run_eval(db, projects.get_project(db, "demo"), model=model, template=template, qrels_version=version, cache_dir=tmp_path / "emb")
+    out = compare_project(db, projects.get_project(db, "demo"), n_permutations=2000)
     assert out["versions"] == ["original", "validated"]
     assert len(out["systems"]) == 3 and len(out["table"]) == 6
 
@@ -121,7 +122,7 @@ def test_compare_project_deltas_tau_tests_and_changes(db, tmp_path):
 
 def test_compare_without_runs_is_a_clear_error(db):
     with pytest.raises(IFJudgeError, match="no eval runs"):
-        compare_project(db, "demo")
+        compare_project(db, projects.get_project(db, "demo"))
 
 
 # ----------------------------------------------------------------------------- issue 19, item 7
@@ -164,8 +165,8 @@ def test_published_vs_validated_on_checked_instances_and_full_set(checked_db, ru
     db, run = checked_db
     _build_validated(db)
     for version in ("original", "validated"):
-        run_eval(db, "demo", model=str(run), qrels_version=version)
-    out = compare_project(db, "demo", n_permutations=100)
+        run_eval(db, projects.get_project(db, "demo"), model=str(run), qrels_version=version)
+    out = compare_project(db, projects.get_project(db, "demo"), n_permutations=100)
     (pair,) = out["published_vs_validated"]
     assert pair["n_checked_queries"] == 3 and pair["checked_build_id"] is not None
     (row,) = pair["systems"]
@@ -197,8 +198,8 @@ def test_checked_view_is_unknown_without_a_recorded_build(checked_db):
     db, run = checked_db
     _build_validated(db, with_provenance=False)
     for version in ("original", "validated"):
-        run_eval(db, "demo", model=str(run), qrels_version=version)
-    (pair,) = compare_project(db, "demo", n_permutations=100)["published_vs_validated"]
+        run_eval(db, projects.get_project(db, "demo"), model=str(run), qrels_version=version)
+    (pair,) = compare_project(db, projects.get_project(db, "demo"), n_permutations=100)["published_vs_validated"]
     assert pair["n_checked_queries"] is None
     (row,) = pair["systems"]
     assert row["checked_published"] is None and row["checked_n_published"] is None
@@ -234,12 +235,12 @@ def test_compare_prints_each_delta_beside_the_means_it_comes_from(run_cli, db_pa
 
     db = connect(db_path)
     import_bundle(db, "p", instructir_bundle(), fmt="instructir")
-    original = load_eval_run(db, run_eval(db, "p", model="bm25", template="query", qrels_version="original"))
+    original = load_eval_run(db, run_eval(db, projects.get_project(db, "p"), model="bm25", template="query", qrels_version="original"))
     per_query = {q: row["nDCG@10"] for q, row in original["per_query"].items()}
     dropped = max(per_query, key=lambda q: (per_query[q], q))  # the validation drops the best query
     kept = [q for q in per_query if q != dropped]
     replace_qrels(db, 1, "validated", {q: d for q, d in projects.qrels(db, 1, "original").items() if q in kept})
-    run_eval(db, "p", model="bm25", template="query", qrels_version="validated")
+    run_eval(db, projects.get_project(db, "p"), model="bm25", template="query", qrels_version="validated")
     code, out, err = run_cli("eval", "compare", "--db", db_path, "--project", "p")
     assert code == 0, err
     n, mean_all = len(per_query), original["metrics"]["nDCG@10"]

@@ -15,6 +15,7 @@ from evaluation.retrievers.topk import RunningTopK, top_k
 from evaluation.runner import run_eval
 from evaluation.templates import get_template
 from formats.bundle import Bundle, Document, Instance, Qrel, Query
+from storage import projects
 from storage.db import connect
 from storage.errors import IFJudgeError
 from storage.eval_runs import load_eval_run
@@ -296,7 +297,8 @@ def project_db(tmp_path):
 
 def test_cli_default_dense_run_has_the_same_identity_as_run_eval(project_db, tmp_path, run_cli):
     cache = tmp_path / "c"
-    run_eval(connect(project_db), "p", model="minilm", template="query", cache_dir=cache)
+    db = connect(project_db)
+    run_eval(db, projects.get_project(db, "p"), model="minilm", template="query", cache_dir=cache)
     code, out, err = run_cli("eval", "run", "--db", project_db, "--project", "p", "--model", "minilm",
                              "--template", "query", "--cache-dir", cache, "--device", "cpu", "--json")
     assert code == 0, err

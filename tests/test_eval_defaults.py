@@ -10,6 +10,7 @@ import pytest
 
 from evaluation.runner import run_eval
 from formats.bundle import Bundle, Document, Instance, Qrel, Query
+from storage import projects
 from storage.db import connect
 from storage.eval_runs import list_eval_runs, load_eval_run
 from storage.projects import import_bundle
@@ -150,9 +151,9 @@ def test_run_order_gives_one_answer_whether_the_stored_run_is_reused_or_not(tmp_
     b.qrels = [q for q in b.qrels if q.qid == "101"]
     import_bundle(db, "fir", b, fmt="followir")
     # the first evaluation stores the og run, and the changed run as its paired run
-    run_eval(db, "fir", model=ListedTies(), qrels_version="original", ties="run-order")
-    reused = load_eval_run(db, run_eval(db, "fir", model=ListedTies(), qrels_version="changed", ties="run-order"))
-    fresh = load_eval_run(db, run_eval(db, "fir", model=ListedTies(), qrels_version="changed", ties="run-order",
+    run_eval(db, projects.get_project(db, "fir"), model=ListedTies(), qrels_version="original", ties="run-order")
+    reused = load_eval_run(db, run_eval(db, projects.get_project(db, "fir"), model=ListedTies(), qrels_version="changed", ties="run-order"))
+    fresh = load_eval_run(db, run_eval(db, projects.get_project(db, "fir"), model=ListedTies(), qrels_version="changed", ties="run-order",
                                        reuse=False))
     assert reused["settings"]["reused_run"] is True and fresh["settings"]["reused_run"] is False
     # f1 (changed document): og rank 1; changed run as listed f3, f1 -> rank 2: 1 - 1/2 = 0.5
@@ -223,7 +224,7 @@ def test_a_generic_query_without_instruction_is_evaluated(tmp_path):
         instances=[Instance("q1", "q1", "q1", "bread please", "og")],  # q2 has no instruction
         qrels=[Qrel("q1", "d2", 1), Qrel("q2", "d1", 1)],
     ), fmt="beir", kind="generic")
-    r = load_eval_run(db, run_eval(db, "g", model="bm25", measures=["nDCG@10"]))
+    r = load_eval_run(db, run_eval(db, projects.get_project(db, "g"), model="bm25", measures=["nDCG@10"]))
     # both queries find their document first: nDCG@10 = 1 each, mean 1 (q2 left out before: 0.5 with missing=zero)
     assert set(r["per_query"]) == {"q1", "q2"} and r["settings"]["evaluation"]["n_queries"] == 2
     assert r["metrics"]["nDCG@10"] == pytest.approx(1.0)

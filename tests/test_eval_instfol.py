@@ -58,7 +58,9 @@ def test_score_above_max_is_refused():
         ("query,mode,rank,score\nq1,query,1,2\nq1,query,first,2\n", 3, "rank"),
         ("query,mode,rank,score\nq1,query,1,good\n", 2, "score"),
         ("query,mode,rank,score\nq1,query,1,2\nq1,query,1,3\n", 3, "rank"),
-        ("query,mode,rank,score\nq1,query,1\n", 2, None),
+        ("query,mode,rank,score\nq1,query,1\n", 2, "score"),  # the first field missing
+        ("query,mode,rank,score\nq1,query,1,2,3\n", 2, None),
+        ("query,mode,rank,score\n\n", 1, None),  # no score after the header
     ],
 )
 def test_reader_errors_name_file_line_field(tmp_path, content, line, field):

@@ -11,6 +11,7 @@ from evaluation import measure_registry as registry
 from evaluation.measure_registry import IFMeasure, UnknownMeasure, parse
 from evaluation.measures import Measure, evaluate, parse_measure, parse_measures
 from evaluation.retrievers.topk import top_k_ranking as top_k
+from storage import projects
 
 
 def test_names_parse_to_canonical_values():
@@ -297,10 +298,10 @@ def test_compare_project_parses_its_measure(tmp_path):
     import_bundle(db, "demo", instructir_bundle(), fmt="instructir")
     replace_qrels(db, 1, "validated", VALIDATED)  # a human outcome is stored, never imported
     for version in ("original", "validated"):
-        run_eval(db, "demo", model="bm25", template="query", qrels_version=version, cache_dir=tmp_path / "emb")
-    lower = compare_project(db, "demo", measure="ndcg@10", n_permutations=100)
-    canonical = compare_project(db, "demo", measure="nDCG@10", n_permutations=100)
+        run_eval(db, projects.get_project(db, "demo"), model="bm25", template="query", qrels_version=version, cache_dir=tmp_path / "emb")
+    lower = compare_project(db, projects.get_project(db, "demo"), measure="ndcg@10", n_permutations=100)
+    canonical = compare_project(db, projects.get_project(db, "demo"), measure="nDCG@10", n_permutations=100)
     assert lower["measure"] == "nDCG@10" and lower == canonical
     assert all(len(board) == 1 for board in lower["leaderboards"].values())
     with pytest.raises(UnknownMeasure, match="unknown measure 'ndgc@10'.*known measures"):
-        compare_project(db, "demo", measure="ndgc@10")
+        compare_project(db, projects.get_project(db, "demo"), measure="ndgc@10")

@@ -8,6 +8,7 @@ from evaluation.retrievers.bm25 import BM25Retriever
 from evaluation.retrievers.dense import DenseRetriever
 from evaluation.runner import run_eval
 from formats.bundle import Bundle, Document, Instance, Qrel, Query
+from storage import projects
 from storage.db import connect
 from storage.errors import IFJudgeError, NotFound
 from storage.eval_runs import list_eval_runs, load_eval_run
@@ -25,7 +26,7 @@ def db(instructir_db):
 
 def test_bm25_run_is_evaluated_and_stored(db, tmp_path):
     seen = []
-    rid = run_eval(db, "demo", model="bm25", template="instruction_query", qrels_version="original",
+    rid = run_eval(db, projects.get_project(db, "demo"), model="bm25", template="instruction_query", qrels_version="original",
                    cache_dir=tmp_path / "c", progress=lambda d, t, m: seen.append(m))
     stored = load_eval_run(db, rid)
     assert stored["model"] == "bm25" and stored["template"] == "instruction_query"
@@ -44,13 +45,13 @@ def test_bm25_run_is_evaluated_and_stored(db, tmp_path):
 
 
 def test_other_qrels_version_reuses_the_stored_run_without_retrieving(db, tmp_path, monkeypatch):
-    first = run_eval(db, "demo", model="bm25", template="query", qrels_version="original")
+    first = run_eval(db, projects.get_project(db, "demo"), model="bm25", template="query", qrels_version="original")
 
     def boom(*a, **k):
         raise AssertionError("retrieval must not run again")
 
     monkeypatch.setattr(BM25Retriever, "retrieve", boom)
-    second = run_eval(db, "demo", model="bm25", template="query", qrels_version="validated")
+    second = run_eval(db, projects.get_project(db, "demo"), model="bm25", template="query", qrels_version="validated")
     a, b = load_eval_run(db, first), load_eval_run(db, second)
     assert b["settings"]["reused_run"] is True and b["run"] == a["run"]
     # q2_1's target moved to d3; the metrics follow the validated qrels.
@@ -58,7 +59,7 @@ def test_other_qrels_version_reuses_the_stored_run_without_retrieving(db, tmp_pa
     assert b["metrics"]["nDCG@10"] == pytest.approx(exp["measures"]["nDCG@10"])
     # A different template is a different retrieval: it does run.
     with pytest.raises(AssertionError, match="must not run"):
-        run_eval(db, "demo", model="bm25", template="sep", qrels_version="validated")
+        run_eval(db, projects.get_project(db, "demo"), model="bm25", template="sep", qrels_version="validated")
 
 
 def test_minilm_second_evaluation_encodes_nothing(db, tmp_path, monkeypatch):
@@ -71,13 +72,13 @@ def test_minilm_second_evaluation_encodes_nothing(db, tmp_path, monkeypatch):
 
     monkeypatch.setattr(DenseRetriever, "_encode", counting)
     cache = tmp_path / "emb"
-    rid = run_eval(db, "demo", model="minilm", template="instruction_query", qrels_version="original", cache_dir=cache)
+    rid = run_eval(db, projects.get_project(db, "demo"), model="minilm", template="instruction_query", qrels_version="original", cache_dir=cache)
     assert sum(calls) == len(DOCS) + 4
     stored = load_eval_run(db, rid)
     assert stored["model"] == "minilm" and len(stored["run"]) == 4 and stored["metrics"]["nDCG@10"] > 0
     calls.clear()
     # Forced re-retrieval on the corrected qrels: every embedding comes from the cache.
-    rid2 = run_eval(db, "demo", model="minilm", template="instruction_query", qrels_version="validated",
+    rid2 = run_eval(db, projects.get_project(db, "demo"), model="minilm", template="instruction_query", qrels_version="validated",
                     cache_dir=cache, reuse=False)
     assert calls == []
     assert load_eval_run(db, rid2)["run"] == stored["run"]
@@ -85,17 +86,17 @@ def test_minilm_second_evaluation_encodes_nothing(db, tmp_path, monkeypatch):
 
 def test_errors_name_what_exists(db):
     with pytest.raises(NotFound, match="original, validated"):
-        run_eval(db, "demo", model="bm25", template="query", qrels_version="changed")
+        run_eval(db, projects.get_project(db, "demo"), model="bm25", template="query", qrels_version="changed")
     with pytest.raises(IFJudgeError, match="instruction_query"):
-        run_eval(db, "demo", model="bm25", template="prefix", qrels_version="original")
+        run_eval(db, projects.get_project(db, "demo"), model="bm25", template="prefix", qrels_version="original")
     with pytest.raises(NotFound, match="demo"):
-        run_eval(db, "nope", model="bm25", template="query")
+        run_eval(db, projects.get_project(db, "nope"), model="bm25", template="query")
 
 
 def test_external_trec_run_file_is_evaluated(db, tmp_path):
     path = tmp_path / "sys.run"
     path.write_text("q1_1 Q0 d2 1 9.0 sys\nq1_1 Q0 d1 2 5.0 sys\nq1_2 Q0 d2 1 3.0 sys\nq1_2 Q0 d1 2 2.0 sys\n")
-    rid = run_eval(db, "demo", model=str(path), qrels_version="original", measures=["RR@10"])
+    rid = run_eval(db, projects.get_project(db, "demo"), model=str(path), qrels_version="original", measures=["RR@10"])
     stored = load_eval_run(db, rid)
     assert stored["model"] == "external:sys.run" and stored["template"] == "external"
     assert stored["per_query"]["q1_1"]["RR@10"] == 1.0 and stored["per_query"]["q1_2"]["RR@10"] == 0.5
@@ -129,7 +130,7 @@ def followir_bundle() -> Bundle:
 def test_followir_project_gets_p_mrr_from_og_and_changed_runs(tmp_path):
     db = connect(tmp_path / "f.db")
     import_bundle(db, "fir", followir_bundle(), fmt="followir")
-    rid = run_eval(db, "fir", model="bm25", template="instruction_query", qrels_version="original")
+    rid = run_eval(db, projects.get_project(db, "fir"), model="bm25", template="instruction_query", qrels_version="original")
     stored = load_eval_run(db, rid)
     s = stored["settings"]
     assert s["variant"] == "og" and s["candidates"] == "top_ranked"
@@ -140,7 +141,7 @@ def test_followir_project_gets_p_mrr_from_og_and_changed_runs(tmp_path):
     assert stored["metrics"]["p-MRR"] == pytest.approx(expected["p-MRR"])
     assert "Robustness@10" not in stored["metrics"]  # one instance per group once a variant is chosen
     # The changed qrels judge the changed instruction; both runs are already stored.
-    rid2 = run_eval(db, "fir", model="bm25", template="instruction_query", qrels_version="changed")
+    rid2 = run_eval(db, projects.get_project(db, "fir"), model="bm25", template="instruction_query", qrels_version="changed")
     s2 = load_eval_run(db, rid2)["settings"]
     assert s2["variant"] == "changed" and s2["reused_run"] is True and s2["paired_run"]["reused"] is True
     assert load_eval_run(db, rid2)["metrics"]["p-MRR"] == pytest.approx(expected["p-MRR"])
@@ -173,8 +174,8 @@ def test_rerank_stage_rescores_the_first_stage_and_is_part_of_the_retrieval(db):
     # A stand-in second stage: counts words shared by the query text and the document.
     overlap = Reranker(lambda pairs: [len(set(q.lower().split()) & set(d.lower().split())) for q, d in pairs],
                        name="overlap")
-    plain = load_eval_run(db, run_eval(db, "demo", model="bm25", template="query", k=2))
-    reranked = load_eval_run(db, run_eval(db, "demo", model="bm25", template="query", k=2, rerank=overlap))
+    plain = load_eval_run(db, run_eval(db, projects.get_project(db, "demo"), model="bm25", template="query", k=2))
+    reranked = load_eval_run(db, run_eval(db, projects.get_project(db, "demo"), model="bm25", template="query", k=2, rerank=overlap))
     assert reranked["settings"]["rerank"] == "overlap" and reranked["settings"]["reused_run"] is False
     for qid, docs in reranked["run"].items():
         assert set(docs) == set(plain["run"][qid])  # the first stage's top 2, re-scored
@@ -190,7 +191,7 @@ def test_infosearch_project_gets_wise_sicr_and_its_p_mrr_from_three_runs(tmp_pat
     db = connect(tmp_path / "is.db")
     import_bundle(db, "is", parse("infosearch", [Path(__file__).parent / "fixtures" / "importers" / "infosearch"]),
                   fmt="infosearch")
-    rid = run_eval(db, "is", model="bm25", template="instruction_query", qrels_version="original")
+    rid = run_eval(db, projects.get_project(db, "is"), model="bm25", template="instruction_query", qrels_version="original")
     stored = load_eval_run(db, rid)
     s = stored["settings"]
     assert s["variant"] == "og" and s["paired_run"]["variant"] == "changed"

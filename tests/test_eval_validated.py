@@ -7,6 +7,7 @@ import pytest
 from evaluation.compare import compare_project
 from evaluation.runner import run_eval
 from formats.bundle import Bundle, Document, Instance, Qrel, Query
+from storage import projects
 from storage.db import connect
 from storage.eval_runs import load_eval_run
 from storage.errors import IFJudgeError
@@ -59,7 +60,7 @@ def db(tmp_path):
 
 
 def test_p_mrr_on_published_and_validated_qrels_by_hand(db):
-    rid = run_eval(db, "fir", model=Fixed(), qrels_version="changed-validated")
+    rid = run_eval(db, projects.get_project(db, "fir"), model=Fixed(), qrels_version="changed-validated")
     r = load_eval_run(db, rid)
     # published (original vs changed): 101 changed docs {f2}: ranks 2 -> 4: 1 - 2/4 = 0.5;
     #   102 changed docs {f5}: ranks 1 -> 1: 0            -> p-MRR = (0.5 + 0) / 2 = 0.25
@@ -71,9 +72,9 @@ def test_p_mrr_on_published_and_validated_qrels_by_hand(db):
     assert ev["qrels"] == ["original", "changed-validated"] and ev["by_qrels"]["changed"]["n_queries"] == 2
     assert ev["per_query"]["changed"] == pytest.approx({"101": 0.5, "102": 0.0})
     assert ev["per_query"]["changed-validated"] == pytest.approx({"101": 0.25})
-    rid2 = run_eval(db, "fir", model=Fixed(), qrels_version="changed")
+    rid2 = run_eval(db, projects.get_project(db, "fir"), model=Fixed(), qrels_version="changed")
     assert load_eval_run(db, rid2)["metrics"]["p-MRR"] == pytest.approx(0.25)
-    out = compare_project(db, "fir", measure="nDCG@10")
+    out = compare_project(db, projects.get_project(db, "fir"), measure="nDCG@10")
     (pm,) = [p for p in out["p_mrr_published_vs_validated"] if p["qrels_version"] == "changed"]
     # on the common query 101: published 0.5, validated 0.25; 102 only in the published version
     assert (pm["n_common_queries"], pm["published_on_common"], pm["validated_on_common"]) == (1, 0.5, 0.25)
@@ -83,8 +84,8 @@ def test_p_mrr_on_published_and_validated_qrels_by_hand(db):
 def test_run_order_ties_are_selectable(db):
     SCORES[("changed", "101")]["f2"] = 0.9  # f2 ties f1 in the changed run (listed after it)
     try:
-        a = load_eval_run(db, run_eval(db, "fir", model=Fixed("t"), qrels_version="changed", ties="docid"))
-        b = load_eval_run(db, run_eval(db, "fir", model=Fixed("t"), qrels_version="changed", ties="run-order"))
+        a = load_eval_run(db, run_eval(db, projects.get_project(db, "fir"), model=Fixed("t"), qrels_version="changed", ties="docid"))
+        b = load_eval_run(db, run_eval(db, projects.get_project(db, "fir"), model=Fixed("t"), qrels_version="changed", ties="run-order"))
     finally:
         SCORES[("changed", "101")]["f2"] = 0.6
     # docid (descending): f2 before f1 -> f2 moves 2 -> 1: 1/2 - 1 = -0.5; 102: 0 -> p-MRR -0.25
@@ -94,14 +95,14 @@ def test_run_order_ties_are_selectable(db):
     assert a["settings"]["evaluation"]["p-MRR"]["ties"] == "docid" and b["settings"]["evaluation"]["p-MRR"]["ties"] == "run-order"
     assert b["settings"]["reused_run"] is True  # the same retrieval, scored with the other tie rule
     with pytest.raises(IFJudgeError, match="unknown tie rule"):
-        run_eval(db, "fir", model=Fixed(), qrels_version="changed", ties="random")
+        run_eval(db, projects.get_project(db, "fir"), model=Fixed(), qrels_version="changed", ties="random")
 
 
 def test_versions_are_compared_on_the_queries_both_judge(db):
     for sys in (Fixed("a"), Fixed("b", shift=0.5)):
         for v in ("changed", "changed-validated"):
-            run_eval(db, "fir", model=sys, qrels_version=v)
-    out = compare_project(db, "fir", measure="nDCG@10", n_permutations=200)
+            run_eval(db, projects.get_project(db, "fir"), model=sys, qrels_version=v)
+    out = compare_project(db, projects.get_project(db, "fir"), measure="nDCG@10", n_permutations=200)
     (pair,) = out["published_vs_validated"]
     assert (pair["published"], pair["validated"]) == ("changed", "changed-validated")
     for row in pair["systems"]:
@@ -120,13 +121,13 @@ def test_evaluation_without_documents_or_judged_queries_is_refused(tmp_path, run
     db = connect(tmp_path / "e.db")
     import_bundle(db, "nodocs", bundle(with_documents=False), fmt="followir")
     with pytest.raises(IFJudgeError, match="has no documents"):
-        run_eval(db, "nodocs", model="bm25", qrels_version="original")
+        run_eval(db, projects.get_project(db, "nodocs"), model="bm25", qrels_version="original")
     code, out, err = run_cli("eval", "run", "--db", tmp_path / "e.db", "--project", "nodocs", "--model", "bm25")
     assert code == 2 and "has no documents" in err and len(err.strip().splitlines()) == 1 and not out
     import_bundle(db, "nojudged", bundle(), fmt="followir")
     replace_qrels(db, 2, "changed-validated", {"101": {"f1": 0, "f2": 0, "f3": 0}})
     with pytest.raises(IFJudgeError, match="no judged query with a relevant document"):
-        run_eval(db, "nojudged", model="bm25", qrels_version="changed-validated")
+        run_eval(db, projects.get_project(db, "nojudged"), model="bm25", qrels_version="changed-validated")
     assert not db.execute("SELECT COUNT(*) FROM eval_runs").fetchone()[0]  # nothing stored, nothing all-zero
 
 
@@ -158,7 +159,7 @@ def test_evaluate_page_shows_published_vs_validated_pmrr(env_db, db_path, monkey
     monkeypatch.setenv("IFJUDGE_CACHE_DIR", str(tmp_path / "cache"))
     db, _ = env_db
     published_rejudged_demo(db)
-    qrels_builds.store_changed_qrels(db, "demo")
+    qrels_builds.store_changed_qrels(db, projects.get_project(db, "demo"))
     at = signed_in_page(db, "pages/evaluate.py", "lead", timeout=60)
     assert at.multiselect(key="ev_versions").value == ["changed", "changed-validated", "original"]
     at.button[0].click().run(timeout=120)

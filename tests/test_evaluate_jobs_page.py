@@ -6,6 +6,7 @@ import re
 import time
 
 from evaluation import jobs as eval_jobs
+from storage import projects
 from storage import jobs
 from tests.builders import app, user_row
 
@@ -61,7 +62,7 @@ def test_submit_then_progress_eta_and_cancel_survive_a_new_session(env_db, db_pa
 def test_failed_job_reason_shown_literally_and_finished_job_shows_results(env_db, db_path, monkeypatch, tmp_path):
     monkeypatch.setenv("IFJUDGE_CACHE_DIR", str(tmp_path / "cache"))
     db, _ = env_db
-    bad, _ = eval_jobs.submit_eval(db, "demo", created_by="lead", model="bm25", k=10)
+    bad, _ = eval_jobs.submit_eval(db, projects.get_project(db, "demo"), created_by="lead", model="bm25", k=10)
     jobs.claim(db, "w1")
     jobs.fail(db, bad["id"], "w1", "model <b>x</b> refused: **bold**")
     at = _page(db)
@@ -71,13 +72,13 @@ def test_failed_job_reason_shown_literally_and_finished_job_shows_results(env_db
     assert [i.value for i in at.info if i.value.startswith("No evaluation yet: run one above")]
 
     # a model name with Markdown in it reads literally in its progress label
-    odd, _ = eval_jobs.submit_eval(db, "demo", created_by="lead", model="my_**model**")
+    odd, _ = eval_jobs.submit_eval(db, projects.get_project(db, "demo"), created_by="lead", model="my_**model**")
     at.run()
     [raw] = [p.proto.text for p in at.get("progress")]
     assert raw.startswith(f"job {odd['id']}: my\\_\\*\\*model\\*\\* / query\\_instruction")
     eval_jobs.cancel(db, odd["id"], by="lead")
 
-    good, _ = eval_jobs.submit_eval(db, "demo", created_by="lead", model="bm25", template="query")
+    good, _ = eval_jobs.submit_eval(db, projects.get_project(db, "demo"), created_by="lead", model="bm25", template="query")
     assert eval_jobs.work(db_path, once=True) == 1
     at.run()
     assert not at.exception and not at.error and not _bars(at)
@@ -101,7 +102,7 @@ def test_the_protocol_chosen_is_queued_and_named_beside_each_result(env_db, db_p
     p = job["parameters"]
     assert (p["protocol"], p["template"], p["ties"], p["wise_version"]) == ("paper", "query_instruction", "docid", "paper")
     assert eval_jobs.work(db_path, once=True) == 1
-    eval_jobs.submit_eval(db, "demo", created_by="lead", model="bm25")  # the same under MTEB's protocol
+    eval_jobs.submit_eval(db, projects.get_project(db, "demo"), created_by="lead", model="bm25")  # the same under MTEB's protocol
     assert eval_jobs.work(db_path, once=True) == 1
     at.run()
     table = at.dataframe[0].value

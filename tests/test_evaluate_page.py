@@ -9,6 +9,7 @@ from annotation.outcomes.qrels_builds import store_validated_qrels
 from evaluation.runner import run_eval
 from tests.builders import app, label_demo, user_row
 from ui.markdown import md_escape
+from storage import projects
 
 pytestmark = pytest.mark.both_engines
 
@@ -48,7 +49,7 @@ def test_measures_have_their_meaning_on_hover_and_compared_queries_are_listed(en
     store_validated_qrels(db, r["study_id"])
     for template in ("query", "instruction_query"):
         for version in ("original", "changed", "validated"):
-            run_eval(db, "demo", model="bm25", template=template, qrels_version=version)
+            run_eval(db, projects.get_project(db, "demo"), model="bm25", template=template, qrels_version=version)
     at = _page(db)
     scores = _frame(at, "Qrels version")
     config = json.loads(scores.proto.columns)
@@ -71,7 +72,7 @@ def test_tau_and_paired_tests_only_where_the_sample_sizes_make_sense(env_db, cac
     db, r = env_db
     for template in ("query", "instruction_query"):  # 2 systems
         for version in ("original", "changed"):
-            run_eval(db, "demo", model="bm25", template=template, qrels_version=version)
+            run_eval(db, projects.get_project(db, "demo"), model="bm25", template=template, qrels_version=version)
     at = _page(db)
     assert not [d for d in at.dataframe if "Kendall tau" in d.value.columns]
     assert any("2 system(s)" in c.value and "needs at least 3 systems" in c.value for c in at.caption)
@@ -80,8 +81,8 @@ def test_tau_and_paired_tests_only_where_the_sample_sizes_make_sense(env_db, cac
     assert list(tests["Compared queries"]) == [13]
     assert any(c.value.startswith(f"changed: {md_escape('bm25 [query]')} vs {md_escape('bm25 [instruction_query]')}: "
                                   "not tested, n = 1 ") for c in at.caption)  # system names shown as typed
-    run_eval(db, "demo", model="bm25", template="sep", qrels_version="original")  # a 3rd system
-    run_eval(db, "demo", model="bm25", template="sep", qrels_version="changed")
+    run_eval(db, projects.get_project(db, "demo"), model="bm25", template="sep", qrels_version="original")  # a 3rd system
+    run_eval(db, projects.get_project(db, "demo"), model="bm25", template="sep", qrels_version="changed")
     at = _page(db)
     tau = _frame(at, "Kendall tau")
     assert list(tau.value["Systems"]) == [3] and list(tau.value["Qrels versions"]) == ["original vs changed"]

@@ -63,7 +63,7 @@ def test_the_hand_written_lines_are_what_json_dumps_writes():
 
 @pytest.mark.parametrize("fmt", ["beir", "followir"])
 def test_exported_corpus_jsonl_has_the_escaped_bytes(stored, tmp_path, fmt):
-    export_project(stored, "fa", fmt, tmp_path)
+    export_project(stored, projects.get_project(stored, "fa"), fmt, tmp_path)
     data = (tmp_path / "corpus.jsonl").read_bytes()
     assert data == ("\n".join(CORPUS_LINES) + "\n").encode("utf-8")
     # and reads back as the stored text, character for character
@@ -99,7 +99,7 @@ def test_utf8_rows_of_a_list_and_a_stream_agree():
 
 
 def test_exported_mteb_corpus_parquet_is_what_pyarrow_writes_from_the_strings(stored, tmp_path):
-    export_project(stored, "fa", "mteb", tmp_path / "mteb")
+    export_project(stored, projects.get_project(stored, "fa"), "mteb", tmp_path / "mteb")
     path = tmp_path / "mteb" / "corpus" / "corpus-00000-of-00001.parquet"
     s = pa.string()
     reference = pa.table({"_id": pa.array([d.doc_id for d in DOCS], s), "title": pa.array([d.title for d in DOCS], s),
@@ -110,7 +110,7 @@ def test_exported_mteb_corpus_parquet_is_what_pyarrow_writes_from_the_strings(st
 
 
 def test_exported_layouts_import_back_with_the_same_text(stored, tmp_path):
-    export_project(stored, "fa", "followir", tmp_path / "fir")
+    export_project(stored, projects.get_project(stored, "fa"), "followir", tmp_path / "fir")
     again = parse("followir", [tmp_path / "fir"])
     assert again.documents == DOCS
     assert [i.instruction for i in again.instances] == ["find «this»", "only\nthat"]
@@ -124,7 +124,7 @@ def test_exported_layouts_import_back_with_the_same_text(stored, tmp_path):
 def test_the_manifest_hashes_are_those_of_the_files_written(stored, tmp_path):
     import hashlib
 
-    manifest = export_project(stored, "fa", "followir", tmp_path)  # corpus.jsonl hashed while written
+    manifest = export_project(stored, projects.get_project(stored, "fa"), "followir", tmp_path)  # corpus.jsonl hashed while written
     files = {f["path"]: f["sha256"] for f in manifest["files"]}
     assert "corpus.jsonl" in files and len(files) == len(manifest["files"])
     for name, digest in files.items():
@@ -143,6 +143,6 @@ def test_a_nul_is_exported_escaped_on_sqlite_and_refused_at_import_on_postgresql
         assert projects.list_projects(db) == []
         return
     projects.import_bundle(db, "fa", bundle, fmt="followir")
-    export_project(db, "fa", "beir", tmp_path / "out")
+    export_project(db, projects.get_project(db, "fa"), "beir", tmp_path / "out")
     lines = (tmp_path / "out" / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
     assert '{"_id": "d-nul", "title": "t", "text": "before\\u0000after"}' in lines

@@ -29,7 +29,7 @@ def test_every_offered_format_exports_on_every_project_kind(demo, tmp_path):
         assert projects.get_project(db, name)["kind"] == kind
     seen = set()
     for p in projects.list_projects(db):
-        formats = export_formats(db, p["name"])
+        formats = export_formats(db, projects.get_project(db, p["name"]))
         assert [f["format"] for f in formats] == list(FORMATS)
         for f in formats:
             if not f["offered"]:
@@ -38,9 +38,9 @@ def test_every_offered_format_exports_on_every_project_kind(demo, tmp_path):
             seen.add(f["format"])
             if f["format"] == "report":
                 continue  # a study's: below
-            export_project(db, p["name"], f["format"], tmp_path / f"{p['name']}-{f['format']}")  # no error
+            export_project(db, projects.get_project(db, p["name"]), f["format"], tmp_path / f"{p['name']}-{f['format']}")  # no error
     assert seen == set(FORMATS)  # each format is offered somewhere
-    offered = {p["name"]: {f["format"] for f in export_formats(db, p["name"]) if f["offered"]}
+    offered = {p["name"]: {f["format"] for f in export_formats(db, projects.get_project(db, p["name"])) if f["offered"]}
                for p in projects.list_projects(db)}
     assert offered["instructir"] == {"trec", "beir", "instructir", "jsonl"}  # no corpus in the excerpt: no MTEB
     assert "followir" not in offered["instructir"] and "ifir" not in offered["followir_hub"]
@@ -48,9 +48,9 @@ def test_every_offered_format_exports_on_every_project_kind(demo, tmp_path):
 
 def test_every_offered_format_exports_with_a_labelled_study(labelled, tmp_path):
     db, sid, order = labelled
-    for f in export_formats(db, "demo"):
+    for f in export_formats(db, projects.get_project(db, "demo")):
         if f["offered"]:
-            manifest = export_project(db, "demo", f["format"], tmp_path / f["format"], study_ids=[sid])
+            manifest = export_project(db, projects.get_project(db, "demo"), f["format"], tmp_path / f["format"], study_ids=[sid])
             assert manifest["counts"]["instances_dropped"] == 1, f["format"]
 
 
@@ -60,12 +60,12 @@ def test_the_instructir_layout_holds_the_kept_instances(labelled, tmp_path):
     from storage import studies
 
     projects.import_bundle(db, "ir", parse("instructir", [ROOT / "tests/fixtures/instructir_excerpt"]), fmt="instructir")
-    export_project(db, "ir", "instructir", tmp_path / "ir")
+    export_project(db, projects.get_project(db, "ir"), "instructir", tmp_path / "ir")
     back = parse("instructir", [tmp_path / "ir"])
     assert len(back.instances) == len(projects.instances(db, projects.get_project(db, "ir")["id"]))
     assert studies.get_study(db, sid)  # the demo study stays; its project is not InstructIR-shaped
     with pytest.raises(Exception, match="cannot export 'demo' as instructir"):
-        export_project(db, "demo", "instructir", tmp_path / "demo")
+        export_project(db, projects.get_project(db, "demo"), "instructir", tmp_path / "demo")
 
 
 def test_every_offered_format_exports_with_an_infosearch_and_an_ifir_study(demo, tmp_path):
@@ -84,7 +84,7 @@ def test_every_offered_format_exports_with_an_infosearch_and_an_ifir_study(demo,
     answer_all(db, is_study, ["ann1", "ann2", "ann3"])
     ifir_study = labelled_ifir_study(db)
     for project, sid in (("is", is_study), ("ifir", ifir_study)):
-        offered = [f["format"] for f in export_formats(db, project) if f["offered"]]
+        offered = [f["format"] for f in export_formats(db, projects.get_project(db, project)) if f["offered"]]
         assert "report" in offered and len(offered) >= 5, offered
         for fmt in offered:
-            export_project(db, project, fmt, tmp_path / f"{project}-{fmt}", study_ids=[sid], unresolved="keep-published")
+            export_project(db, projects.get_project(db, project), fmt, tmp_path / f"{project}-{fmt}", study_ids=[sid], unresolved="keep-published")

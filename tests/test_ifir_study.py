@@ -222,7 +222,7 @@ def test_passage_ratings_flip_a_gold_and_excluded_passages_into_the_validated_qr
     db, sid = rated
     pid = projects.get_project(db, "ifir")["id"]
     original = projects.qrels(db, pid, "original")
-    b = build_validated(db, pid, [sid])
+    b = build_validated(db, projects.get_project_by_id(db, pid), [sid])
     assert b.qrels["pm0_1"] == {"pm0c0": 1, "pm0c1": 0, "pm0c2": 1}
     assert b.qrels["pm0_2"] == {"pm0c0": 1, "pm0c1": 1}
     assert {q: d for q, d in b.qrels.items() if not q.startswith("pm0_")} == {
@@ -237,7 +237,7 @@ def test_passage_ratings_flip_a_gold_and_excluded_passages_into_the_validated_qr
     assert ("pm0_2", "pm0c2") not in prov  # an excluded passage that stays out is no judgment
     assert b.counts["changed"] == 1  # a published judgment changed (pm0_1/c1); the two excluded ones are new
     # the lead's thresholds: gold <= 1, excluded >= 5 -> nothing of these ratings changes a qrel
-    strict = build_validated(db, pid, [sid], rules=ValidationRules(match_gold_max=1, match_excluded_min=5))
+    strict = build_validated(db, projects.get_project_by_id(db, pid), [sid], rules=ValidationRules(match_gold_max=1, match_excluded_min=5))
     assert {q: strict.qrels[q] for q in ("pm0_1", "pm0_2")} == {"pm0_1": original["pm0_1"], "pm0_2": original["pm0_2"]}
     assert strict.settings["passage_match"]["counts"] == {"gold_to_not_relevant": 0, "excluded_to_relevant": 0,
                                                           "unchanged": 8, "undecided": 0}
@@ -257,7 +257,7 @@ def test_validate_cli_thresholds_and_the_report_counts(rated, db_path, run_cli, 
     assert projects.qrels(db, pid, "validated")["pm0_1"] == {"pm0c0": 1, "pm0c1": 0}
     with pytest.raises(SystemExit):  # argparse refuses a score outside 0..5
         run_cli("validate", "--db", db_path, "--study", str(sid), "--match-gold-max", "7")
-    export_project(db, "ifir", "report", tmp_path, study_ids=[sid])
+    export_project(db, projects.get_project(db, "ifir"), "report", tmp_path, study_ids=[sid])
     md = (tmp_path / "report.md").read_text()
     assert "## Qrels version `validated` (validates the published `original`)" in md
     assert "| gold -> not relevant | excluded -> relevant | unchanged | undecided |" in md
@@ -290,10 +290,10 @@ def test_an_undecided_passage_blocks_until_the_lead_chooses(rated):
     db.execute("DELETE FROM labels WHERE item_id = ? AND user_id IN (SELECT id FROM users WHERE name IN ('a1', 'a2'))",
                [item["id"]])  # one label left: no score yet
     with pytest.raises(UnresolvedJudgments, match="pm0_1/pm0c0 \\(gold passage: awaiting labels\\)"):
-        build_validated(db, pid, [sid], allow_incomplete=True)
-    kept = build_validated(db, pid, [sid], allow_incomplete=True, unresolved="keep-published")
+        build_validated(db, projects.get_project_by_id(db, pid), [sid], allow_incomplete=True)
+    kept = build_validated(db, projects.get_project_by_id(db, pid), [sid], allow_incomplete=True, unresolved="keep-published")
     assert kept.qrels["pm0_1"] == {"pm0c0": 1, "pm0c1": 0, "pm0c2": 1}
     assert kept.settings["passage_match"]["counts"] == {"gold_to_not_relevant": 1, "excluded_to_relevant": 2,
                                                         "unchanged": 4, "undecided": 1}
-    dropped = build_validated(db, pid, [sid], allow_incomplete=True, unresolved="drop")
+    dropped = build_validated(db, projects.get_project_by_id(db, pid), [sid], allow_incomplete=True, unresolved="drop")
     assert dropped.qrels["pm0_1"] == {"pm0c1": 0, "pm0c2": 1}

@@ -51,9 +51,9 @@ def test_condition_study_validated_qrels_and_metrics_per_dimension(project, run_
 
     answer_all(db, sid, ["ann1", "ann2"])
     with pytest.raises(IncompleteStudy, match="24 of 36 planned labels"):  # a third label is planned per item
-        build_versions(db, "is", [sid])
+        build_versions(db, projects.get_project(db, "is"), [sid])
     answer_all(db, sid, ["ann3"], DISSENT)
-    builds = build_versions(db, "is", [sid])
+    builds = build_versions(db, projects.get_project(db, "is"), [sid])
     changed, reversed_ = builds["changed-validated"], builds["reversed-validated"]
     assert changed.qrels == {"aud-1": {"is-d1": 1, "is-d2": 0, "is-d3": 0}, "lang-1": {"is-d3": 1, "is-d1": 0, "is-d2": 1}}
     assert reversed_.qrels == {"aud-1": {"is-d1": 0, "is-d2": 1, "is-d3": 0}, "lang-1": {"is-d3": 0, "is-d1": 1, "is-d2": 0}}
@@ -63,10 +63,10 @@ def test_condition_study_validated_qrels_and_metrics_per_dimension(project, run_
     assert prov[("lang-1", "is-d3")]["provenance"] == "unanimous"
     assert prov[("lang-1", "is-d2")]["published"] is None
     for b in builds.values():
-        store_build(db, "is", b)
+        store_build(db, projects.get_project(db, "is"), b)
     assert projects.qrels(db, pid, "changed") == {"aud-1": {"is-d1": 1, "is-d2": 0}, "lang-1": {"is-d3": 1, "is-d1": 0}}
 
-    rid = run_eval(db, "is", model="bm25", template="instruction_query", qrels_version="changed-validated")
+    rid = run_eval(db, projects.get_project(db, "is"), model="bm25", template="instruction_query", qrels_version="changed-validated")
     r = load_eval_run(db, rid)
     s = r["settings"]
     run_og, run_ins = (s["paired_run"]["run"], r["run"]) if s["variant"] == "changed" else (r["run"], s["paired_run"]["run"])

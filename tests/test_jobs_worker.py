@@ -12,6 +12,7 @@ from pathlib import Path
 
 from annotation.demo import load_demo
 from evaluation import jobs as eval_jobs
+from storage import projects
 from storage import eval_runs, jobs
 from storage.db import connect
 
@@ -285,7 +286,7 @@ def test_serve_starts_a_worker_beside_the_app_and_stops_it_on_exit(demo, db_path
     import cli.serve_cmd as serve
     from cli.main import main
 
-    job, _ = eval_jobs.submit_eval(demo[0], "demo", created_by="lead", model="bm25", template="query")
+    job, _ = eval_jobs.submit_eval(demo[0], projects.get_project(demo[0], "demo"), created_by="lead", model="bm25", template="query")
     started = []
     real_start = serve.start_worker
 

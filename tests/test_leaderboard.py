@@ -87,7 +87,7 @@ def test_from_stored_eval_runs(demo):
             eval_runs.store_eval_run(db, pid, model=model, template="query", settings={"k": 1000},
                                      qrels_version=version, metrics={"nDCG@10": float(np.mean([x["nDCG@10"] for x in pq.values()]))},
                                      per_query=pq, run={})
-    out = leaderboard_change(db, "demo", measure="ndcg@10", n_boot=100)
+    out = leaderboard_change(db, projects.get_project(db, "demo"), measure="ndcg@10", n_boot=100)
     assert out["measure"] == "nDCG@10" and out["undefined"] is None
     (c,) = out["comparisons"]
     assert (c["published"], c["validated"], c["n_queries_published"], c["n_queries_validated"]) == (
@@ -98,7 +98,7 @@ def test_from_stored_eval_runs(demo):
 
 def test_no_validated_runs_is_named(demo):
     db, _ = demo
-    out = leaderboard_change(db, "demo")
+    out = leaderboard_change(db, projects.get_project(db, "demo"))
     assert out["comparisons"] == [] and "no stored evaluation" in out["undefined"]
 
 

@@ -18,7 +18,7 @@ from annotation.agreement.majority import decide, majority_index
 from annotation.outcomes.items import item_outcomes
 from annotation.outcomes.qrels_builds import build_validated
 from annotation.studies import StudySettings, create_study
-from storage import studies
+from storage import projects, studies
 from storage.errors import IFJudgeError
 from tests.builders import user_row
 
@@ -131,7 +131,7 @@ def test_overlap_one_study_decides_every_item_in_table7_outcomes_cli_and_qrels(d
     assert code == 0, err
     assert json.loads(out)["majority_shares"]["Yes"] == 1.0
     project_id = studies.get_study(db, sid)["project_id"]
-    build = build_validated(db, project_id, [sid])
+    build = build_validated(db, projects.get_project_by_id(db, project_id), [sid])
     assert not build.unresolved  # every instance decided by its one label
     kept = set(build.qrels)
     # the lead overrules three validity labels: Table 7, the CLI and the qrels build all follow
@@ -142,7 +142,7 @@ def test_overlap_one_study_decides_every_item_in_table7_outcomes_cli_and_qrels(d
     assert _stat(monitor.table7(db, sid, n_boot=0), "Q1.", "Proportion of Yes response") == pytest.approx(7 / 10)
     code, out, err = run_cli("agreement", "--db", db_path, "--study", sid, "--question", "validity", "--json")
     assert json.loads(out)["majority_shares"]["Yes"] == pytest.approx(7 / 10)
-    assert set(build_validated(db, project_id, [sid]).qrels) == kept - {o.instance_id for o in overruled}
+    assert set(build_validated(db, projects.get_project_by_id(db, project_id), [sid]).qrels) == kept - {o.instance_id for o in overruled}
 
 
 def test_adjudicated_items_count_with_the_leads_value_in_table7(demo, db_path, run_cli):

@@ -155,7 +155,7 @@ def test_no_duplicates_and_a_new_round_per_different_modification(demo):
     assert {i["narrative_version_id"] for i in items} == {first["version_id"], second["version_id"]}
     assert len({i["screen"] for i in items}) == 10
     assert store.round_version_ids(db, first["study_id"]) == [first["version_id"], second["version_id"]]
-    summary = rejudging.rejudge_summary(db, "demo")
+    summary = rejudging.rejudge_summary(db, projects.get_project(db, "demo"))
     assert [(q["version_id"], q["superseded_rounds"]) for q in summary["queries"]] == [(second["version_id"], 1)]
 
 
@@ -193,7 +193,7 @@ def test_controls_are_flagged_seeded_and_reported_separately(demo):
     assert [i["doc_id"] for i in controls] == ["f-doc-6"]  # the only originally non-relevant document
     for name in ANNOTATORS:
         judge(db, r["study_id"], name, {d: "not relevant" for d in ("f-doc-3", "f-doc-4", "f-doc-5", "f-doc-6")})
-    q = rejudging.rejudge_summary(db, "demo")["queries"][0]
+    q = rejudging.rejudge_summary(db, projects.get_project(db, "demo"))["queries"][0]
     assert (q["rejudged"], q["controls"], q["controls_resolved"], q["controls_judged_relevant"]) == (5, 1, 1, 0)
     assert (q["flipped"], q["relevant_original"]) == (3, 5)  # controls never count as flips
 
@@ -219,7 +219,7 @@ def test_majority_adjudication_and_changed_qrels(demo):
     judge(db, r["study_id"], "ann1", {"f-doc-3": "not relevant", "f-doc-4": "not relevant", "f-doc-5": "not relevant"})
     judge(db, r["study_id"], "ann2", {"f-doc-3": "not relevant", "f-doc-4": "not relevant"})
     judge(db, r["study_id"], "ann3", {"f-doc-2": "not relevant", "f-doc-4": "not relevant"})
-    summary = rejudging.rejudge_summary(db, "demo")
+    summary = rejudging.rejudge_summary(db, projects.get_project(db, "demo"))
     docs = {d["doc_id"]: d for d in summary["documents"]}
     assert {d: (x["status"], x["changed"]) for d, x in docs.items()} == {
         "f-doc-1": ("unanimous", 1), "f-doc-2": ("majority", 1), "f-doc-3": ("majority", 0),
@@ -228,7 +228,7 @@ def test_majority_adjudication_and_changed_qrels(demo):
     item5 = docs["f-doc-5"]["item"]
     studies.add_adjudication(db, item5, "relevant", "lead")
     studies.add_adjudication(db, item5, "not relevant", "lead", "the newest decision counts")
-    summary = rejudging.rejudge_summary(db, "demo")
+    summary = rejudging.rejudge_summary(db, projects.get_project(db, "demo"))
     assert summary["qrels_changed"] == {"f-robot": {"f-doc-1": 1, "f-doc-2": 1, "f-doc-3": 0, "f-doc-4": 0,
                                                      "f-doc-5": 0, "f-doc-6": 0}}
     q = summary["queries"][0]
@@ -244,7 +244,7 @@ def test_a_tie_is_unresolved_and_keeps_the_original_relevance(demo):
     r = save(db, newest + ADDED, annotators=["ann1", "ann2"], overlap=2)
     judge(db, r["study_id"], "ann1", {"f-doc-3": "not relevant", "f-doc-4": "not relevant"})
     judge(db, r["study_id"], "ann2", {"f-doc-3": "not relevant"})
-    summary = rejudging.rejudge_summary(db, "demo")
+    summary = rejudging.rejudge_summary(db, projects.get_project(db, "demo"))
     docs = {d["doc_id"]: d for d in summary["documents"]}
     assert (docs["f-doc-4"]["status"], docs["f-doc-4"]["changed"]) == ("tie", None)
     assert summary["qrels_changed"]["f-robot"]["f-doc-4"] == 1  # left as original
@@ -261,7 +261,7 @@ def test_one_label_of_three_does_not_decide_a_document(demo):
     newest = narrative_versions.narrative_state(db, "demo", "f-robot")["newest"]["text"]
     r = save(db, newest + ADDED)  # overlap 3
     judge(db, r["study_id"], "ann1", {"f-doc-3": "not relevant"})
-    summary = rejudging.rejudge_summary(db, "demo")
+    summary = rejudging.rejudge_summary(db, projects.get_project(db, "demo"))
     docs = {d["doc_id"]: d for d in summary["documents"]}
     assert {d: (x["status"], x["changed"]) for d, x in docs.items()} == {
         d: ("awaiting labels", None) for d in ("f-doc-1", "f-doc-2", "f-doc-3", "f-doc-4", "f-doc-5")
@@ -270,7 +270,7 @@ def test_one_label_of_three_does_not_decide_a_document(demo):
     q = summary["queries"][0]
     assert (q["resolved"], q["unresolved"], q["flipped"]) == (0, 5, 0)
     judge(db, r["study_id"], "ann2", {"f-doc-3": "not relevant"})
-    docs = {d["doc_id"]: d for d in rejudging.rejudge_summary(db, "demo")["documents"]}
+    docs = {d["doc_id"]: d for d in rejudging.rejudge_summary(db, projects.get_project(db, "demo"))["documents"]}
     assert (docs["f-doc-3"]["status"], docs["f-doc-3"]["changed"]) == ("unanimous", 0)  # 2 of 3 agree
 
 
@@ -298,8 +298,8 @@ def test_store_replaces_only_the_rejudged_queries(demo):
         judge(db, r["study_id"], name, {"d2": "not relevant"})
     # an expert edit is a new instruction version: its outcome is edited-validated, not a correction of changed
     with pytest.raises(IFJudgeError, match="no re-judging of the published changed instruction"):
-        qrels_builds.store_changed_qrels(db, "fir")
-    stored = qrels_builds.store_edited_qrels(db, "fir")
+        qrels_builds.store_changed_qrels(db, projects.get_project(db, "fir"))
+    stored = qrels_builds.store_edited_qrels(db, projects.get_project(db, "fir"))
     assert (stored["version"], stored["queries"], stored["rows"], stored["unresolved"]) == ("edited-validated", 1, 3, 0)
     pid = projects.get_project(db, "fir")["id"]
     # the human outcome is its own version; the published changed qrels stay as imported
@@ -341,8 +341,8 @@ def test_export_round_trip_and_pmrr_accepts_the_qrels(demo, tmp_path, run_cli, d
     assert result["counts"]["queries"] == 1 and result["notes"] == []
     from annotation.outcomes.qrels_builds import build_rejudged
 
-    derived = build_rejudged(db, "demo", [store.rejudge_study_id(db, 1)]).qrels
-    written, _ = followir.followir_bundle(db, "demo", changed_qrels=derived)
+    derived = build_rejudged(db, projects.get_project(db, "demo"), [store.rejudge_study_id(db, 1)]).qrels
+    written, _ = followir.followir_bundle(db, projects.get_project(db, "demo"), changed_qrels=derived)
     again = parse("followir", [tmp_path / "fir"])
     assert content(again) == content(written)
     queries = [json.loads(line) for line in (tmp_path / "fir" / "queries.jsonl").read_text().splitlines()]
@@ -379,14 +379,14 @@ def test_export_round_trip_and_pmrr_accepts_the_qrels(demo, tmp_path, run_cli, d
 def test_export_uses_stored_changed_qrels_for_queries_without_a_round(demo, tmp_path):
     db, _ = demo
     projects.import_bundle(db, "fir", two_query_bundle(), fmt="followir")
-    result = followir.export_followir(db, "fir", tmp_path / "out")
+    result = followir.export_followir(db, projects.get_project(db, "fir"), tmp_path / "out")
     again = parse("followir", [tmp_path / "out"])
-    assert content(again) == content(followir.followir_bundle(db, "fir")[0])
+    assert content(again) == content(followir.followir_bundle(db, projects.get_project(db, "fir"))[0])
     assert result["counts"]["qrels_changed"] == 5
     assert again.top_ranked == {"q1": ["d1", "d2", "d3"], "q2": ["d4", "d5"]}  # judged documents when none stored
     projects.import_bundle(db, "bare", Bundle(queries=[Query("x", "x")], narratives=[Narrative("x", "n")]), fmt="trec")
     with pytest.raises(IFJudgeError, match="no query"):
-        followir.export_followir(db, "bare", tmp_path / "bare")
+        followir.export_followir(db, projects.get_project(db, "bare"), tmp_path / "bare")
 
 
 # ------------------------------------------------------------------------------------------ CLI
@@ -503,7 +503,7 @@ def test_graded_rejudging_stores_the_majority_grade(demo):
               "ann3": {"f-doc-3": "1", "f-doc-4": "1"}}
     for name, answers in grades.items():
         judge(db, r["study_id"], name, answers, default="1")
-    summary = rejudging.rejudge_summary(db, "demo")
+    summary = rejudging.rejudge_summary(db, projects.get_project(db, "demo"))
     assert summary["scale"] == "graded"
     assert summary["qrels_changed"]["f-robot"] == {"f-doc-1": 1, "f-doc-2": 1, "f-doc-3": 0, "f-doc-4": 2,
                                                    "f-doc-5": 1, "f-doc-6": 0}

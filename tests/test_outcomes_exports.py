@@ -68,7 +68,7 @@ def test_trec_export_reads_in_pytrec_eval_and_has_adjudicated_value(labelled, tm
     db, sid, order = labelled
     item = next(o.item_id for o in item_outcomes(db, sid, "validity") if o.instance_id == order[0])
     studies.add_adjudication(db, item, "No", "lead", "")
-    manifest = export_project(db, "demo", "trec", tmp_path, study_ids=[sid])
+    manifest = export_project(db, projects.get_project(db, "demo"), "trec", tmp_path, study_ids=[sid])
     q = read_qrels(tmp_path / "qrels.validated.txt")
     assert order[0] not in q and order[1] not in q and order[2] in q
     ev = pytrec_eval.RelevanceEvaluator(q, {"ndcg"})
@@ -82,7 +82,7 @@ def test_trec_export_reads_in_pytrec_eval_and_has_adjudicated_value(labelled, tm
 
 def test_beir_export_imports_back_with_the_same_validated_qrels(labelled, tmp_path):
     db, sid, _ = labelled
-    export_project(db, "demo", "beir", tmp_path, study_ids=[sid])
+    export_project(db, projects.get_project(db, "demo"), "beir", tmp_path, study_ids=[sid])
     back = importers.parse("beir", [tmp_path])
     got = {}
     for q in back.qrels:
@@ -101,7 +101,7 @@ def test_beir_and_mteb_exports_of_the_demo_hold_every_judgment(demo, tmp_path):
     """Without a study: 14 queries (one per instance) and 12 + 6 + 6 judgments, not the changed ones alone."""
     db, _ = demo
     for fmt in ("beir", "mteb"):
-        manifest = export_project(db, "demo", fmt, tmp_path / fmt)
+        manifest = export_project(db, projects.get_project(db, "demo"), fmt, tmp_path / fmt)
         back = importers.parse(fmt, [tmp_path / fmt])
         assert (len(back.queries), len(back.qrels), len(back.documents)) == (14, 24, 18), fmt
         assert manifest["left_out"] == []
@@ -109,7 +109,7 @@ def test_beir_and_mteb_exports_of_the_demo_hold_every_judgment(demo, tmp_path):
 
 def test_mteb_export_after_a_study_leaves_out_the_dropped_instance(labelled, tmp_path):
     db, sid, order = labelled
-    manifest = export_project(db, "demo", "mteb", tmp_path, study_ids=[sid])
+    manifest = export_project(db, projects.get_project(db, "demo"), "mteb", tmp_path, study_ids=[sid])
     back = importers.parse("mteb", [tmp_path])
     ids = {q.query_id for q in back.queries}
     assert len(ids) == 13 and order[1] not in ids and order[0] in ids
@@ -121,7 +121,7 @@ def test_mteb_export_after_a_study_leaves_out_the_dropped_instance(labelled, tmp
 
 def test_jsonl_export_carries_provenance_and_label_counts(labelled, tmp_path):
     db, sid, order = labelled
-    export_project(db, "demo", "jsonl", tmp_path, study_ids=[sid])
+    export_project(db, projects.get_project(db, "demo"), "jsonl", tmp_path, study_ids=[sid])
     rows = {r["instance_id"]: r for r in map(json.loads, (tmp_path / "instances.jsonl").read_text().splitlines())}
     assert len(rows) == 14
     r = rows[order[1]]
@@ -134,7 +134,7 @@ def test_jsonl_export_carries_provenance_and_label_counts(labelled, tmp_path):
 
 def test_report_like_table7(labelled, tmp_path):
     db, sid, _ = labelled
-    export_project(db, "demo", "report", tmp_path, study_ids=[sid])
+    export_project(db, projects.get_project(db, "demo"), "report", tmp_path, study_ids=[sid])
     md = (tmp_path / "report.md").read_text()
     assert "kappa coefficient (Randolph, 2005)" in md and "Top-1 Accuracy" in md
     # the design-aware estimate is THE estimate; the old Wilson-only extrapolation table is gone
@@ -148,7 +148,7 @@ def test_report_like_table7(labelled, tmp_path):
 
 def test_report_carries_the_benchmark_wide_estimates(labelled, tmp_path):
     db, sid, _ = labelled
-    export_project(db, "demo", "report", tmp_path, study_ids=[sid])
+    export_project(db, projects.get_project(db, "demo"), "report", tmp_path, study_ids=[sid])
     md = (tmp_path / "report.md").read_text()
     est = benchmark_estimates(db, sid)
     assert f"Design: {est['design']['description']}." in md and est["method"] in md  # the design and the method stated
@@ -185,7 +185,7 @@ def test_report_carries_the_benchmark_wide_estimates(labelled, tmp_path):
 
 def test_report_leaderboard_undefined_below_three_systems(labelled, tmp_path):
     db, sid, _ = labelled
-    export_project(db, "demo", "report", tmp_path, study_ids=[sid])
+    export_project(db, projects.get_project(db, "demo"), "report", tmp_path, study_ids=[sid])
     md = (tmp_path / "report.md").read_text()
     assert "## Does the leaderboard change?" in md
     assert "Undefined: no stored evaluation on both a published and its validated qrels version (have: none)" in md
@@ -195,7 +195,7 @@ def test_report_leaderboard_undefined_below_three_systems(labelled, tmp_path):
             eval_runs.store_eval_run(db, pid, model=model, template="query", settings={}, qrels_version=version,
                                      metrics={"nDCG@10": 0.5}, per_query={f"q{i:02d}": {"nDCG@10": 0.1 * (i % 4) + 0.3 * k}
                                                                           for i in range(12)}, run={})
-    export_project(db, "demo", "report", tmp_path, study_ids=[sid])
+    export_project(db, projects.get_project(db, "demo"), "report", tmp_path, study_ids=[sid])
     md = (tmp_path / "report.md").read_text()
     assert ("original (12 queries) vs validated (12 queries), 2 systems, 1000 bootstrap replicates (seed 0), studentized "
             "(bootstrap-t) intervals. Note: validated was not built from a study here (imported): which queries were "

@@ -25,7 +25,7 @@ def _lines(path):
 
 def test_provenance_counts_by_hand(labelled):
     db, sid, order = labelled
-    b = build_validated(db, 1, [sid])
+    b = build_validated(db, projects.get_project_by_id(db, 1), [sid])
     by = {(p["qid"], p["doc_id"]): p for p in b.provenance}
     # screen 1: validity Y,Y,Y and naturalness Y,Y,N -> majority; screen 2: Y,N,N / Y,N,N -> majority, dropped;
     # screens 3-8: all Yes -> unanimous; one qrels line per InstructIR instance
@@ -37,7 +37,7 @@ def test_provenance_counts_by_hand(labelled):
     first = next(p for p in b.provenance if p["qid"] == order[0])
     assert first["label_counts"]["validity"] == {"Yes": 3} and first["label_counts"]["naturalness"] == {"Yes": 2, "No": 1}
     assert first["studies"] == [sid]
-    build_id = store_build(db, "demo", b, created_by="lead")
+    build_id = store_build(db, projects.get_project(db, "demo"), b, created_by="lead")
     stored = projects.qrels_builds(db, 1, "validated", with_provenance=True)[0]
     assert stored["id"] == build_id and [s["id"] for s in stored["studies"]] == [sid]
     assert stored["studies"][0]["labelled"] == stored["studies"][0]["planned"] == 72
@@ -50,12 +50,12 @@ def test_store_versions_builds_and_stores_each_version_or_nothing(labelled):
     db, sid, order = labelled
     sid2 = second_study(db)  # no label yet: every judgment it names is unresolved
     with pytest.raises(IncompleteStudy):
-        store_versions(db, "demo", [sid2])
+        store_versions(db, projects.get_project(db, "demo"), [sid2])
     with pytest.raises(UnresolvedJudgments):
-        store_versions(db, "demo", [sid2], allow_incomplete=True)
+        store_versions(db, projects.get_project(db, "demo"), [sid2], allow_incomplete=True)
     assert projects.qrels_builds(db, 1) == [] and "validated" not in projects.qrels_versions(db, 1)
 
-    stored = store_versions(db, "demo", [sid], created_by="lead")
+    stored = store_versions(db, projects.get_project(db, "demo"), [sid], created_by="lead")
     assert list(stored) == ["validated"]
     build_id, build = stored["validated"]
     # as the provenance test counts by hand: 6 unanimous + 2 majority screens, screen 2 dropped
@@ -78,19 +78,19 @@ def test_published_versions_are_never_overwritten(labelled):
 
 def test_second_unlabelled_study_does_not_change_what_the_first_validated(labelled, tmp_path):
     db, sid, order = labelled
-    export_project(db, "demo", "trec", tmp_path / "a", study_ids=[sid])
+    export_project(db, projects.get_project(db, "demo"), "trec", tmp_path / "a", study_ids=[sid])
     before = _lines(tmp_path / "a" / "qrels.validated.txt")
     sid2 = second_study(db)
-    choices = {c["id"]: c for c in study_choices(db, 1)}
+    choices = {c["id"]: c for c in study_choices(db, projects.get_project_by_id(db, 1))}
     assert choices[sid2]["labelled"] == 0 and choices[sid2]["planned"] > 0 and choices[sid]["complete"]
-    manifest = export_project(db, "demo", "trec", tmp_path / "b", study_ids=[sid])
+    manifest = export_project(db, projects.get_project(db, "demo"), "trec", tmp_path / "b", study_ids=[sid])
     assert _lines(tmp_path / "b" / "qrels.validated.txt") == before
     assert order[1] not in {ln.split()[0] for ln in before}
     assert [s["id"] for s in manifest["studies"]] == [sid] and manifest["counts"]["instances_dropped"] == 1
     # naming the unfinished study asks first; confirmed, its missing labels are unresolved, not "kept"
     with pytest.raises(IncompleteStudy, match=f"study {sid2} .*0 of .*--allow-incomplete"):
-        export_project(db, "demo", "trec", tmp_path / "c", study_ids=[sid, sid2])
-    m = export_project(db, "demo", "trec", tmp_path / "c", study_ids=[sid, sid2], allow_incomplete=True,
+        export_project(db, projects.get_project(db, "demo"), "trec", tmp_path / "c", study_ids=[sid, sid2])
+    m = export_project(db, projects.get_project(db, "demo"), "trec", tmp_path / "c", study_ids=[sid, sid2], allow_incomplete=True,
                        unresolved="keep-published")
     assert order[1] not in read_qrels(tmp_path / "c" / "qrels.validated.txt")  # pooled labels still drop it
     assert {s["id"] for s in m["studies"]} == {sid, sid2}
@@ -98,10 +98,10 @@ def test_second_unlabelled_study_does_not_change_what_the_first_validated(labell
 
 def test_without_a_study_only_published_versions_are_exported(labelled, tmp_path):
     db, sid, _ = labelled
-    m = export_project(db, "demo", "trec", tmp_path)
+    m = export_project(db, projects.get_project(db, "demo"), "trec", tmp_path)
     assert {f["path"] for f in m["files"]} == {"qrels.original.txt", "qrels.changed.txt"} and m["studies"] == []
     with pytest.raises(IFJudgeError, match="name the study"):
-        export_project(db, "demo", "report", tmp_path)
+        export_project(db, projects.get_project(db, "demo"), "report", tmp_path)
 
 
 def test_unresolved_judgments_block_until_the_lead_chooses(labelled, tmp_path):
@@ -113,16 +113,16 @@ def test_unresolved_judgments_block_until_the_lead_chooses(labelled, tmp_path):
     workspace.submit_screen(db, s, u, {"validity": {"value": "No", "reason": "r"}, "naturalness": {"value": "No", "reason": "r"}},
                             started_at=time.time() - 1)
     with pytest.raises(UnresolvedJudgments) as exc:
-        build_versions(db, "demo", [sid2], allow_incomplete=True)
+        build_versions(db, projects.get_project(db, "demo"), [sid2], allow_incomplete=True)
     assert {r["qid"] for r in exc.value.rows} >= {screen} and "awaiting labels" in str(exc.value)
     assert "--unresolved keep-published|drop|relevant|not-relevant" in str(exc.value)
-    kept = build_versions(db, "demo", [sid2], allow_incomplete=True, unresolved="keep-published")["validated"]
-    dropped = build_versions(db, "demo", [sid2], allow_incomplete=True, unresolved="drop")["validated"]
+    kept = build_versions(db, projects.get_project(db, "demo"), [sid2], allow_incomplete=True, unresolved="keep-published")["validated"]
+    dropped = build_versions(db, projects.get_project(db, "demo"), [sid2], allow_incomplete=True, unresolved="drop")["validated"]
     assert screen in kept.qrels and screen not in dropped.qrels  # one "No" does not decide the instance
     assert all(p["provenance"] == "unresolved" for p in kept.unresolved)
     with pytest.raises(IFJudgeError, match="relevant / not-relevant apply to document judgments"):
-        build_versions(db, "demo", [sid2], allow_incomplete=True, unresolved="relevant")
-    m = export_project(db, "demo", "jsonl", tmp_path, study_ids=[sid2], allow_incomplete=True, unresolved="drop")
+        build_versions(db, projects.get_project(db, "demo"), [sid2], allow_incomplete=True, unresolved="relevant")
+    m = export_project(db, projects.get_project(db, "demo"), "jsonl", tmp_path, study_ids=[sid2], allow_incomplete=True, unresolved="drop")
     assert m["unresolved_policy"] == "drop" and m["qrels_versions"]["validated"]["unresolved"]
     assert study_completeness(db, sid2)["labelled"] == 2
 
@@ -162,7 +162,7 @@ def test_rejudging_report_and_monitor_give_randolph_fleiss_and_percent_agreement
     assert rows["Percent agreement"]["value"] == pytest.approx((4 + 1 / 3) / 5)
     assert rows["kappa coefficient (Randolph, 2005)"]["value"] == pytest.approx((((4 + 1 / 3) / 5) - 0.5) / 0.5)
     assert "Fleiss kappa" in rows
-    m = export_project(db, "demo", "report", tmp_path, study_ids=[r["study_id"]])
+    m = export_project(db, projects.get_project(db, "demo"), "report", tmp_path, study_ids=[r["study_id"]])
     md = (tmp_path / "report.md").read_text()
     assert "Percent agreement" in md and "Fleiss kappa" in md and "Completeness: 15 of 15 planned labels" in md
     # an expert edit's re-judging is a new instruction version, named as such (not a correction of changed)
@@ -187,7 +187,7 @@ def test_table7_gives_top1_excluding_ties_and_the_number_of_ties(labelled, tmp_p
     assert rows["Number of ties (no majority)"] == ties
     assert rows["Top-1 Accuracy"] == pytest.approx(correct / len(counts)) == pytest.approx(7 / 8)
     assert rows["Top-1 Accuracy excluding ties"] == pytest.approx(correct / (len(counts) - ties))
-    export_project(db, "demo", "report", tmp_path, study_ids=[sid])
+    export_project(db, projects.get_project(db, "demo"), "report", tmp_path, study_ids=[sid])
     md = (tmp_path / "report.md").read_text()
     assert f"| Number of ties (no majority) | {ties} |" in md and "Top-1 Accuracy excluding ties" in md
 
@@ -212,7 +212,7 @@ def test_followir_project_rejudged_exports_the_validated_changed_qrels_with_the_
                                   annotators=["ann1", "ann2", "ann3"])
     for name in ("ann1", "ann2", "ann3"):
         judge(db, r["study_id"], name, {"FT911-1": "not relevant"})
-    m = export_project(db, "fir", fmt, tmp_path / "m", study_ids=[r["study_id"]])
+    m = export_project(db, projects.get_project(db, "fir"), fmt, tmp_path / "m", study_ids=[r["study_id"]])
     assert [s["id"] for s in m["studies"]] == [r["study_id"]]
     back = parse(fmt, [tmp_path / "m"])  # hub v1 jsonl/tsv, or MTEB v2 parquet
     changed = {}

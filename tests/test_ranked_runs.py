@@ -218,6 +218,7 @@ def test_a_converted_run_names_each_entry_by_its_doc_id():
 def test_the_runner_hands_bm25_arrays_to_p_mrr_and_converts_a_reused_run_once(demo, monkeypatch):
     from evaluation import runs as runs_module
     from evaluation.runner import run_eval
+    from storage import projects
     from storage.eval_runs import load_eval_run
 
     db, _ = demo
@@ -230,9 +231,9 @@ def test_the_runner_hands_bm25_arrays_to_p_mrr_and_converts_a_reused_run_once(de
         return from_dict(cls, run)
 
     monkeypatch.setattr(runs_module.RankedRun, "from_dict", classmethod(counting))
-    fresh = load_eval_run(db, run_eval(db, "demo", model="bm25", qrels_version="changed", reuse=False))
+    fresh = load_eval_run(db, run_eval(db, projects.get_project(db, "demo"), model="bm25", qrels_version="changed", reuse=False))
     assert converted == []  # the og and changed runs reach p-MRR as BM25's arrays
-    reused = load_eval_run(db, run_eval(db, "demo", model="bm25", qrels_version="changed"))
+    reused = load_eval_run(db, run_eval(db, projects.get_project(db, "demo"), model="bm25", qrels_version="changed"))
     assert reused["settings"]["reused_run"] and len(converted) == 2  # the stored og and changed runs, once each
     assert fresh["metrics"]["p-MRR"] is not None
     assert reused["metrics"] == fresh["metrics"] and reused["per_query"] == fresh["per_query"]

@@ -12,6 +12,7 @@ from annotation.agreement.data import UnknownLabel
 from annotation.questions.study import question
 from annotation.narratives.rejudging import rejudge_summary, rounds_agreement
 from tests.builders import published_rejudged_demo
+from storage import projects
 
 CATS = question("relevance", relevance="binary").categories  # the order the summary codes them in
 R, N = "relevant", "not relevant"
@@ -92,7 +93,7 @@ def test_a_label_outside_the_categories_is_refused_by_its_row():
 def test_rejudge_summary_agreement_equals_the_report_on_its_labels(demo):
     db, _ = demo
     published_rejudged_demo(db)
-    summary = rejudge_summary(db, "demo", kind="published")
+    summary = rejudge_summary(db, projects.get_project(db, "demo"), kind="published")
     labels = [{"item": d["item"], "annotator": a, "value": v} for d in summary["documents"] for a, v in d["labels"].items()]
     (query,) = summary["queries"]
     assert _values(query["agreement"]) == _report(labels) == _values(summary["overall"]["agreement"])

@@ -57,16 +57,16 @@ def test_changed_validated_is_compared_with_published_changed_judgment_by_judgme
     db, _ = demo
     pid = projects.get_project(db, "demo")["id"]
     published_rejudged_demo(db)
-    summary = rejudging.rejudge_summary(db, "demo", kind="published")
+    summary = rejudging.rejudge_summary(db, projects.get_project(db, "demo"), kind="published")
     q = summary["queries"][0]
     assert all(d["title"] for d in summary["documents"])
-    untitled = rejudging.rejudge_summary(db, "demo", kind="published", titles=False)  # what a build reads
+    untitled = rejudging.rejudge_summary(db, projects.get_project(db, "demo"), kind="published", titles=False)  # what a build reads
     assert [d["title"] for d in untitled["documents"]] == [""] * len(summary["documents"])
     assert untitled == {**summary, "documents": [{**d, "title": ""} for d in summary["documents"]]}
     # resolved main documents: 1 agrees (1/1), 2 differs (0/1), 3 differs (1/0), 4 agrees, 5 agrees (adjudicated 0/0)
     assert (q["agree_published"], q["disagree_published"], q["flipped"]) == (3, 2, 3)
     assert (q["controls"], q["controls_judged_relevant"]) == (1, 1)
-    stored = qrels_builds.store_changed_qrels(db, "demo", created_by="lead")
+    stored = qrels_builds.store_changed_qrels(db, projects.get_project(db, "demo"), created_by="lead")
     assert (stored["version"], stored["changed"], stored["controls"]) == (
         "changed-validated", 2, {"documents": 1, "resolved": 1, "judged_relevant": 1})
     assert projects.qrels(db, pid, "changed-validated") == EXPECTED
@@ -85,7 +85,7 @@ def test_controls_judged_relevant_are_no_pmrr_changed_documents(demo):
     db, _ = demo
     pid = projects.get_project(db, "demo")["id"]
     published_rejudged_demo(db)
-    qrels_builds.store_changed_qrels(db, "demo")
+    qrels_builds.store_changed_qrels(db, projects.get_project(db, "demo"))
     run_og = {"f-robot": {"f-doc-1": .9, "f-doc-2": .8, "f-doc-3": .7, "f-doc-4": .6, "f-doc-5": .5, "f-doc-6": .4}}
     run_new = {"f-robot": {"f-doc-6": .95, "f-doc-1": .9, "f-doc-3": .85, "f-doc-4": .8, "f-doc-2": .3, "f-doc-5": .2}}
     pm = p_mrr(projects.qrels(db, pid, "original"), projects.qrels(db, pid, "changed-validated"), run_og, run_new)
@@ -100,7 +100,7 @@ def test_report_names_the_published_version_and_what_the_controls_show(demo, tmp
 
     db, _ = demo
     r = published_rejudged_demo(db)
-    m = export_project(db, "demo", "report", tmp_path, study_ids=[r["study_id"]])
+    m = export_project(db, projects.get_project(db, "demo"), "report", tmp_path, study_ids=[r["study_id"]])
     md = (tmp_path / "report.md").read_text()
     assert "## Qrels version `changed-validated` (validates the published `changed`)" in md
     assert "validates `original`" not in md
@@ -120,9 +120,9 @@ def test_the_expert_edit_path_still_works_and_is_named_as_a_new_instruction(demo
                                              text=newest + ADDED, annotators=ANNOTATORS)
     for name in ANNOTATORS:
         judge(db, edit["study_id"], name, {"f-doc-1": "not relevant"})
-    builds = qrels_builds.build_versions(db, "demo", [edit["study_id"], published["study_id"]])
+    builds = qrels_builds.build_versions(db, projects.get_project(db, "demo"), [edit["study_id"], published["study_id"]])
     assert set(builds) == {"changed-validated", "edited-validated"}
-    stored = qrels_builds.store_edited_qrels(db, "demo")
+    stored = qrels_builds.store_edited_qrels(db, projects.get_project(db, "demo"))
     assert stored["version"] == "edited-validated"
     # the edit starts from the original qrels: f-doc-1 flips, the other originally relevant ones stay
     assert projects.qrels(db, pid, "edited-validated") == {
@@ -130,7 +130,7 @@ def test_the_expert_edit_path_still_works_and_is_named_as_a_new_instruction(demo
     assert "changed-validated" not in projects.qrels_versions(db, pid)  # the published one is not built by an edit
     build = projects.qrels_builds(db, pid, "edited-validated")[0]
     assert build["settings"]["instructions"] == {"f-robot": edit["version_id"]}
-    export_project(db, "demo", "report", tmp_path, study_ids=[edit["study_id"]])
+    export_project(db, projects.get_project(db, "demo"), "report", tmp_path, study_ids=[edit["study_id"]])
     md = (tmp_path / "report.md").read_text()
     assert "## Qrels version `edited-validated` (a new instruction version: expert-edited narratives re-judged" in md
 
@@ -142,13 +142,13 @@ def test_runner_evaluates_each_build_with_the_instruction_that_was_judged(demo):
     pid = projects.get_project(db, "demo")["id"]
     versions = store.versions(db, pid, "f-robot")
     published_rejudged_demo(db)
-    qrels_builds.store_changed_qrels(db, "demo")
+    qrels_builds.store_changed_qrels(db, projects.get_project(db, "demo"))
     assert rejudged_instructions(db, pid) == {"f-robot": narrative_versions.published_changed_version(versions)["text"]}
     edit = narrative_versions.save_narrative(db, project="demo", query_id="f-robot", author="expert",
                                              text=versions[-1]["text"] + ADDED, annotators=ANNOTATORS)
     for name in ANNOTATORS:
         judge(db, edit["study_id"], name, {})
-    qrels_builds.store_edited_qrels(db, "demo")
+    qrels_builds.store_edited_qrels(db, projects.get_project(db, "demo"))
     # the expert's later edit does not change what changed-validated was judged under
     assert rejudged_instructions(db, pid) == {"f-robot": narrative_versions.published_changed_version(versions)["text"]}
     assert rejudged_instructions(db, pid, "edited-validated") == {"f-robot": versions[-1]["text"] + ADDED}
@@ -237,8 +237,8 @@ def test_eval_run_scores_edited_validated_with_the_edited_narrative(demo):
                                              text=newest + ADDED, annotators=ANNOTATORS)
     for name in ANNOTATORS:
         judge(db, edit["study_id"], name, {"f-doc-1": "not relevant"})
-    qrels_builds.store_edited_qrels(db, "demo")
-    r = load_eval_run(db, run_eval(db, "demo", model=EditAware(), qrels_version="edited-validated"))
+    qrels_builds.store_edited_qrels(db, projects.get_project(db, "demo"))
+    r = load_eval_run(db, run_eval(db, projects.get_project(db, "demo"), model=EditAware(), qrels_version="edited-validated"))
     # original vs edited-validated: one changed document, f-doc-1 (1 -> 0); og run ranks it 1st, the
     # changed run made with the EDITED narrative ranks it 6th: 1 - 1/6 (with the imported changed
     # instruction it would stay 1st: 0)

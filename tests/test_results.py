@@ -7,6 +7,7 @@ from evaluation.measure_registry import parse
 from evaluation.results import ALL, canonical_name, load_runs, run_results
 from evaluation.runner import run_eval
 from evaluation.undefined import Undefined
+from storage import projects
 from storage.db import write
 from storage.eval_runs import load_eval_run
 
@@ -31,7 +32,7 @@ def _as_old_database(db) -> None:
 
 def test_paired_measures_are_stored_under_names_the_registry_parses(demo):
     db, _ = demo
-    rid = run_eval(db, "demo", model="bm25", template="query", qrels_version="changed", ties="run-order",
+    rid = run_eval(db, projects.get_project(db, "demo"), model="bm25", template="query", qrels_version="changed", ties="run-order",
                    measures=["nDCG@10", "p-MRR"])
     metrics = load_eval_run(db, rid)["metrics"]
     assert list(metrics) == ["nDCG@10", "p-MRR(qrels='changed',ties='run-order')", "p-MRR(ties='run-order')"]
@@ -43,15 +44,15 @@ def test_paired_measures_are_stored_under_names_the_registry_parses(demo):
 def test_old_keys_are_read_as_canonical_and_every_number_stays(demo, tmp_path):
     db, _ = demo
     for version in ("original", "changed"):
-        run_eval(db, "demo", model="bm25", template="query", qrels_version=version)
-    new = compare_project(db, "demo", measure="nDCG@10", n_permutations=200)
-    new_scores = per_query_scores(db, "demo", "nDCG@10")
+        run_eval(db, projects.get_project(db, "demo"), model="bm25", template="query", qrels_version=version)
+    new = compare_project(db, projects.get_project(db, "demo"), measure="nDCG@10", n_permutations=200)
+    new_scores = per_query_scores(db, projects.get_project(db, "demo"), "nDCG@10")
     stored = db.execute("SELECT metrics FROM eval_runs ORDER BY id").fetchall()
     assert "p-MRR(qrels='changed')" in json.loads(stored[-1][0])
     _as_old_database(db)
     assert "p-MRR[changed]" in json.loads(db.execute("SELECT metrics FROM eval_runs ORDER BY id").fetchall()[-1][0])
-    assert compare_project(db, "demo", measure="nDCG@10", n_permutations=200) == new
-    assert per_query_scores(db, "demo", "nDCG@10") == new_scores
+    assert compare_project(db, projects.get_project(db, "demo"), measure="nDCG@10", n_permutations=200) == new
+    assert per_query_scores(db, projects.get_project(db, "demo"), "nDCG@10") == new_scores
     assert [list(r["metrics"]) for r in load_runs(db, 1)] == [list(json.loads(m)) for (m,) in stored]
 
 
@@ -79,8 +80,8 @@ def test_run_results_one_record_per_measure_and_query():
 def test_a_stored_paired_name_is_a_measure_compare_reads(demo):
     db, _ = demo
     for version in ("original", "changed"):
-        run_eval(db, "demo", model="bm25", template="query", qrels_version=version)
-    out = compare_project(db, "demo", measure="p-mrr(qrels=changed)", n_permutations=200)
+        run_eval(db, projects.get_project(db, "demo"), model="bm25", template="query", qrels_version=version)
+    out = compare_project(db, projects.get_project(db, "demo"), measure="p-mrr(qrels=changed)", n_permutations=200)
     assert out["measure"] == "p-MRR(qrels='changed')"
     stored = [json.loads(m) for (m,) in db.execute("SELECT metrics FROM eval_runs ORDER BY id").fetchall()]
     assert [r["metrics"]["p-MRR(qrels='changed')"] for r in out["table"]] == [m["p-MRR(qrels='changed')"] for m in stored]

@@ -11,6 +11,7 @@ from evaluation.retrievers.dense import DenseRetriever
 from evaluation.retrievers.external import ExternalRun, names_external_run
 from evaluation.retrievers.rerank import Reranked, Reranker
 from evaluation.runner import run_eval
+from storage import projects
 from storage.errors import IFJudgeError
 from storage.eval_runs import load_eval_run
 
@@ -75,18 +76,18 @@ def test_every_model_value_builds_a_retriever(tmp_path):
 
 def test_a_new_retriever_is_evaluated_stored_and_reused(db):
     first = Overlap()
-    a = load_eval_run(db, run_eval(db, "demo", model=first, template="instruction_query", qrels_version="original"))
+    a = load_eval_run(db, run_eval(db, projects.get_project(db, "demo"), model=first, template="instruction_query", qrels_version="original"))
     assert first.calls == 1 and first.documents_seen == 6
     assert a["model"] == "overlap" and a["settings"]["model_identity"] == {"retriever": "overlap", "weight": 1.0}
     assert a["metrics"]["nDCG@10"] > 0 and a["settings"]["reused_run"] is False
     # the same identity on another qrels version: the stored run, nothing retrieved
     again = Overlap()
-    b = load_eval_run(db, run_eval(db, "demo", model=again, template="instruction_query", qrels_version="validated"))
+    b = load_eval_run(db, run_eval(db, projects.get_project(db, "demo"), model=again, template="instruction_query", qrels_version="validated"))
     assert again.calls == 0 and b["settings"]["reused_run"] is True and b["run"] == a["run"]
     assert b["settings"]["retrieval_key"] == a["settings"]["retrieval_key"]
     # another identity is another retrieval
     other = Overlap(weight=2.0)
-    c = load_eval_run(db, run_eval(db, "demo", model=other, template="instruction_query", qrels_version="validated"))
+    c = load_eval_run(db, run_eval(db, projects.get_project(db, "demo"), model=other, template="instruction_query", qrels_version="validated"))
     assert other.calls == 1 and c["settings"]["retrieval_key"] != a["settings"]["retrieval_key"]
 
 
@@ -99,10 +100,10 @@ def test_external_run_reranked_reads_documents_and_keeps_its_label(db, tmp_path)
         seen.extend(d for _, d in pairs)
         return [float(len(d)) for _, d in pairs]  # longer document first
 
-    stored = load_eval_run(db, run_eval(db, "demo", model=str(path), rerank=Reranker(score, name="length")))
+    stored = load_eval_run(db, run_eval(db, projects.get_project(db, "demo"), model=str(path), rerank=Reranker(score, name="length")))
     assert stored["model"] == "external:sys.run" and stored["template"] == "external"
     assert stored["settings"]["rerank"] == "length" and seen  # the documents' text reached the reranker
     assert list(stored["run"]["q1_1"]) == ["d2", "d1"]  # d2 is the longer text
-    plain = load_eval_run(db, run_eval(db, "demo", model=str(path)))
+    plain = load_eval_run(db, run_eval(db, projects.get_project(db, "demo"), model=str(path)))
     assert plain["settings"]["retrieval_key"] != stored["settings"]["retrieval_key"]
     assert plain["run"] == {"q1_1": {"d2": 9.0, "d1": 5.0}, "q2_2": {"d3": 3.0}}

@@ -29,7 +29,7 @@ def validated(demo):
     sid = r["study_id"]
     order = label_by_plan(db, sid)
     left_out = studies.screen_items(db, sid, order[1])[0]["instance_id"]
-    store_versions(db, "demo", [sid], created_by="lead")
+    store_versions(db, projects.get_project(db, "demo"), [sid], created_by="lead")
     pid = projects.get_project(db, "demo")["id"]
     original = sorted(projects.qrels(db, pid, "original"))
     kept = sorted(projects.qrels(db, pid, "validated"))
@@ -47,7 +47,7 @@ def validated(demo):
 
 def test_the_verdict_states_hand_computed_numbers(validated):
     db, sid, _ = validated
-    v = project_verdict(db, "demo", n_boot=200)
+    v = project_verdict(db, projects.get_project(db, "demo"), n_boot=200)
     text = v["text"]
     # ranks over every judged query: original (13 queries) A 7/13 = 0.538 > B 6.24/13 = 0.480 > C 0.1;
     # validated (12 queries, X dropped) B 0.52 > A 0.5 > C 0.1. Tau: (A,B) discordant, (A,C) and (B,C)

@@ -3,13 +3,11 @@
 agreement; :mod:`annotation.survey.prediction_powered` uses them with the humans' sample."""
 from __future__ import annotations
 
-import csv
-import io
 from pathlib import Path
 
 from annotation.questions.question_type import Question
 from annotation.questions.study import BUILTIN_QUESTIONS
-from formats.text import decode_utf8
+from formats.csv_table import read_csv_table
 from storage.errors import ImportFailure
 
 def read_judge_labels(path: str | Path) -> dict[tuple[str, str, str], str]:
@@ -22,36 +20,20 @@ def read_judge_labels(path: str | Path) -> dict[tuple[str, str, str], str]:
     Raises
     ------
     ImportFailure
-        Empty file, not UTF-8, a missing column or value, or one item twice (file, line, field).
+        Empty file, not UTF-8, a missing column or value, a row with another number of fields
+        than the header, or one item twice (file, line, field; :mod:`formats.csv_table`).
     """
-    data = Path(path).read_bytes()
-    if not data.strip():
-        raise ImportFailure(str(path), None, None, "empty file: expected the header instance_id,question,value[,doc_id]")
-    reader = csv.reader(io.StringIO(decode_utf8(data, path), newline=""))
-    try:
-        header = [h.strip().lower() for h in next(reader)]
-        for col in ("instance_id", "question", "value"):
-            if col not in header:
-                raise ImportFailure(str(path), 1, col, f"missing column {col!r}; expected instance_id,question,value[,doc_id]")
-        at = {c: header.index(c) for c in ("instance_id", "question", "value", "doc_id") if c in header}
-        out: dict[tuple[str, str, str], str] = {}
-        for row in reader:
-            if not any(c.strip() for c in row):
-                continue
-            line = reader.line_num
-            if len(row) < len(header):
-                raise ImportFailure(str(path), line, header[len(row)], f"expected {len(header)} fields, got {len(row)}")
-            key = (row[at["instance_id"]].strip(), row[at["question"]].strip(),
-                   row[at["doc_id"]].strip() if "doc_id" in at else "")
-            value = row[at["value"]].strip()
-            if not key[0] or not key[1] or not value:
-                field = "instance_id" if not key[0] else "question" if not key[1] else "value"
-                raise ImportFailure(str(path), line, field, f"empty {field}")
-            if key in out:
-                raise ImportFailure(str(path), line, "instance_id", f"item {key[0]} / {key[1]} {key[2]} appears twice")
-            out[key] = value
-    except csv.Error as exc:
-        raise ImportFailure(str(path), reader.line_num or 1, None, f"malformed CSV: {exc}") from None
+    table = read_csv_table(path, ("instance_id", "question", "value"), optional=("doc_id",), fold_case=True)
+    out: dict[tuple[str, str, str], str] = {}
+    for line, row in table.rows():
+        key = (row["instance_id"], row["question"], row.get("doc_id", ""))
+        value = row["value"]
+        if not key[0] or not key[1] or not value:
+            field = "instance_id" if not key[0] else "question" if not key[1] else "value"
+            raise ImportFailure(str(path), line, field, f"empty {field}")
+        if key in out:
+            raise ImportFailure(str(path), line, "instance_id", f"item {key[0]} / {key[1]} {key[2]} appears twice")
+        out[key] = value
     return out
 
 

@@ -157,7 +157,7 @@ def _rounds_agreement(rounds: list[tuple[list, list[str]]], categories: tuple[st
     return per, _agreement_of_counts(counts, categories)
 
 
-def rejudge_summary(db: Database, project: str | dict, *, query_id: str | None = None, kind: str = "edit",
+def rejudge_summary(db: Database, project: dict, *, query_id: str | None = None, kind: str = "edit",
                     titles: bool = True, qrels: dict | None = None) -> dict:
     """What the re-judging of ``kind`` (``edit``: expert edits, the default; ``published``: the
     published changed instruction) says so far, per query (its newest round) and overall.
@@ -174,8 +174,8 @@ def rejudge_summary(db: Database, project: str | dict, *, query_id: str | None =
     :func:`rounds_agreement`), and ``qrels_changed``: the query's base qrels (``published``: the
     published changed ones; ``edit``: the original ones) with every resolved re-judged document
     updated -- controls are reported, never written there. ``titles=False`` leaves each document's
-    ``title`` empty without reading the titles (a qrels build needs none). ``project``: its name or
-    its row; ``qrels``: the project's ``original`` and ``changed`` qrels when the caller read them
+    ``title`` empty without reading the titles (a qrels build needs none). ``project``: its row
+    (:func:`storage.projects.get_project`); ``qrels``: the project's ``original`` and ``changed`` qrels when the caller read them
     (a qrels build, :class:`annotation.outcomes.qrels_builds.BuildInputs`).
 
     Returns ``{"study_id", "kind", "scale", "queries": [...], "documents": [...], "overall": {...},
@@ -187,9 +187,9 @@ def rejudge_summary(db: Database, project: str | dict, *, query_id: str | None =
         return _rejudge_summary(db, project, query_id, kind, titles, qrels)
 
 
-def _rejudge_summary(db: Database, project: str | dict, query_id: str | None, kind: str, titles: bool,
+def _rejudge_summary(db: Database, project: dict, query_id: str | None, kind: str, titles: bool,
                      qrels: dict | None) -> dict:
-    pid = (project if isinstance(project, dict) else projects.get_project(db, project))["id"]
+    pid = project["id"]
     out = {"study_id": None, "kind": kind, "scale": None, "queries": [], "documents": [], "overall": {},
            "qrels_changed": {}}
     study_id = store.rejudge_study_id(db, pid, PURPOSES[kind])

@@ -86,9 +86,10 @@ class QrelsBuild:
         }
 
 
-def study_completeness(db: Database, study_id: int) -> dict:
+def study_completeness(db: Database, study_id: int, *, study: dict | None = None) -> dict:
     """``{"id", "name", "questions", "labelled", "planned", "complete"}``: ``planned`` = the study's
-    assignments (item x annotator), ``labelled`` = those with a current label.
+    assignments (item x annotator), ``labelled`` = those with a current label (``study``: its row,
+    when the caller has read it).
 
     Examples
     --------
@@ -98,7 +99,7 @@ def study_completeness(db: Database, study_id: int) -> dict:
     >>> study_completeness(db, 1)
     {'id': 1, 'name': 'demo: InstructIR validation', 'questions': ['validity', 'naturalness', 'best_passage'], 'labelled': 0, 'planned': 72, 'complete': False}
     """
-    s = studies.get_study(db, study_id)
+    s = study or studies.get_study(db, study_id)
     n, planned = studies.labelled_assignments(db, study_id)
     return {"id": s["id"], "name": s["name"], "questions": s["questions"], "labelled": n, "planned": planned,
             "complete": n == planned}
@@ -121,7 +122,8 @@ class BuildInputs:
     """What the builds of one request read, once (as ``_Inputs`` of :mod:`evaluation.runner`): the
     project's row, the named studies' rows and their completeness (``infos``, checked: each
     belongs to the project, each is finished unless allowed) and each qrels version of the
-    project, read when a build first asks for it."""
+    project, read when a build first asks for it. An export reads them once and passes them down
+    to the builds, its manifest and its report."""
 
     db: Database
     project: dict
@@ -131,10 +133,8 @@ class BuildInputs:
     _pooled: dict[tuple, dict] = field(default_factory=dict)
 
     @classmethod
-    def read(cls, db: Database, project, study_ids: list[int], allow_incomplete: bool) -> "BuildInputs":
-        """The inputs of builds from ``study_ids`` of ``project`` (its row, or its name or id)."""
-        if not isinstance(project, dict):
-            project = projects.get_project_by_id(db, project) if isinstance(project, int) else projects.get_project(db, project)
+    def read(cls, db: Database, project: dict, study_ids: list[int], allow_incomplete: bool) -> "BuildInputs":
+        """The inputs of builds from ``study_ids`` of ``project`` (its row, :func:`storage.projects.get_project`)."""
         if not study_ids:
             raise IFJudgeError("name the study (or studies) the validated qrels are built from: --study ID")
         rows = {sid: studies.get_study(db, sid) for sid in dict.fromkeys(study_ids)}
@@ -245,10 +245,11 @@ def _block(version: str, rows: list[dict], unresolved: str | None) -> None:
 
 
 def build_validated(
-    db: Database, project_id: int, study_ids: list[int], *, rules: ValidationRules | None = None,
+    db: Database, project: dict, study_ids: list[int], *, rules: ValidationRules | None = None,
     unresolved: str | None = None, allow_incomplete: bool = False, inputs: BuildInputs | None = None,
 ) -> QrelsBuild:
-    """``validated``: the ``original`` qrels without the instances the named studies rejected.
+    """``validated``: the ``original`` qrels of ``project`` (its row) without the instances the
+    named studies rejected.
 
     Each question's outcome does to the qrels what it declares (``Question.qrels``): an answer
     that drops its instance (validity's No with ``drop_invalid``, naturalness's No or a score below
@@ -261,7 +262,7 @@ def build_validated(
     """
     rules = rules or ValidationRules()
     _check_policy(unresolved, documents=False)
-    inputs = inputs or BuildInputs.read(db, project_id, study_ids, allow_incomplete)
+    inputs = inputs or BuildInputs.read(db, project, study_ids, allow_incomplete)
     declared = {q.id: q for q in inputs.questions().values() if q.qrels_build == "validated"}
     pooled = inputs.pooled(tuple(declared))
     passages = {(inst, doc): slot for (inst, q, doc, _m), slot in pooled.items()
@@ -493,11 +494,12 @@ def _rejudge_kinds(inputs: BuildInputs) -> dict[str, int]:
     return out
 
 
-def build_rejudged(db: Database, project: str, study_ids: list[int], *, unresolved: str | None = None,
+def build_rejudged(db: Database, project: dict, study_ids: list[int], *, unresolved: str | None = None,
                    allow_incomplete: bool = False, inputs: BuildInputs | None = None,
                    kind: str | None = None) -> QrelsBuild:
-    """The qrels of a FollowIR re-judging (:func:`annotation.narratives.rejudging.rejudge_summary`), by the
-    kind of the named re-judging study (``kind`` picks one when both are named):
+    """The qrels of a FollowIR re-judging (:func:`annotation.narratives.rejudging.rejudge_summary`) in
+    ``project`` (its row), by the kind of the named re-judging study (``kind`` picks one when both
+    are named):
 
     - ``published`` (the published changed instruction re-judged, no edit) -> ``changed-validated``:
       for each re-judged query its published ``changed`` qrels with every re-judged document set to
@@ -570,13 +572,13 @@ def store_validated_qrels(
     if not ids:
         raise ValueError("name at least one study")
     study = studies.get_study(db, ids[0])
-    build = build_validated(db, study["project_id"], ids, rules=rules, unresolved=unresolved,
-                            allow_incomplete=allow_incomplete)
-    store_build(db, projects.get_project_by_id(db, study["project_id"])["name"], build, created_by=created_by)
+    project = projects.get_project_by_id(db, study["project_id"])
+    build = build_validated(db, project, ids, rules=rules, unresolved=unresolved, allow_incomplete=allow_incomplete)
+    store_build(db, project, build, created_by=created_by)
     return build.counts["judgments"]
 
 
-def store_changed_qrels(db: Database, project: str, *, unresolved: str | None = None,
+def store_changed_qrels(db: Database, project: dict, *, unresolved: str | None = None,
                         allow_incomplete: bool = False, created_by: str = "") -> dict:
     """Store qrels version ``changed-validated`` (never the published ``changed``) from the
     re-judging of the PUBLISHED changed instruction (:func:`build_rejudged`, kind ``published``):
@@ -589,7 +591,7 @@ def store_changed_qrels(db: Database, project: str, *, unresolved: str | None = 
                            created_by=created_by)
 
 
-def store_edited_qrels(db: Database, project: str, *, unresolved: str | None = None,
+def store_edited_qrels(db: Database, project: dict, *, unresolved: str | None = None,
                        allow_incomplete: bool = False, created_by: str = "") -> dict:
     """Store qrels version ``edited-validated`` from the re-judging of expert edits (a new
     instruction version, :func:`build_rejudged`, kind ``edit``); same arguments and result as
@@ -598,16 +600,16 @@ def store_edited_qrels(db: Database, project: str, *, unresolved: str | None = N
                            created_by=created_by)
 
 
-def _store_rejudged(db: Database, project: str, kind: str, *, unresolved: str | None, allow_incomplete: bool,
+def _store_rejudged(db: Database, project: dict, kind: str, *, unresolved: str | None, allow_incomplete: bool,
                     created_by: str) -> dict:
-    proj = projects.get_project(db, project)
+    proj = project
     sid = narrative_store.rejudge_study_id(db, proj["id"], PURPOSES[kind])
     if sid is None:
-        raise IFJudgeError(f"project {project!r} has no re-judging of "
+        raise IFJudgeError(f"project {proj['name']!r} has no re-judging of "
                            + ("the published changed instruction yet: start one first" if kind == "published"
                               else "expert edits yet: save a modified narrative first"))
-    build = build_rejudged(db, project, [sid], unresolved=unresolved, allow_incomplete=allow_incomplete, kind=kind)
-    build_id = store_build(db, project, build, created_by=created_by)
+    build = build_rejudged(db, proj, [sid], unresolved=unresolved, allow_incomplete=allow_incomplete, kind=kind)
+    build_id = store_build(db, proj, build, created_by=created_by)
     return {"version": build.version, "queries": len(build.qrels), "rows": build.counts["judgments"],
             "build_id": build_id, "unresolved": len(build.unresolved), "changed": build.counts["changed"],
             "controls": build.settings["controls"]}
@@ -617,14 +619,14 @@ def _labels_of(doc_row: dict) -> list[str]:
     return [v for v, n in doc_row["counts"].items() for _ in range(n)]
 
 
-def build_condition(db: Database, project_id: int, study_ids: list[int], mode: str, *,
+def build_condition(db: Database, project: dict, study_ids: list[int], mode: str, *,
                     unresolved: str | None = None, allow_incomplete: bool = False,
                     inputs: BuildInputs | None = None) -> QrelsBuild:
     """``changed-validated`` / ``reversed-validated`` from InfoSearch ``condition`` items of ``mode``
     (``changed`` | ``reversed``): the published qrels of the mode with each checked document set
     to the human outcome (a positive answer, Yes -> its published grade if relevant, else 1; No -> 0)."""
     _check_policy(unresolved, documents=True)
-    inputs = inputs or BuildInputs.read(db, project_id, study_ids, allow_incomplete)
+    inputs = inputs or BuildInputs.read(db, project, study_ids, allow_incomplete)
     declared = {q.id: q for q in inputs.questions().values() if q.qrels == "condition-modes"}
     pooled = inputs.pooled(tuple(declared))
     published = inputs.qrels(mode)
@@ -648,31 +650,32 @@ def build_condition(db: Database, project_id: int, study_ids: list[int], mode: s
 
 
 def build_versions(
-    db: Database, project: str, study_ids: list[int], *, rules: ValidationRules | None = None,
-    unresolved: str | None = None, allow_incomplete: bool = False,
+    db: Database, project: dict, study_ids: list[int], *, rules: ValidationRules | None = None,
+    unresolved: str | None = None, allow_incomplete: bool = False, inputs: BuildInputs | None = None,
 ) -> dict[str, QrelsBuild]:
-    """Every derived version the named studies can build: ``validated`` from instance studies,
+    """Every derived version the named studies of ``project`` (its row) can build: ``validated`` from instance studies,
     ``changed-validated`` from the re-judging of the published changed instruction or InfoSearch
     condition items (mode changed), ``edited-validated`` from the re-judging of expert edits,
     ``reversed-validated`` from condition items of mode reversed.
 
     Raises IncompleteStudy (a named study has unlabelled assignments, without ``allow_incomplete``)
-    and UnresolvedJudgments (unresolved judgments without an ``unresolved`` policy)."""
+    and UnresolvedJudgments (unresolved judgments without an ``unresolved`` policy). ``inputs``:
+    the project, studies and qrels already read (:class:`BuildInputs`; then ``project``,
+    ``study_ids`` and ``allow_incomplete`` are theirs)."""
     with paused_gc():  # hundreds of thousands of dicts and lists, no cycles (annotation.gc_pause)
-        return _build_versions(db, project, study_ids, rules=rules, unresolved=unresolved,
-                               allow_incomplete=allow_incomplete)
+        inputs = inputs or BuildInputs.read(db, project, list(study_ids), allow_incomplete)
+        return _build_versions(db, inputs, rules=rules, unresolved=unresolved)
 
 
-def _build_versions(db: Database, project: str, study_ids: list[int], *, rules: ValidationRules | None,
-                    unresolved: str | None, allow_incomplete: bool) -> dict[str, QrelsBuild]:
-    inputs = BuildInputs.read(db, project, list(study_ids), allow_incomplete)
+def _build_versions(db: Database, inputs: BuildInputs, *, rules: ValidationRules | None,
+                    unresolved: str | None) -> dict[str, QrelsBuild]:
     out: dict[str, QrelsBuild] = {}
     inst = inputs.only("instance")
     if inst.infos:
-        out["validated"] = build_validated(db, inputs.project["id"], [], rules=rules, unresolved=unresolved, inputs=inst)
+        out["validated"] = build_validated(db, inputs.project, [], rules=rules, unresolved=unresolved, inputs=inst)
     rel = inputs.only("relevance")
     for kind in _rejudge_kinds(rel):
-        b = build_rejudged(db, inputs.project["name"], [], unresolved=unresolved, inputs=rel, kind=kind)
+        b = build_rejudged(db, inputs.project, [], unresolved=unresolved, inputs=rel, kind=kind)
         out[b.version] = b
     cond = inputs.only("condition")
     if cond.infos:
@@ -683,7 +686,7 @@ def _build_versions(db: Database, project: str, study_ids: list[int], *, rules: 
                 if f"{mode}-validated" in out:
                     raise IFJudgeError(f"{mode}-validated would be built twice (re-judging and condition studies); "
                                        "name one kind of study")
-                out[f"{mode}-validated"] = build_condition(db, inputs.project["id"], [], mode, unresolved=unresolved,
+                out[f"{mode}-validated"] = build_condition(db, inputs.project, [], mode, unresolved=unresolved,
                                                            inputs=cond)
     none = [i for i in inputs.infos if i["kind"] is None]
     if none:
@@ -691,17 +694,17 @@ def _build_versions(db: Database, project: str, study_ids: list[int], *, rules: 
     return out
 
 
-def store_build(db: Database, project: str, build: QrelsBuild, *, created_by: str = "") -> int:
-    """Store a build (its qrels version, the studies, the provenance per judgment); returns the build id."""
-    proj = projects.get_project(db, project)
+def store_build(db: Database, project: dict, build: QrelsBuild, *, created_by: str = "") -> int:
+    """Store a build (its qrels version, the studies, the provenance per judgment) in ``project``
+    (its row, :func:`storage.projects.get_project`); returns the build id."""
     return projects.store_qrels_build(
-        db, proj["id"], build.version, build.qrels, base_version=build.base_version, studies=build.studies,
+        db, project["id"], build.version, build.qrels, base_version=build.base_version, studies=build.studies,
         settings=build.settings, counts=build.counts, provenance=build.provenance, created_by=created_by,
     )
 
 
 def store_versions(
-    db: Database, project: str, study_ids: list[int], *, rules: ValidationRules | None = None,
+    db: Database, project: dict, study_ids: list[int], *, rules: ValidationRules | None = None,
     unresolved: str | None = None, allow_incomplete: bool = False, created_by: str = "",
 ) -> dict[str, tuple[int, QrelsBuild]]:
     """Build every derived version the named studies can build (:func:`build_versions`) and store
@@ -711,10 +714,10 @@ def store_versions(
     Nothing is stored unless every version builds: IncompleteStudy and UnresolvedJudgments are
     raised as by :func:`build_versions` before the first store."""
     with paused_gc(), studies.shared_reads(db):  # the builds read each study's items and labels once
-        builds = build_versions(db, project, study_ids, rules=rules, unresolved=unresolved,
-                                allow_incomplete=allow_incomplete)
+        inputs = BuildInputs.read(db, project, list(study_ids), allow_incomplete)
+        builds = build_versions(db, project, study_ids, rules=rules, unresolved=unresolved, inputs=inputs)
     with paused_gc():
-        return {v: (store_build(db, project, b, created_by=created_by), b) for v, b in builds.items()}
+        return {v: (store_build(db, inputs.project, b, created_by=created_by), b) for v, b in builds.items()}
 
 
 def describe_studies(infos: list[dict]) -> str:

@@ -42,13 +42,14 @@ def busy_server(tmp_path):
                 "naturalness": {"value": "Yes"}, "best_passage": {"value": s.items[2].passages[0]["doc_id"]},
             }, started_at=time.time() - 2)
     from annotation.outcomes.qrels_builds import store_versions
+    from storage import projects
     from evaluation.runner import run_eval
     # validated qrels from the unfinished study (unresolved items keep their published judgment), so that
     # the Evaluate page's verdict has a ranking to compare
-    store_versions(db, "demo", [r["study_id"]], unresolved="keep-published", allow_incomplete=True, created_by="lead")
+    store_versions(db, projects.get_project(db, "demo"), [r["study_id"]], unresolved="keep-published", allow_incomplete=True, created_by="lead")
     for template in ("query", "instruction_query", "query_instruction"):
         for version in ("original", "changed", "validated"):
-            run_eval(db, "demo", model="bm25", template=template, qrels_version=version)
+            run_eval(db, projects.get_project(db, "demo"), model="bm25", template=template, qrels_version=version)
     s = Server(path)
     s.start()
     yield s

@@ -10,6 +10,7 @@ from playwright.sync_api import expect
 
 from annotation.demo import load_demo
 from evaluation.runner import run_eval
+from storage import projects
 from storage import eval_runs, jobs
 from storage.db import connect
 from tests.e2e.conftest import choose, settle, sign_in, wait_for_jobs
@@ -76,7 +77,7 @@ def test_evaluation_job_outlives_the_page_and_its_results_show(page, job_server,
     for job in ended:
         p = job["parameters"]
         background = eval_runs.load_eval_run(db, job["result_ids"][0])
-        rid = run_eval(fdb, "demo", model=p["model"], template=p["template"], qrels_version=p["qrels_version"],
+        rid = run_eval(fdb, projects.get_project(fdb, "demo"), model=p["model"], template=p["template"], qrels_version=p["qrels_version"],
                        k=p["k"], ties=p["ties"], cache_dir=str(tmp_path / "embeddings"))
         foreground = eval_runs.load_eval_run(fdb, rid)
         assert background["metrics"] == pytest.approx(foreground["metrics"], abs=1e-9), p

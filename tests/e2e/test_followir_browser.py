@@ -151,7 +151,7 @@ def test_followir_rejudging_flow(page, server, artifacts, run_cli, tmp_path):
     assert projects.qrels(db, pid, "changed") == changed_before  # the published qrels are never overwritten
     assert projects.qrels(db, pid, "original") == original_before
 
-    summary = rejudging.rejudge_summary(db, "demo", kind="published")["queries"][0]
+    summary = rejudging.rejudge_summary(db, projects.get_project(db, "demo"), kind="published")["queries"][0]
     assert (summary["flipped"], summary["adjudicated"], summary["unresolved"]) == (3, 1, 0)
     # f-doc-1, -3, -4 unanimous; f-doc-2 and f-doc-5 split 2-1 (one agreeing pair of three)
     assert summary["agreement"]["percent_agreement"] == pytest.approx((3 + 2 / 3) / 5)
