@@ -97,7 +97,7 @@ def no_positive_run(tmp_path):
     from evaluation.runner import run_eval
     from formats.readers import parse
     from storage.db import connect
-    from storage.projects import import_bundle
+    from storage.projects import get_project, import_bundle
 
     src = tmp_path / "infosearch"
     shutil.copytree(INFOSEARCH, src)
@@ -106,7 +106,7 @@ def no_positive_run(tmp_path):
     changed.write_text("\n".join([lines[0], *(line.rsplit("\t", 1)[0] + "\t0" for line in lines[1:])]) + "\n")
     db = connect(tmp_path / "is.db")
     import_bundle(db, "is", parse("infosearch", [src]), fmt="infosearch")
-    rid = run_eval(db, "is", model="bm25", template="instruction_query", qrels_version="original")
+    rid = run_eval(db, get_project(db, "is"), model="bm25", template="instruction_query", qrels_version="original")
     return results.load_run(db, rid)
 
 
