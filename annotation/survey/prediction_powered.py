@@ -27,7 +27,7 @@ disagreements, a tuned weight goes to about 1, and the estimate is then those tw
 (the items the humans say Yes and the judge No, and the reverse): a discrete statistic whose 95%
 intervals cover 0.98-1.00 or, without a floor, 0.74 (no interval exists between the two that holds
 for either kind of error). At 1/2 the humans' share and the disagreements are averaged and the
-interval covers 0.95-0.98 at every share measured, including near-perfect judges, and is 25-40%
+interval covers 0.948-0.973 in every scenario measured, near-perfect judges included, and is 27-40%
 narrower than the humans' alone wherever the judge is informative (``bench/bench_estimate_coverage.py``,
 docs/statistics.md). The price: with a very good judge and many disagreements (a 50% share) a
 tuned weight would be about 10% narrower; with a judge no better than chance the interval is
