@@ -131,8 +131,8 @@ def estimates_table(est: dict) -> list[str]:
     ppi = [e for e in est["estimates"] if "ppi_design" in e]
     if ppi:
         lines += ["", "Prediction-powered (the judge labelled every item; the humans' sample corrects its bias): "
-                  f"{md_cell(est.get('ppi_method') or '')}. With a judge, this is the interval to cite; it was chosen "
-                  "before the data. " + _weight_note(est.get("judge_weight", LAM)), "",
+                  f"{md_cell(est.get('ppi_method') or '')}. With a judge, this is the interval to cite. "
+                  + _weight_note(est.get("judge_weight", LAM)), "",
                   "| estimate | prediction-powered share | 95% CI (prediction-powered) | 95% CI (design, humans only) | "
                   "lam | judge's share | judge agreement | Cohen kappa | judged items |",
                   "|---|---|---|---|---|---|---|---|---|"]
