@@ -88,7 +88,7 @@ def load_demo(db: Database) -> dict:
             auth.add_user(db, name, role, password)
     annotators = [n for n, r, _ in creds if r == "annotator"]
     study = create_study(
-        db, project=DEMO_PROJECT, questions=DEMO_QUESTIONS, annotators=annotators, created_by="demo",
+        db, project=projects.get_project(db, DEMO_PROJECT), questions=DEMO_QUESTIONS, annotators=annotators, created_by="demo",
         name="demo: InstructIR validation",
         settings=StudySettings(group_fraction=1.0, per_group=2, overlap=3, passages=3, seed=0),
         groups=sorted({i["query"] for i in data["instances"]}),

@@ -129,17 +129,18 @@ def _allocate(total: int, sizes: dict[str, int], scores: dict[str, float]) -> di
     return {h: n[h] for h in sizes}
 
 
-def domain_sizes(db: Database, project: str) -> dict[str, int]:
-    """The query groups of each domain (query subset) of a project, as a study samples them
+def domain_sizes(db: Database, project: dict) -> dict[str, int]:
+    """The query groups of each domain (query subset) of ``project`` (its row,
+    :func:`storage.projects.get_project`), as a study samples them
     (instructed instances only; ``""``: groups without a domain), in domain order.
 
     >>> from storage.db import connect
     >>> from annotation.demo import load_demo
     >>> db = connect(":memory:"); _ = load_demo(db)
-    >>> domain_sizes(db, "demo")
+    >>> domain_sizes(db, projects.get_project(db, "demo"))
     {'': 5}
     """
-    proj = projects.get_project(db, project)
+    proj = project
     pool = projects.instances(db, proj["id"])
     if any(i["instruction"].strip() for i in pool):
         pool = [i for i in pool if i["instruction"].strip()]
@@ -460,7 +461,7 @@ def declared_questions(questions: list[str], own_questions: list[Question] | Non
 def create_study(
     db: Database,
     *,
-    project: str,
+    project: dict,
     questions: list[str],
     annotators: list[str],
     created_by: str = "cli",
@@ -469,7 +470,7 @@ def create_study(
     groups: list[str] | None = None,
     own_questions: list[Question] | None = None,
 ) -> dict:
-    """Sample instances of ``project``, create the items of ``questions`` and assign them.
+    """Sample instances of ``project`` (its row, :func:`storage.projects.get_project`), create the items of ``questions`` and assign them.
 
     ``groups`` restricts the sample to those query groups. ``own_questions``: the lead's own
     questions (:mod:`annotation.questions.own`), asked after the built-in ones and stored with the
@@ -483,7 +484,7 @@ def create_study(
     settings.validate()
     declared = declared_questions(list(questions), own_questions, settings)
     questions = [q.id for q in declared]
-    proj = projects.get_project(db, project)
+    proj = project
     people = users.users_by_name(db, annotators)
     if len({p["id"] for p in people}) != len(people):
         raise IFJudgeError("an annotator is listed twice")
@@ -491,9 +492,9 @@ def create_study(
     sample = _sample(db, proj, pool, settings, settings.seed)
     if not sample:
         if settings.skip_covered:
-            raise IFJudgeError(f"every instance of project {project!r} is already asked these questions by another "
+            raise IFJudgeError(f"every instance of project {proj['name']!r} is already asked these questions by another "
                                "study: nothing remains to sample")
-        raise IFJudgeError(f"project {project!r} has no instances to sample")
+        raise IFJudgeError(f"project {proj['name']!r} has no instances to sample")
     items, notes = build_instance_items(db, proj["id"], sample, declared, settings)
     if not items:
         raise IFJudgeError("no item could be built: " + "; ".join(notes[:3]))
@@ -511,7 +512,7 @@ def create_study(
     if settings.skip_covered:  # the population it sampled: the project's instances these studies did not ask
         stored["skipped_studies"] = skipped
     study_id = studies.insert_study(
-        db, project_id=proj["id"], name=name or f"{project} study", questions=questions, settings=stored,
+        db, project_id=proj["id"], name=name or f"{proj['name']} study", questions=questions, settings=stored,
         created_by=created_by, annotator_ids=[p["id"] for p in people], items=items, plan=plan,
     )
     per = {p["name"]: sum(p["id"] in v for v in plan.values()) for p in people}
@@ -548,7 +549,7 @@ CONDITION_MODES = ("changed", "reversed")
 def create_condition_study(
     db: Database,
     *,
-    project: str,
+    project: dict,
     annotators: list[str],
     created_by: str = "cli",
     name: str | None = None,
@@ -563,7 +564,8 @@ def create_condition_study(
     ``settings.group_fraction`` of the queries (or ``queries``) is sampled, or with
     ``settings.subset_fraction`` that share of each dimension (:func:`_sample_queries`); each item
     goes to ``settings.overlap`` annotators. The outcomes build ``changed-validated`` and
-    ``reversed-validated`` (:func:`annotation.outcomes.qrels_builds.build_condition`).
+    ``reversed-validated`` (:func:`annotation.outcomes.qrels_builds.build_condition`). ``project``: its row
+    (:func:`storage.projects.get_project`).
 
     Returns ``{"study_id", "queries", "screens", "items", "items_by_mode", "assignments", "notes"}``.
     """
@@ -572,7 +574,7 @@ def create_condition_study(
     bad = [m for m in modes if m not in CONDITION_MODES]
     if not modes or bad:
         raise IFJudgeError(f"condition modes must be some of {', '.join(CONDITION_MODES)}, got {', '.join(bad) or 'none'}")
-    proj = projects.get_project(db, project)
+    proj = project
     people = users.users_by_name(db, annotators)
     if len({p["id"] for p in people}) != len(people):
         raise IFJudgeError("an annotator is listed twice")
@@ -581,7 +583,7 @@ def create_condition_study(
     by_query, pool = _condition_pool(db, proj, settings, modes, queries)
     chosen = _sample_queries(db, proj, pool, settings, settings.seed)
     if not chosen and settings.skip_covered:
-        raise IFJudgeError(f"every query of project {project!r} is already judged by another condition study: "
+        raise IFJudgeError(f"every query of project {proj['name']!r} is already judged by another condition study: "
                            "nothing remains to sample")
     items, notes, position = [], [], 0
     for q in chosen:
@@ -601,7 +603,7 @@ def create_condition_study(
                               "payload": {"mode": mode, "qid": key}})
                 position += 1
     if not items:
-        raise IFJudgeError(f"no condition item could be built for {project!r}: "
+        raise IFJudgeError(f"no condition item could be built for {proj['name']!r}: "
                            + ("; ".join(notes[:3]) or f"no instance of variant {' / '.join(modes)}"))
     screens = [it["screen"] for it in items]
     plan = balanced_plan(screens, [p["id"] for p in people], settings.overlap, seed=settings.seed)
@@ -611,7 +613,7 @@ def create_condition_study(
         stored["skipped_studies"] = skipped
     stored["guidelines"] = {"condition": settings.guidelines.get("condition", BUILTIN_QUESTIONS["condition"].guidelines)}
     study_id = studies.insert_study(
-        db, project_id=proj["id"], name=name or f"{project}: condition", questions=["condition"], settings=stored,
+        db, project_id=proj["id"], name=name or f"{proj['name']}: condition", questions=["condition"], settings=stored,
         created_by=created_by, annotator_ids=[p["id"] for p in people], items=items, plan=plan,
     )
     return {
@@ -790,10 +792,10 @@ class SampleOverlap:
 SEEDS_TRIED = 200
 
 
-def sample_overlap(db: Database, *, project: str, questions: list[str], settings: StudySettings | None = None,
+def sample_overlap(db: Database, *, project: dict, questions: list[str], settings: StudySettings | None = None,
                    groups: list[str] | None = None) -> SampleOverlap:
     """How much of the sample :func:`create_study` would draw with these arguments is already asked
-    the same questions by other studies of the project (same seed, same sample: a second study with
+    the same questions by other studies of ``project`` (its row; same seed, same sample: a second study with
     the default seed re-asks the first one's items), the remaining pool, and the seed among the
     next :data:`SEEDS_TRIED` whose sample overlaps least. ``skip_covered`` is ignored here.
 
@@ -803,17 +805,18 @@ def sample_overlap(db: Database, *, project: str, questions: list[str], settings
     >>> from annotation.demo import demo_data
     >>> groups = sorted({i["query"] for i in demo_data()["instances"]})
     >>> same = StudySettings(group_fraction=1.0, per_group=2, seed=0)  # the demo study's sample settings
-    >>> o = sample_overlap(db, project="demo", questions=["validity"], settings=same, groups=groups)
+    >>> demo = projects.get_project(db, "demo")
+    >>> o = sample_overlap(db, project=demo, questions=["validity"], settings=same, groups=groups)
     >>> o.sampled, o.covered, [s["id"] for s in o.studies], o.remaining  # 12 instances, 8 of them asked
     (8, 8, [1], 4)
-    >>> create_study(db, project="demo", questions=["validity"], annotators=["ann1", "ann2", "ann3"],
+    >>> create_study(db, project=demo, questions=["validity"], annotators=["ann1", "ann2", "ann3"],
     ...              settings=replace(same, skip_covered=True), groups=groups)["instances"]  # the remaining ones
     4
-    >>> sample_overlap(db, project="demo", questions=["passage_match"], settings=same, groups=groups).covered  # not asked yet
+    >>> sample_overlap(db, project=demo, questions=["passage_match"], settings=same, groups=groups).covered  # not asked yet
     0
     """
     settings = replace(settings or StudySettings(), skip_covered=False)
-    proj = projects.get_project(db, project)
+    proj = project
     questions = list(questions)
     covered = covered_instances(db, proj["id"], questions)
     if all(q in BUILTIN_QUESTIONS and BUILTIN_QUESTIONS[q].design == "condition" for q in questions or ["-"]):

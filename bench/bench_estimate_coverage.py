@@ -56,6 +56,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from accounts import auth  # noqa: E402
 from annotation.estimates.benchmark import benchmark_estimates  # noqa: E402
 from annotation.studies import StudySettings, create_study  # noqa: E402
+from storage.projects import get_project  # noqa: E402
 from formats.bundle import Bundle, Instance, Query  # noqa: E402
 from storage import projects, studies  # noqa: E402
 from storage.db import connect  # noqa: E402
@@ -170,7 +171,7 @@ def run_estimates(keys: list[str], reps: int, seed: int) -> list[dict]:
         judge_all = np.array([v == "Yes" for v in judge.values()], dtype=float)
         t0 = time.perf_counter()
         for r in range(reps):
-            sid = create_study(db, project="sim", questions=["validity"], annotators=["a0"],
+            sid = create_study(db, project=get_project(db, "sim"), questions=["validity"], annotators=["a0"],
                                settings=_settings(sc, seed=r))["study_id"]
             answer(db, sid, uid, truth)
             (e,) = benchmark_estimates(db, sid, judge=judge)["estimates"]

@@ -38,13 +38,14 @@ def build(path: Path, n_instances: int):
     them wrong on every 5th screen."""
     from annotation import workspace
     from annotation.studies import StudySettings, create_study
+    from storage.projects import get_project
     from storage.db import connect
     from storage.users import get_user
     from tests.builders import make_project
 
     db = connect(path)
     make_project(db, n_groups=n_instances // 4, per_group=4)
-    sid = create_study(db, project="p", questions=["validity"], annotators=["a0", "a1", "a2"],
+    sid = create_study(db, project=get_project(db, "p"), questions=["validity"], annotators=["a0", "a1", "a2"],
                        settings=StudySettings(group_fraction=0.08, per_group=2, overlap=3, seed=3))["study_id"]
     for k, name in enumerate(("a0", "a1", "a2")):
         user = get_user(db, name)
@@ -93,6 +94,7 @@ def main() -> None:
     from annotation.monitoring import monitor
     from annotation.judges.agreement import judge_report, paired_items
     from annotation.judges.runs import prepare_run
+    from storage.projects import get_project
     from evaluation.judges.chat import ChatConfig
     from evaluation.judges.jobs import submit_judge
     from evaluation.judges.runs import JudgeSpec
@@ -114,7 +116,7 @@ def main() -> None:
 
     with FakeOpenAI(answer, key=key, inject=lambda n, body: 429 if n % 40 == 0 else None) as server:
         cfg = ChatConfig(server.base_url, "biased-judge", concurrency=args.concurrency)
-        prepared = prepare_run(db, "p", JudgeSpec("validity", chat=cfg), created_by="bench")
+        prepared = prepare_run(db, get_project(db, "p"), JudgeSpec("validity", chat=cfg), created_by="bench")
         run_id, est = prepared["run"]["id"], prepared["estimate"]
         job, _ = submit_judge(db, run_id, created_by="bench", sending={"concurrency": args.concurrency})
         first = worker(path)

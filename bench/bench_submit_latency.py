@@ -50,6 +50,7 @@ sys.path.insert(0, str(ROOT))
 from accounts import auth  # noqa: E402
 from annotation import workspace
 from annotation.studies import StudySettings, create_study  # noqa: E402
+from storage.projects import get_project  # noqa: E402
 from bench.load_test import percentile, synthetic_bundle  # noqa: E402
 from storage import projects, studies, users  # noqa: E402
 from storage.db import connect  # noqa: E402
@@ -85,7 +86,7 @@ def build(db_path: Path, n_instances: int) -> int:
     projects.import_bundle(db, "bench", bundle, fmt="beir", kind="instructir")
     for n in NAMES:
         auth.add_user(db, n, "annotator", PASSWORD)
-    study = create_study(db, project="bench", questions=["validity", "naturalness", "best_passage"],
+    study = create_study(db, project=get_project(db, "bench"), questions=["validity", "naturalness", "best_passage"],
                          annotators=NAMES, created_by="bench", name="latency bench",
                          settings=StudySettings(group_fraction=1.0, per_group=4, overlap=3, passages=3, seed=3))
     sid = study["study_id"]

@@ -239,6 +239,7 @@ def build_instructir_db(path: Path) -> dict:
     from bench.load_test import synthetic_bundle
     from accounts import auth
     from annotation.studies import StudySettings, create_study
+    from storage.projects import get_project
     from storage import projects, studies, users
     from storage.db import connect
     db = connect(path)
@@ -246,7 +247,7 @@ def build_instructir_db(path: Path) -> dict:
     auth.add_user(db, "lead", "lead", PASSWORD)
     for a in ANNOTATORS:
         auth.add_user(db, a, "annotator", PASSWORD)
-    study = create_study(db, project="instructir", questions=["validity", "naturalness", "best_passage"],
+    study = create_study(db, project=get_project(db, "instructir"), questions=["validity", "naturalness", "best_passage"],
                          annotators=list(ANNOTATORS), created_by="lead", name="instructir 100k",
                          settings=StudySettings(group_fraction=1.0, per_group=4, overlap=3, passages=3, seed=3))
     sid = study["study_id"]

@@ -40,6 +40,7 @@ if str(ROOT) not in sys.path:
 from accounts import auth  # noqa: E402
 from annotation import workspace
 from annotation.studies import StudySettings, create_study  # noqa: E402
+from storage.projects import get_project  # noqa: E402
 from storage import projects, users  # noqa: E402
 from formats.bundle import Bundle, Document, Instance, Qrel, Query  # noqa: E402
 from storage.db import check_integrity, connect, is_url  # noqa: E402
@@ -86,7 +87,7 @@ def build_study_db(path: str | os.PathLike, *, n_instances: int, annotators: lis
         if users.get_user(db, name) is None:
             auth.add_user(db, name, "annotator", PASSWORD)
     settings = StudySettings(group_fraction=1.0, per_group=4, overlap=overlap, passages=3, seed=1)
-    summary = create_study(db, project=project, questions=QUESTIONS, annotators=annotators,
+    summary = create_study(db, project=get_project(db, project), questions=QUESTIONS, annotators=annotators,
                            created_by="load-test", name="load test", settings=settings)
     db.close()
     return summary

@@ -207,12 +207,14 @@ def _estimate_lines(est: dict) -> list[str]:
 
 def run_cmd(args) -> int:
     from annotation.judges.runs import prepare_run
+    from storage import projects
     from storage.db import connect
 
     db = connect(args.db)
     who = args.created_by or f"cli:{getpass.getuser()}"
-    prepared = prepare_run(db, args.project, _spec(args, db), created_by=who, passages=args.passages,
-                           seed=args.item_seed, runs=_runs(args), top_k=args.top_k, from_study=args.from_study,
+    spec, runs = _spec(args, db), _runs(args)
+    prepared = prepare_run(db, projects.get_project(db, args.project), spec, created_by=who, passages=args.passages,
+                           seed=args.item_seed, runs=runs, top_k=args.top_k, from_study=args.from_study,
                            retry_errors=args.retry_errors, price_in=args.price_in, price_out=args.price_out)
     run, est = prepared["run"], prepared["estimate"]
     out = {"run_id": run["id"], "created": prepared["created"], "items_added": prepared["items_added"],

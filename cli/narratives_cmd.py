@@ -155,7 +155,7 @@ def run_show(args) -> int:
             for r in rows:
                 print(f"{r['query_id']}\t{r['versions']} version(s)\tnewest v{r['newest']} by {r['newest_author']}")
         return 0
-    state = narrative_versions.narrative_state(db, args.project, args.query)
+    state = narrative_versions.narrative_state(db, projects.get_project(db, args.project), args.query)
     root = state["original"]
     if args.version is not None:
         v = next((v for v in state["versions"] if v["id"] == args.version), None)

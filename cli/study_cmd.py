@@ -171,12 +171,12 @@ def run_create(args) -> int:
         if any(v is not None for v in (args.bare_run, args.instructed_run, args.bare_run_id, args.instructed_run_id)):
             raise IFJudgeError("--bare-run/--instructed-run go with --questions instfol_match")
         if not args.remaining:  # the same seed draws the same sample: say so before re-asking
-            overlap = sample_overlap(db, project=args.project, questions=args.questions + [q.id for q in own],
+            overlap = sample_overlap(db, project=projects.get_project(db, args.project), questions=args.questions + [q.id for q in own],
                                      settings=settings, groups=args.groups)
             if overlap.covered:
                 print(f"warning: {overlap.text} (--seed N or --remaining)", file=sys.stderr)
         result = create_study(
-            db, project=args.project, questions=args.questions, annotators=args.annotators,
+            db, project=projects.get_project(db, args.project), questions=args.questions, annotators=args.annotators,
             name=args.name, settings=settings, groups=args.groups, own_questions=own,
         )
     if args.stratify_by_judge is not None:
@@ -208,7 +208,7 @@ def _judge_plan(db, args) -> dict:
         except ValueError:
             raise IFJudgeError(f"--judge-unsure expects LOW,HIGH (e.g. 0.2,0.8), got {args.judge_unsure!r}") from None
         unsure = (low, high)
-    p = judge_strata.plan(db, project=args.project, run_id=args.stratify_by_judge, group_fraction=args.group_fraction,
+    p = judge_strata.plan(db, project=projects.get_project(db, args.project), run_id=args.stratify_by_judge, group_fraction=args.group_fraction,
                           fractions=per_stratum(args.judge_rates), assumed_shares=per_stratum(args.judge_shares),
                           unsure=unsure)
     if args.dry_run and args.json:

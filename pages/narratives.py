@@ -32,12 +32,13 @@ if not plist:
 names = [p["name"] for p in plist]
 open_on_last_project(conn, "nar_project", {p["id"]: p["name"] for p in plist})
 project = st.selectbox("Project", names, key="nar_project", label_visibility="collapsed" if len(names) == 1 else "visible")
-pid = next(p["id"] for p in plist if p["name"] == project)
+proj = next(p for p in plist if p["name"] == project)
+pid = proj["id"]
 remember_project(conn, pid)
 qtext = projects.queries(conn, pid)
 query_id = st.selectbox("Query", store.narrative_queries(conn, pid), key=f"nar_query:{pid}",
                         format_func=lambda q: f"{q}: {qtext.get(q, '')}")
-state = narrative_versions.narrative_state(conn, project, query_id)
+state = narrative_versions.narrative_state(conn, proj, query_id)
 root, newest, versions = state["original"], state["newest"], state["versions"]
 
 flash = st.session_state.pop("nar_flash", None)

@@ -143,7 +143,7 @@ report_created("study")
 open_on_last_project(conn, "study_project", {p["id"]: p["name"] for p in plist})
 project = st.selectbox("Project", [p["name"] for p in plist], key="study_project",
                        help="the questions offered follow the project's benchmark")
-proj = next(p for p in plist if p["name"] == project)
+proj = next(p for p in plist if p["name"] == project)  # its row (and counts): what the library takes
 remember_project(conn, proj["id"])
 kq = questions_for_kind(proj["kind"], has_documents=bool(proj["counts"]["documents"]))
 if st.session_state.get("study_questions_for") != project or reset == "study":
@@ -206,7 +206,7 @@ if kq.offered:
             subset_fraction = s2.number_input("Fraction of each domain", 0.001, 1.0, key="study_subset_fraction")
             rates = st.selectbox("Rates per domain (when sampling per domain)", list(RATES), key="study_rates",
                                  format_func=RATES.get)
-            sizes = domain_sizes(conn, project)
+            sizes = domain_sizes(conn, proj)
             domains = st.data_editor(
                 pd.DataFrame({"Domain": [h or "(no domain)" for h in sizes], "Groups": list(sizes.values()),
                               "Fraction": [0.1] * len(sizes), "Anticipated share of Yes": [0.9] * len(sizes)}),
@@ -243,7 +243,7 @@ if kq.offered:
     if go:
         st.session_state.pop(PENDING, None)
         request = dict(
-            project=project, questions=questions, annotators=annotators, name=name or None, own_questions=own,
+            project=proj, questions=questions, annotators=annotators, name=name or None, own_questions=own,
             settings=StudySettings(group_fraction=fraction, per_group=int(per_group), overlap=int(overlap),
                                    passages=int(passages), naturalness=naturalness, seed=int(seed),
                                    guidelines=guidelines, goal=goal.strip(),
@@ -253,10 +253,10 @@ if kq.offered:
         )
         try:
             if judge_run is not None:  # the plan and the width it buys, shown before anything is created
-                plan = judge_strata.plan(conn, project=project, run_id=judge_run, group_fraction=float(fraction))
+                plan = judge_strata.plan(conn, project=proj, run_id=judge_run, group_fraction=float(fraction))
                 request["settings"].judge_strata = plan["settings"]
             found = None if remaining or not chosen or not annotators else sample_overlap(
-                conn, project=project, questions=[*questions, *(q.id for q in own)], settings=request["settings"])
+                conn, project=proj, questions=[*questions, *(q.id for q in own)], settings=request["settings"])
         except IFJudgeError as exc:
             st.error(md_escape(page_message(str(exc))))
         else:

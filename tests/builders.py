@@ -21,6 +21,7 @@ from annotation.narratives import versions as narrative_versions
 from annotation.studies import StudySettings, create_study
 from formats.bundle import Bundle, Document, Instance, Qrel, Query
 from storage import projects, studies, users
+from storage.projects import get_project
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -124,7 +125,7 @@ def label_by_plan(db, sid) -> list[int]:
 def second_study(db):
     """A second validity/naturalness study of the demo project over every multi-instance group."""
     groups = sorted({i["group_id"] for i in projects.instances(db, 1) if "_" in i["instance_id"]})
-    return create_study(db, project="demo", questions=["validity", "naturalness"], annotators=["ann1", "ann2", "ann3"],
+    return create_study(db, project=get_project(db, "demo"), questions=["validity", "naturalness"], annotators=["ann1", "ann2", "ann3"],
                         name="second", settings=StudySettings(group_fraction=1.0, per_group=2, overlap=3, seed=1),
                         groups=groups)["study_id"]
 
@@ -252,7 +253,7 @@ def labelled_ifir_study(db) -> int:
     projects.import_bundle(db, "ifir", ifir_bundle(), fmt="ifir")
     for n in range(3):
         auth.add_user(db, f"a{n}", "annotator", "pw")
-    sid = create_study(db, project="ifir", questions=["passage_match"], annotators=["a0", "a1", "a2"],
+    sid = create_study(db, project=get_project(db, "ifir"), questions=["passage_match"], annotators=["a0", "a1", "a2"],
                        settings=StudySettings(group_fraction=0.2, per_group=1, seed=1))["study_id"]
     label_ifir(db, sid, {(it["instance_id"], it["doc_id"], "passage_match"): ["5", "4", "1"]
                          for it in studies.items_of_study(db, sid)})

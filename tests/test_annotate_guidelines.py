@@ -8,6 +8,7 @@ from annotation.questions.study import GUIDELINES, PROJECT_GOAL_INSTRUCTIR
 from storage import studies
 from storage.errors import PermissionDenied
 from tests.builders import app, item_shown, send, signed_in_page, user_row
+from storage.projects import get_project
 
 FIG9A_INSTRUCTIONS = ("You will encounter three questions for each instance. Your task is to choose an option for "
                       "each question. If you choose 'NO' for Q1 or Q2, provide a clear and concise reason for your "
@@ -92,7 +93,7 @@ def test_study_goal_overrides_the_default(env_db):
     from annotation.studies import StudySettings, create_study
 
     db, _ = env_db
-    r = create_study(db, project="demo", questions=["passage_match"], annotators=["ann1"],
+    r = create_study(db, project=get_project(db, "demo"), questions=["passage_match"], annotators=["ann1"],
                      settings=StudySettings(overlap=1, group_fraction=1.0, goal="Check the <b>gold</b> passages."))
     g = workspace.guidelines(db, r["study_id"], user_row(db, "ann1"))
     assert g.goal == "Check the <b>gold</b> passages."

@@ -16,6 +16,7 @@ from annotation.outcomes.qrels_builds import study_completeness
 from annotation.studies import StudySettings, create_study
 from storage import projects, studies
 from tests.builders import user_row
+from storage.projects import get_project
 
 pytestmark = pytest.mark.both_engines
 
@@ -26,7 +27,7 @@ def with_checks(labelled):
     unanimous items) and constructed best-passage checks."""
     db, first, _ = labelled
     groups = sorted({i["group_id"] for i in projects.instances(db, 1) if "_" in i["instance_id"]})
-    r = create_study(db, project="demo", questions=["validity", "naturalness", "best_passage"],
+    r = create_study(db, project=get_project(db, "demo"), questions=["validity", "naturalness", "best_passage"],
                      annotators=["ann1", "ann2", "ann3"], name="checked", groups=groups[:2],
                      settings=StudySettings(group_fraction=1.0, per_group=1, overlap=3, seed=9, check_share=0.5))
     return db, first, r
@@ -108,5 +109,5 @@ def test_mix_in_keeps_screens_together_and_renumbers():
 def test_a_share_outside_the_range_is_refused(demo):
     db, _ = demo
     with pytest.raises(Exception, match="share of check items must be between 0 and 0.5, got 0.8"):
-        create_study(db, project="demo", questions=["validity"], annotators=["ann1", "ann2", "ann3"],
+        create_study(db, project=get_project(db, "demo"), questions=["validity"], annotators=["ann1", "ann2", "ann3"],
                      settings=StudySettings(check_share=0.8))

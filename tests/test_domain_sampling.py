@@ -13,6 +13,7 @@ from annotation.estimates.sampling import study_design
 from storage import studies
 from storage.errors import IFJudgeError
 from tests.builders import label_ifir
+from storage.projects import get_project
 
 pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
 
@@ -26,7 +27,7 @@ def _domains(db, sid) -> Counter:
 def test_one_fraction_per_domain_is_sampled_and_weighted(ifir_db):
     settings = StudySettings(domain_fractions={"fiqa": 0.1, "aila": 0.5, "pm": 1.0}, per_group=2, naturalness="likert",
                              overlap=3, seed=2)
-    sid = create_study(ifir_db, project="ifir", questions=["naturalness"], annotators=["a0", "a1", "a2"],
+    sid = create_study(ifir_db, project=get_project(ifir_db, "ifir"), questions=["naturalness"], annotators=["a0", "a1", "a2"],
                        settings=settings)["study_id"]
     assert _domains(ifir_db, sid) == {"fiqa": 2, "aila": 5, "pm": 3}
     same = StudySettings(subset_fraction={"fiqa": 0.1, "aila": 0.5, "pm": 1.0})  # a dict where one fraction goes
@@ -43,20 +44,20 @@ def test_one_fraction_per_domain_is_sampled_and_weighted(ifir_db):
 
 
 def test_a_total_allocated_proportionally_or_by_neyman(ifir_db):
-    prop = create_study(ifir_db, project="ifir", questions=["naturalness"], annotators=["a0"],
+    prop = create_study(ifir_db, project=get_project(ifir_db, "ifir"), questions=["naturalness"], annotators=["a0"],
                         settings=StudySettings(group_fraction=0.3, allocation="proportional", overlap=1))["study_id"]
     # 10 of 33 groups: pm's share (0.9) is below one group, so pm gets 1 and the other 9 go 6 / 3
     assert _domains(ifir_db, prop) == {"fiqa": 6, "aila": 3, "pm": 1}
     assert "in proportion to their sizes" in study_design(ifir_db, prop)["description"]
     with pytest.raises(IFJudgeError, match="Neyman allocation needs the anticipated share"):
-        create_study(ifir_db, project="ifir", questions=["naturalness"], annotators=["a0"],
+        create_study(ifir_db, project=get_project(ifir_db, "ifir"), questions=["naturalness"], annotators=["a0"],
                      settings=StudySettings(group_fraction=0.3, allocation="neyman", overlap=1))
-    ney = create_study(ifir_db, project="ifir", questions=["naturalness"], annotators=["a0"], settings=StudySettings(
+    ney = create_study(ifir_db, project=get_project(ifir_db, "ifir"), questions=["naturalness"], annotators=["a0"], settings=StudySettings(
         group_fraction=0.3, allocation="neyman", anticipated_shares={"fiqa": 0.99, "aila": 0.5, "pm": 0.9}, overlap=1))
     # N_h S_h: 20 * 0.0995, 10 * 0.5, 3 * 0.3 -> 10 groups as 2.5 / 6.3 / 1.1 -> 3, 6, 1
     assert _domains(ifir_db, ney["study_id"]) == {"fiqa": 3, "aila": 6, "pm": 1}
     with pytest.raises(IFJudgeError, match="one way to sample the domains"):
-        create_study(ifir_db, project="ifir", questions=["naturalness"], annotators=["a0"],
+        create_study(ifir_db, project=get_project(ifir_db, "ifir"), questions=["naturalness"], annotators=["a0"],
                      settings=StudySettings(subset_fraction=0.1, allocation="proportional", overlap=1))
 
 
@@ -80,7 +81,7 @@ def test_domain_fractions_on_the_command_line(ifir_db, db_path, run_cli):
 
 
 def test_subsampled_excluded_passages_are_weighted_by_their_instance(ifir_db):
-    sid = create_study(ifir_db, project="ifir", questions=["passage_match"], annotators=["a0", "a1", "a2"],
+    sid = create_study(ifir_db, project=get_project(ifir_db, "ifir"), questions=["passage_match"], annotators=["a0", "a1", "a2"],
                        settings=StudySettings(subset_fraction=0.1, per_group=2, max_excluded=1, seed=4))["study_id"]
     excluded = [it for it in studies.items_of_study(ifir_db, sid) if it["payload"]["kind"] == "excluded"]
     # <q>_1 has 2 excluded passages (c2, c3), <q>_2 has 3 (c1, c2, c3): one of each sampled, the count recorded
@@ -95,10 +96,10 @@ def test_subsampled_excluded_passages_are_weighted_by_their_instance(ifir_db):
 
 
 def test_a_study_of_what_others_did_not_ask_estimates_that_rest(ifir_db):
-    first = create_study(ifir_db, project="ifir", questions=["naturalness"], annotators=["a0"],
+    first = create_study(ifir_db, project=get_project(ifir_db, "ifir"), questions=["naturalness"], annotators=["a0"],
                          settings=StudySettings(group_fraction=0.5, per_group=2, overlap=1, seed=1))["study_id"]
     asked = {it["instance_id"] for it in studies.items_of_study(ifir_db, first)}
-    second = create_study(ifir_db, project="ifir", questions=["naturalness"], annotators=["a0"],
+    second = create_study(ifir_db, project=get_project(ifir_db, "ifir"), questions=["naturalness"], annotators=["a0"],
                           settings=StudySettings(group_fraction=0.5, per_group=2, overlap=1, seed=1, skip_covered=True))
     assert studies.get_study(ifir_db, second["study_id"])["settings"]["skipped_studies"] == [first]
     d = study_design(ifir_db, second["study_id"])

@@ -25,6 +25,7 @@ from evaluation.undefined import Undefined
 from storage import projects, studies
 from storage.errors import ImportFailure
 from tests.builders import app, label_demo, user_row
+from storage.projects import get_project
 
 
 def test_two_stage_variance_matches_the_hand_computation():
@@ -129,7 +130,7 @@ def census_study(demo):
     """Every group of the demo (4 InstructIR groups of 3 instances, the FollowIR group of 2), 2
     instances each, one annotator per item; validity: No for the second sampled instance of q-endo."""
     db, _ = demo
-    sid = create_study(db, project="demo", questions=["validity", "naturalness", "best_passage"],
+    sid = create_study(db, project=get_project(db, "demo"), questions=["validity", "naturalness", "best_passage"],
                        annotators=["ann1", "ann2", "ann3"],
                        settings=StudySettings(group_fraction=1.0, per_group=2, overlap=1, seed=0))["study_id"]
     endo = sorted(i for i in {it["instance_id"] for it in studies.items_of_study(db, sid)}
@@ -229,7 +230,7 @@ def test_ifir_strata_and_passage_match_share(db_path):
     projects.import_bundle(db, "ifir", ifir_bundle(), fmt="ifir")
     for n in range(3):
         auth.add_user(db, f"a{n}", "annotator", "pw")
-    sid = create_study(db, project="ifir", questions=["passage_match"], annotators=["a0", "a1", "a2"],
+    sid = create_study(db, project=get_project(db, "ifir"), questions=["passage_match"], annotators=["a0", "a1", "a2"],
                        settings=StudySettings(subset_fraction=0.5, per_group=2, seed=3))["study_id"]
     d = study_design(db, sid)
     assert d["strata"] == {"fiqa": 20, "aila": 10, "pm": 3}  # groups per domain in the population
@@ -259,7 +260,7 @@ def test_condition_shares_per_mode(demo):
     b = parse("infosearch", [FIXTURE])
     import_bundle(db, "is", replace(b, queries=[replace(q, subset=DIMENSIONS[q.query_id]) for q in b.queries]),
                   fmt="infosearch")
-    sid = create_study(db, project="is", questions=["condition"], annotators=["ann1", "ann2", "ann3"],
+    sid = create_study(db, project=get_project(db, "is"), questions=["condition"], annotators=["ann1", "ann2", "ann3"],
                        settings=StudySettings(group_fraction=1.0))["study_id"]
     answer_all(db, sid, ["ann1", "ann2", "ann3"])
     out = {e["part"]: e for e in benchmark_estimates(db, sid)["estimates"]}

@@ -12,6 +12,7 @@ from annotation.imports import import_files
 from exports.offered import export_formats
 from exports.validated import FORMATS, export_project
 from storage import projects
+from storage.projects import get_project
 
 ROOT = Path(__file__).resolve().parents[1]
 KINDS = {"followir_hub": ("tests/fixtures/published/followir_hub", "followir"),
@@ -79,7 +80,7 @@ def test_every_offered_format_exports_with_an_infosearch_and_an_ifir_study(demo,
     b = parse("infosearch", [INFOSEARCH_FIXTURE])
     projects.import_bundle(db, "is", changed(b, queries=[changed(q, subset=DIMENSIONS[q.query_id]) for q in b.queries]),
                            fmt="infosearch")
-    is_study = create_study(db, project="is", questions=["condition"], annotators=["ann1", "ann2", "ann3"],
+    is_study = create_study(db, project=get_project(db, "is"), questions=["condition"], annotators=["ann1", "ann2", "ann3"],
                             settings=StudySettings(group_fraction=1.0))["study_id"]
     answer_all(db, is_study, ["ann1", "ann2", "ann3"])
     ifir_study = labelled_ifir_study(db)

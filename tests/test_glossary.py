@@ -13,6 +13,7 @@ from annotation.questions.own import declare
 from annotation.studies import StudySettings, create_study
 from tests.builders import label_items, labelled_ifir_study
 from ui.estimates_view import estimate_rows
+from storage.projects import get_project
 
 
 @pytest.fixture
@@ -25,7 +26,7 @@ def reports(labelled, db_path):
     ifir = labelled_ifir_study(db)
     out["passage_match"] = monitor.question_report(db, ifir, "passage_match")
     harm = declare({"id": "harmful", "wording": "Is the instruction harmful?", "categories": "yes-no"})
-    own = create_study(db, project="demo", questions=[], own_questions=[harm], annotators=["ann1", "ann2", "ann3"],
+    own = create_study(db, project=get_project(db, "demo"), questions=[], own_questions=[harm], annotators=["ann1", "ann2", "ann3"],
                        name="own", settings=StudySettings(group_fraction=1.0, per_group=1, seed=2))["study_id"]
     label_items(db, own, lambda it, name: "No" if name != "ann3" else "Yes")
     out["harmful"] = monitor.question_report(db, own, "harmful")

@@ -11,6 +11,7 @@ import pytest
 from annotation import workspace
 from annotation.monitoring.habits import annotator_habits, others_agreement
 from tests.builders import PLAN, label_all, user_row
+from storage.projects import get_project
 
 
 def test_answer_shares_and_pairs_by_hand(labelled):
@@ -58,7 +59,7 @@ def ten_screens(demo):
     from storage import projects
     db, _ = demo
     groups = sorted({i["group_id"] for i in projects.instances(db, 1) if "_" in i["instance_id"]})
-    sid = create_study(db, project="demo", questions=["validity", "naturalness", "best_passage"],
+    sid = create_study(db, project=get_project(db, "demo"), questions=["validity", "naturalness", "best_passage"],
                        annotators=["ann1", "ann2", "ann3"], name="all", groups=groups,
                        settings=StudySettings(group_fraction=1.0, per_group=3, overlap=3, seed=4))["study_id"]
     return db, sid

@@ -12,13 +12,14 @@ from annotation.studies import StudySettings, create_study
 from storage import projects, studies
 from storage.errors import IFJudgeError
 from tests.builders import label_ifir, signed_in_page
+from storage.projects import get_project
 
 pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
 
 
 
 def test_stratified_sampling_takes_a_fraction_of_each_domain_and_at_least_one(ifir_db):
-    r = create_study(ifir_db, project="ifir", questions=["naturalness"], annotators=["a0", "a1", "a2"],
+    r = create_study(ifir_db, project=get_project(ifir_db, "ifir"), questions=["naturalness"], annotators=["a0", "a1", "a2"],
                      settings=StudySettings(subset_fraction=0.1, per_group=2, naturalness="likert", seed=5))
     sampled = {it["instance_id"] for it in studies.items_of_study(ifir_db, r["study_id"])}
     per_domain = Counter(i.rstrip("_0123456789").rstrip("0123456789") for i in {s.split("_")[0] for s in sampled})
@@ -26,7 +27,7 @@ def test_stratified_sampling_takes_a_fraction_of_each_domain_and_at_least_one(if
     assert per_domain == {"fiqa": 2, "aila": 1, "pm": 1}
     assert not any(i.endswith("_0") for i in sampled)  # the bare query is never judged
     assert len(sampled) == 8  # 2 instructed instances per sampled query
-    again = create_study(ifir_db, project="ifir", questions=["naturalness"], annotators=["a0", "a1", "a2"],
+    again = create_study(ifir_db, project=get_project(ifir_db, "ifir"), questions=["naturalness"], annotators=["a0", "a1", "a2"],
                          settings=StudySettings(subset_fraction=0.1, per_group=2, naturalness="likert", seed=5))
     assert {it["instance_id"] for it in studies.items_of_study(ifir_db, again["study_id"])} == sampled
     stored = studies.get_study(ifir_db, r["study_id"])["settings"]
@@ -35,12 +36,12 @@ def test_stratified_sampling_takes_a_fraction_of_each_domain_and_at_least_one(if
 
 def test_subset_fraction_is_validated(ifir_db):
     with pytest.raises(IFJudgeError, match=r"subset fraction must be in \(0, 1\], got 1.5"):
-        create_study(ifir_db, project="ifir", questions=["naturalness"], annotators=["a0"],
+        create_study(ifir_db, project=get_project(ifir_db, "ifir"), questions=["naturalness"], annotators=["a0"],
                      settings=StudySettings(subset_fraction=1.5, overlap=1))
 
 
 def test_passage_match_items_for_gold_and_excluded_passages(ifir_db):
-    r = create_study(ifir_db, project="ifir", questions=["passage_match"], annotators=["a0", "a1", "a2"],
+    r = create_study(ifir_db, project=get_project(ifir_db, "ifir"), questions=["passage_match"], annotators=["a0", "a1", "a2"],
                      settings=StudySettings(subset_fraction=0.1, per_group=2))
     items = studies.items_of_study(ifir_db, r["study_id"], "passage_match")
     by_inst: dict[str, dict[str, list[str]]] = {}
@@ -53,13 +54,13 @@ def test_passage_match_items_for_gold_and_excluded_passages(ifir_db):
         else:
             assert kinds == {"gold": [f"{qid}c0"], "excluded": [f"{qid}c1", f"{qid}c2", f"{qid}c3"]}
     assert r["items_by_kind"] == {"excluded": 4 * (2 + 3), "gold": 4 * (2 + 1)}
-    capped = create_study(ifir_db, project="ifir", questions=["passage_match"], annotators=["a0", "a1", "a2"],
+    capped = create_study(ifir_db, project=get_project(ifir_db, "ifir"), questions=["passage_match"], annotators=["a0", "a1", "a2"],
                           settings=StudySettings(subset_fraction=0.1, per_group=2, max_excluded=1))
     assert capped["items_by_kind"] == {"excluded": 8, "gold": 12}
 
 
 def test_table2_means_by_hand(ifir_db):
-    r = create_study(ifir_db, project="ifir", questions=["naturalness", "passage_match"],
+    r = create_study(ifir_db, project=get_project(ifir_db, "ifir"), questions=["naturalness", "passage_match"],
                      annotators=["a0", "a1", "a2"], groups=["fiqa0", "aila0"],
                      settings=StudySettings(group_fraction=1.0, per_group=1, naturalness="likert", seed=1))
     sid = r["study_id"]
@@ -145,7 +146,7 @@ def test_cli_creates_a_stratified_ifir_study_and_prints_table2(ifir_db, db_path,
 def test_report_has_the_table2_section(ifir_db, tmp_path):
     from exports.report import write_report
 
-    r = create_study(ifir_db, project="ifir", questions=["passage_match"], annotators=["a0", "a1", "a2"],
+    r = create_study(ifir_db, project=get_project(ifir_db, "ifir"), questions=["passage_match"], annotators=["a0", "a1", "a2"],
                      groups=["pm0"], settings=StudySettings(group_fraction=1.0, per_group=1))
     it = studies.items_of_study(ifir_db, r["study_id"])[0]
     label_ifir(ifir_db, r["study_id"], {(it["instance_id"], it["doc_id"], "passage_match"): ["4", "4", "5"]})
@@ -174,7 +175,7 @@ def test_study_setup_page_samples_per_domain(ifir_db, db_path, monkeypatch):
 
 
 def test_monitor_page_shows_the_table2_means(ifir_db, db_path, monkeypatch):
-    r = create_study(ifir_db, project="ifir", questions=["passage_match"], annotators=["a0", "a1", "a2"],
+    r = create_study(ifir_db, project=get_project(ifir_db, "ifir"), questions=["passage_match"], annotators=["a0", "a1", "a2"],
                      groups=["pm0"], settings=StudySettings(group_fraction=1.0, per_group=1))
     it = studies.items_of_study(ifir_db, r["study_id"])[0]
     label_ifir(ifir_db, r["study_id"], {(it["instance_id"], it["doc_id"], "passage_match"): ["4", "4", "5"]})
@@ -204,7 +205,7 @@ MATCH_LABELS = {
 
 @pytest.fixture
 def rated(ifir_db):
-    r = create_study(ifir_db, project="ifir", questions=["passage_match"], annotators=["a0", "a1", "a2"],
+    r = create_study(ifir_db, project=get_project(ifir_db, "ifir"), questions=["passage_match"], annotators=["a0", "a1", "a2"],
                      groups=["pm0"], settings=StudySettings(group_fraction=1.0, per_group=2, seed=3))
     sid = r["study_id"]
     items = studies.items_of_study(ifir_db, sid)

@@ -14,6 +14,7 @@ from storage import projects, studies
 from storage.eval_runs import load_eval_run
 from storage.projects import import_bundle
 from tests.builders import CONDITION_ANSWERS as ANSWERS, DIMENSIONS, INFOSEARCH_FIXTURE as FIXTURE, answer_all
+from storage.projects import get_project
 
 pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
 
@@ -113,9 +114,9 @@ def test_a_condition_study_samples_its_subset_fraction_of_each_dimension(demo):
                             for v in ("og", "changed", "reversed")]
             b.qrels.append(Qrel(q, "d", 1, "original"))
     import_bundle(db, "dims", b, fmt="infosearch")
-    created = create_condition_study(db, project="dims", annotators=["ann1"],
+    created = create_condition_study(db, project=get_project(db, "dims"), annotators=["ann1"],
                                      settings=StudySettings(subset_fraction=0.5, overlap=1, seed=3))
     chosen = {it["payload"]["qid"] for it in studies.items_of_study(db, created["study_id"])}
     assert sorted(q.split("-")[0] for q in chosen) == ["Audience"] * 5 + ["Language"] * 5
-    default = create_condition_study(db, project="dims", annotators=["ann1"], settings=StudySettings(overlap=1))
+    default = create_condition_study(db, project=get_project(db, "dims"), annotators=["ann1"], settings=StudySettings(overlap=1))
     assert len({it["payload"]["qid"] for it in studies.items_of_study(db, default["study_id"])}) == 2  # 0.08 x 20

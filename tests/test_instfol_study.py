@@ -12,6 +12,7 @@ from formats.bundle import Bundle, Document, Instance, Qrel, Query
 from storage import projects, studies
 from storage.db import connect
 from storage.errors import IFJudgeError
+from storage.projects import get_project
 
 pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
 
@@ -177,7 +178,7 @@ def test_refusals(files, run_cli, db_path):
     from annotation.studies import create_study
 
     with pytest.raises(IFJudgeError, match="instfol_match items are the passages two runs retrieved"):
-        create_study(db, project="ifir", questions=["instfol_match"], annotators=["a0"], settings=_all(overlap=1))
+        create_study(db, project=get_project(db, "ifir"), questions=["instfol_match"], annotators=["a0"], settings=_all(overlap=1))
     code, _, err = run_cli("eval", "instfol", "--db", db_path, "--study", "99")
     assert code == 2 and "no study with id 99" in err
 

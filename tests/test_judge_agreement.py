@@ -16,6 +16,7 @@ from annotation.judges.agreement import judge_report
 from evaluation.judges.stored import estimate_answers
 from storage import judge_labels, projects, studies
 from tests.builders import app, item_shown, user_row
+from storage.projects import get_project
 
 pytestmark = pytest.mark.both_engines
 MARK = "JUDGE-REPLY-7f3a"  # the judge's raw reply: never on an annotator's screen
@@ -164,10 +165,10 @@ def test_a_chat_run_stores_its_answers_on_both_engines(demo):
     db, r = demo
     with FakeOpenAI(lambda body: json_answer("No", {"No": 0.75, "Yes": 0.25}),
                     inject=lambda n, body: 429 if n == 3 else None) as server:
-        prepared = prepare_run(db, "demo", JudgeSpec("validity", chat=ChatConfig(server.base_url, "m", concurrency=3)),
+        prepared = prepare_run(db, get_project(db, "demo"), JudgeSpec("validity", chat=ChatConfig(server.base_url, "m", concurrency=3)),
                                created_by="t")
         assert run_judge(db, prepared["run"]["id"])["judged"] == 14
-        again = prepare_run(db, "demo", JudgeSpec("validity", chat=ChatConfig(server.base_url, "m")), created_by="t")
+        again = prepare_run(db, get_project(db, "demo"), JudgeSpec("validity", chat=ChatConfig(server.base_url, "m")), created_by="t")
     assert again["run"]["id"] == prepared["run"]["id"] and again["estimate"]["requests"] == 0
     labels = judge_labels.labels(db, prepared["run"]["id"])
     assert {(lab["value"], lab["score"]) for lab in labels} == {("No", 0.25)}

@@ -17,6 +17,7 @@ from storage import judge_labels
 from storage.db import connect
 from storage.errors import IFJudgeError
 from tests.fake_openai import FakeOpenAI, json_answer
+from storage.projects import get_project
 
 
 def instruction_of(body) -> str:
@@ -45,7 +46,7 @@ def spec(url, **kw):
 def test_every_item_judged_once_with_structured_answers_and_scores(demo_db):
     db, _ = demo_db
     with FakeOpenAI(biased, key=instruction_of) as server:
-        prepared = prepare_run(db, "demo", spec(server.base_url), created_by="t")
+        prepared = prepare_run(db, get_project(db, "demo"), spec(server.base_url), created_by="t")
         run_id = prepared["run"]["id"]
         result = run_judge(db, run_id)
     labels = judge_labels.labels(db, run_id)
@@ -67,7 +68,7 @@ def test_every_item_judged_once_with_structured_answers_and_scores(demo_db):
 def test_429_and_500_are_retried_and_the_estimate_equals_what_was_sent(demo_db):
     db, _ = demo_db
     with FakeOpenAI(biased, key=instruction_of, inject=lambda n, body: {2: 429, 3: 429, 6: 500}.get(n)) as server:
-        prepared = prepare_run(db, "demo", spec(server.base_url, concurrency=1), created_by="t")
+        prepared = prepare_run(db, get_project(db, "demo"), spec(server.base_url, concurrency=1), created_by="t")
         est = prepared["estimate"]
         result = run_judge(db, prepared["run"]["id"])
     assert server.failures == {429: 2, 500: 1}
@@ -98,12 +99,12 @@ def test_a_second_start_resumes_and_sends_nothing_already_judged(demo_db):
             raise Stop()
 
     with FakeOpenAI(biased, key=instruction_of) as server:
-        first = prepare_run(db, "demo", spec(server.base_url, concurrency=2), created_by="t")
+        first = prepare_run(db, get_project(db, "demo"), spec(server.base_url, concurrency=2), created_by="t")
         with pytest.raises(Stop):
             run_judge(db, first["run"]["id"], progress=stop_after_five)
         kept = len(judge_labels.labels(db, first["run"]["id"]))
         assert 5 <= kept <= 6  # the answer in flight when it stopped is stored too
-        again = prepare_run(db, "demo", spec(server.base_url, concurrency=3), created_by="t")
+        again = prepare_run(db, get_project(db, "demo"), spec(server.base_url, concurrency=3), created_by="t")
         assert again["run"]["id"] == first["run"]["id"] and not again["created"]
         assert again["estimate"]["requests"] == 14 - kept and again["estimate"]["already_judged"] == kept
         run_judge(db, again["run"]["id"])
@@ -113,7 +114,7 @@ def test_a_second_start_resumes_and_sends_nothing_already_judged(demo_db):
 def test_the_key_comes_from_the_environment_and_a_refusal_stops_the_run(demo_db, monkeypatch):
     db, _ = demo_db
     with FakeOpenAI(biased, key=instruction_of, api_key="sk-loopback") as server:
-        prepared = prepare_run(db, "demo", spec(server.base_url, api_key_env="JUDGE_KEY"), created_by="t")
+        prepared = prepare_run(db, get_project(db, "demo"), spec(server.base_url, api_key_env="JUDGE_KEY"), created_by="t")
         monkeypatch.delenv("JUDGE_KEY", raising=False)
         with pytest.raises(IFJudgeError, match="refused the key .401.: set JUDGE_KEY"):
             run_judge(db, prepared["run"]["id"])
@@ -126,7 +127,7 @@ def test_the_key_comes_from_the_environment_and_a_refusal_stops_the_run(demo_db,
 def test_a_server_that_keeps_refusing_stops_the_run_with_what_to_do(demo_db):
     db, _ = demo_db
     with FakeOpenAI(biased, key=instruction_of, inject=lambda n, body: 429) as server:
-        prepared = prepare_run(db, "demo", spec(server.base_url, retries=2, concurrency=1), created_by="t")
+        prepared = prepare_run(db, get_project(db, "demo"), spec(server.base_url, retries=2, concurrency=1), created_by="t")
         with pytest.raises(IFJudgeError, match="429 .rate limit. after 2 retries.*lower --concurrency"):
             run_judge(db, prepared["run"]["id"])
     assert server.requests == 3  # the first try and two retries
@@ -135,7 +136,7 @@ def test_a_server_that_keeps_refusing_stops_the_run_with_what_to_do(demo_db):
 def test_unreadable_answers_stop_a_run_before_anything_is_stored(demo_db):
     db, _ = demo_db
     with FakeOpenAI(lambda body: ("I cannot say.", {})) as server:
-        prepared = prepare_run(db, "demo", spec(server.base_url, concurrency=1), created_by="t")
+        prepared = prepare_run(db, get_project(db, "demo"), spec(server.base_url, concurrency=1), created_by="t")
         with pytest.raises(IFJudgeError, match="first 5 answers could not be used.*--structured"):
             run_judge(db, prepared["run"]["id"])
     assert judge_labels.labels(db, prepared["run"]["id"]) == []
@@ -144,7 +145,7 @@ def test_unreadable_answers_stop_a_run_before_anything_is_stored(demo_db):
 def test_a_slow_server_times_out_and_is_retried(demo_db):
     db, _ = demo_db
     with FakeOpenAI(biased, key=instruction_of, inject=lambda n, body: ("slow", 1.5) if n == 1 else None) as server:
-        prepared = prepare_run(db, "demo", spec(server.base_url, timeout=0.5, concurrency=1), created_by="t")
+        prepared = prepare_run(db, get_project(db, "demo"), spec(server.base_url, timeout=0.5, concurrency=1), created_by="t")
         result = run_judge(db, prepared["run"]["id"])
     assert result["retries"] == 1 and result["judged"] == 14
 
@@ -152,7 +153,7 @@ def test_a_slow_server_times_out_and_is_retried(demo_db):
 def test_without_log_probabilities_there_is_an_answer_and_no_score(demo_db):
     db, _ = demo_db
     with FakeOpenAI(lambda body: json_answer("Yes")) as server:
-        prepared = prepare_run(db, "demo", spec(server.base_url, logprobs=False, structured="none"), created_by="t")
+        prepared = prepare_run(db, get_project(db, "demo"), spec(server.base_url, logprobs=False, structured="none"), created_by="t")
         run_judge(db, prepared["run"]["id"])
     assert "logprobs" not in server.bodies[0] and "response_format" not in server.bodies[0]
     labels = judge_labels.labels(db, prepared["run"]["id"])

@@ -13,6 +13,7 @@ from evaluation.judges.runs import JudgeSpec, run_judge
 from storage import judge_labels
 from storage.errors import IFJudgeError
 from tests.builders import published_rejudged_demo
+from storage.projects import get_project
 
 
 def test_choose_threshold_maximises_kappa_and_takes_the_middle_of_ties():
@@ -31,7 +32,7 @@ def test_choose_threshold_maximises_kappa_and_takes_the_middle_of_ties():
 def test_a_biencoder_rejudges_and_its_threshold_comes_from_the_humans(demo):
     db, _ = demo
     study = published_rejudged_demo(db)["study_id"]
-    prepared = prepare_run(db, "demo", JudgeSpec("relevance", judge="biencoder", model="minilm"), created_by="t")
+    prepared = prepare_run(db, get_project(db, "demo"), JudgeSpec("relevance", judge="biencoder", model="minilm"), created_by="t")
     run_id = prepared["run"]["id"]
     assert prepared["estimate"]["prompt_tokens"] == 0 and prepared["estimate"]["requests"] == 5
     run_judge(db, run_id)
@@ -49,7 +50,7 @@ def test_a_biencoder_rejudges_and_its_threshold_comes_from_the_humans(demo):
 
 def test_a_biencoder_picks_the_best_passage_among_the_candidates(demo):
     db, _ = demo
-    prepared = prepare_run(db, "demo", JudgeSpec("best_passage", judge="biencoder"), created_by="t")
+    prepared = prepare_run(db, get_project(db, "demo"), JudgeSpec("best_passage", judge="biencoder"), created_by="t")
     run_judge(db, prepared["run"]["id"])
     for lab in judge_labels.labels(db, prepared["run"]["id"]):
         scores = lab["payload"]["scores"]
@@ -59,7 +60,7 @@ def test_a_biencoder_picks_the_best_passage_among_the_candidates(demo):
 def test_a_local_judge_refuses_a_question_it_cannot_answer(demo):
     db, _ = demo
     with pytest.raises(IFJudgeError, match="relevance-type"):
-        prepare_run(db, "demo", JudgeSpec("validity", judge="biencoder"), created_by="t")
+        prepare_run(db, get_project(db, "demo"), JudgeSpec("validity", judge="biencoder"), created_by="t")
 
 
 def test_a_crossencoder_scores_every_item(demo):
@@ -68,7 +69,7 @@ def test_a_crossencoder_scores_every_item(demo):
     from evaluation.retrievers.dense import bundled_minilm_path
 
     db, _ = demo
-    prepared = prepare_run(db, "demo", JudgeSpec("relevance", judge="crossencoder", model=str(bundled_minilm_path())),
+    prepared = prepare_run(db, get_project(db, "demo"), JudgeSpec("relevance", judge="crossencoder", model=str(bundled_minilm_path())),
                            created_by="t")
     assert run_judge(db, prepared["run"]["id"])["judged"] == 5
     assert all(0 < lab["score"] < 1 for lab in judge_labels.labels(db, prepared["run"]["id"]))

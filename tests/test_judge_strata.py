@@ -22,6 +22,7 @@ from storage import judge_labels, studies
 from storage.db import connect
 from storage.errors import IFJudgeError
 from tests.builders import make_project, user_row
+from storage.projects import get_project
 
 pytestmark = pytest.mark.both_engines
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,11 +53,11 @@ def judged(db_path):
 
 def test_the_study_over_samples_the_judges_no_and_every_estimate_weights_it(judged):
     db, run = judged
-    p = judge_strata.plan(db, project="p", run_id=run, group_fraction=0.1,
+    p = judge_strata.plan(db, project=get_project(db, "p"), run_id=run, group_fraction=0.1,
                           fractions={judge_strata.NO: 1.0, judge_strata.YES: 0.25})
     assert [(s["stratum"], s["groups"], s["sampled"]) for s in p["strata"]] == [("judge No", 6, 6), ("judge Yes", 34, 8)]
     assert p["preview"]["width_ratio"] < 1 and "plain random sample of the same 14 groups" in p["text"]
-    sid = create_study(db, project="p", questions=["validity"], annotators=["a0"],
+    sid = create_study(db, project=get_project(db, "p"), questions=["validity"], annotators=["a0"],
                        settings=StudySettings(per_group=2, overlap=1, seed=3, judge_strata=p["settings"]))["study_id"]
     sampled = {it["instance_id"] for it in studies.items_of_study(db, sid)}
     groups = {i.split("_")[0] for i in sampled}
@@ -87,14 +88,14 @@ def test_an_unsure_band_and_a_pilot_make_their_own_strata_and_shares(judged):
     gs = judge_strata.group_strata(db, run, unsure=(0.3, 0.7))
     assert gs["g0"] == gs["g1"] == "judge No" and gs["g6"] == "judge unsure" and gs["g7"] == "judge Yes"
     assert gs["g39"] == "not judged"  # the run has no answer for its instances
-    p = judge_strata.plan(db, project="p", run_id=run, group_fraction=0.25, unsure=(0.3, 0.7),
+    p = judge_strata.plan(db, project=get_project(db, "p"), run_id=run, group_fraction=0.25, unsure=(0.3, 0.7),
                           assumed_shares={"judge Yes": 0.95})
     assert {s["stratum"]: s["groups"] for s in p["strata"]} == {"judge No": 2, "judge unsure": 1, "judge Yes": 36,
                                                                 "not judged": 1}
     assert {s["stratum"]: s["share_source"] for s in p["strata"]}["judge Yes"] == "given"
     assert sum(s["sampled"] for s in p["strata"]) == 10  # a quarter of the 40 groups, each stratum at least one
     # a pilot: a study whose humans decided the judge's No groups' items
-    sid = create_study(db, project="p", questions=["validity"], annotators=["a0"],
+    sid = create_study(db, project=get_project(db, "p"), questions=["validity"], annotators=["a0"],
                        settings=StudySettings(group_fraction=1.0, per_group=2, overlap=1))["study_id"]
     u = user_row(db, "a0")
     while (s := workspace.open_screen(db, sid, u)) is not None:
@@ -109,10 +110,10 @@ def test_an_unsure_band_and_a_pilot_make_their_own_strata_and_shares(judged):
 def test_bad_plans_are_refused_with_the_reason(judged):
     db, run = judged
     with pytest.raises(IFJudgeError, match="a rate is needed for every judge stratum.*judge Yes"):
-        judge_strata.plan(db, project="p", run_id=run, group_fraction=0.1, fractions={judge_strata.NO: 1.0})
-    p = judge_strata.plan(db, project="p", run_id=run, group_fraction=0.1)
+        judge_strata.plan(db, project=get_project(db, "p"), run_id=run, group_fraction=0.1, fractions={judge_strata.NO: 1.0})
+    p = judge_strata.plan(db, project=get_project(db, "p"), run_id=run, group_fraction=0.1)
     with pytest.raises(IFJudgeError, match="by the judge's answers or by domain, not both"):
-        create_study(db, project="p", questions=["validity"], annotators=["a0"],
+        create_study(db, project=get_project(db, "p"), questions=["validity"], annotators=["a0"],
                      settings=StudySettings(judge_strata=p["settings"], allocation="proportional"))
     likert = judge_labels.find_or_create_run(
         db, project_id=1, question="naturalness", judge="chat", model="m", base_url="", prompt_version="",
@@ -121,7 +122,7 @@ def test_bad_plans_are_refused_with_the_reason(judged):
     judge_labels.store_labels(db, likert, [{"instance_id": "g0_0", "question": "naturalness", "value": "3", "raw": "3",
                                             "score": None}])
     with pytest.raises(IFJudgeError, match="answers naturalness with 3: a study is stratified by a judge's Yes / No"):
-        judge_strata.plan(db, project="p", run_id=likert, group_fraction=0.1)
+        judge_strata.plan(db, project=get_project(db, "p"), run_id=likert, group_fraction=0.1)
 
 
 def test_the_cli_shows_the_width_before_it_creates(judged, run_cli, db_path):

@@ -20,6 +20,7 @@ from storage import jobs, judge_labels
 from storage.db import connect
 from tests.builders import make_project
 from tests.fake_openai import FakeOpenAI, json_answer
+from storage.projects import get_project
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -51,7 +52,7 @@ def test_a_sigkilled_worker_s_job_is_finished_by_another_without_judging_twice(t
     make_project(db, n_groups=50, per_group=4)  # 200 instances
     with FakeOpenAI(slow_yes) as server:
         cfg = ChatConfig(server.base_url, "judge-7b", concurrency=3)
-        run = prepare_run(db, "p", JudgeSpec("validity", chat=cfg), created_by="t")["run"]
+        run = prepare_run(db, get_project(db, "p"), JudgeSpec("validity", chat=cfg), created_by="t")["run"]
         job, _ = submit_judge(db, run["id"], created_by="t", sending={"concurrency": 3})
         first = worker(path)
         try:
@@ -90,7 +91,7 @@ def test_cancel_stops_the_job_and_keeps_its_answers(tmp_path):
     load_demo(db)
     make_project(db, n_groups=40, per_group=4)
     with FakeOpenAI(slow_yes) as server:
-        run = prepare_run(db, "p", JudgeSpec("validity", chat=ChatConfig(server.base_url, "m", concurrency=1)),
+        run = prepare_run(db, get_project(db, "p"), JudgeSpec("validity", chat=ChatConfig(server.base_url, "m", concurrency=1)),
                           created_by="t")["run"]
         job, _ = submit_judge(db, run["id"], created_by="t")
         w = worker(path)

@@ -21,6 +21,7 @@ from annotation.studies import StudySettings, create_study
 from storage import projects, studies
 from storage.errors import IFJudgeError
 from tests.builders import user_row
+from storage.projects import get_project
 
 
 # ----------------------------------------------------------------------------- the rule itself
@@ -115,7 +116,7 @@ def _stat(rows, prefix, statistic):
 
 def test_overlap_one_study_decides_every_item_in_table7_outcomes_cli_and_qrels(demo, db_path, run_cli):
     db, r = demo
-    study = create_study(db, project="demo", questions=["validity", "naturalness", "best_passage"],
+    study = create_study(db, project=get_project(db, "demo"), questions=["validity", "naturalness", "best_passage"],
                          annotators=["ann1", "ann2", "ann3"], name="one annotator per item",
                          settings=StudySettings(group_fraction=1.0, per_group=2, overlap=1, passages=3, seed=0))
     sid = study["study_id"]

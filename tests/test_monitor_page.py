@@ -6,6 +6,7 @@ import pyarrow as pa
 import pytest
 
 from tests.builders import app, label_demo, user_row
+from storage.projects import get_project
 
 
 def _heatmap(at):
@@ -90,7 +91,7 @@ def test_disagreements_read_as_words_with_the_texts(env_db):
 def test_statistics_carry_their_meaning_and_an_empty_study_shows_dashes_with_the_reason(env_db):
     db, r = env_db
     from annotation.studies import StudySettings, create_study
-    empty = create_study(db, project="demo", questions=["validity"], annotators=["ann1", "ann2", "ann3"],
+    empty = create_study(db, project=get_project(db, "demo"), questions=["validity"], annotators=["ann1", "ann2", "ann3"],
                          name="empty", settings=StudySettings(group_fraction=1.0, per_group=1, seed=5))
     at = _monitor(db, empty["study_id"])
     t7 = _frame(at, "95% interval")
@@ -110,7 +111,7 @@ def test_heading_names_the_benchmarks_own_table(env_db):
     from annotation.studies import StudySettings, create_study
     from storage import projects
     projects.import_bundle(db, "ifir-demo", demo_bundle(demo_data()), fmt="demo", kind="ifir")
-    s = create_study(db, project="ifir-demo", questions=["passage_match", "naturalness"],
+    s = create_study(db, project=get_project(db, "ifir-demo"), questions=["passage_match", "naturalness"],
                      annotators=["ann1", "ann2", "ann3"], settings=StudySettings(group_fraction=1.0, naturalness="likert"))
     at = _monitor(db, s["study_id"])
     heads = [h.value for h in at.subheader]
@@ -191,7 +192,7 @@ def test_a_straight_lining_annotator_is_flagged_on_the_monitor(env_db):
 
     db, _ = env_db
     groups = sorted({i["group_id"] for i in projects.instances(db, 1) if "_" in i["instance_id"]})
-    sid = create_study(db, project="demo", questions=["validity", "naturalness"], annotators=["ann1", "ann2", "ann3"],
+    sid = create_study(db, project=get_project(db, "demo"), questions=["validity", "naturalness"], annotators=["ann1", "ann2", "ann3"],
                        name="twelve", groups=groups, settings=StudySettings(group_fraction=1.0, per_group=3, seed=2))[
         "study_id"]
     for name in ("ann1", "ann2", "ann3"):

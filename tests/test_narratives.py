@@ -18,6 +18,7 @@ from formats.bundle import Bundle, Document, Instance, Narrative, Qrel, Query
 from storage.errors import IFJudgeError, NotFound, PermissionDenied
 from formats.readers import parse
 from tests.builders import ADDED, ANNOTATORS, item_shown, judge, narratives_page, save_narrative as save, send, signed_in_page
+from storage.projects import get_project
 
 pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
 
@@ -71,7 +72,7 @@ def test_diff_markdown_escapes_every_markdown_character_of_the_words():
 
 def test_versions_form_a_parent_chain(demo):
     db, _ = demo
-    state = narrative_versions.narrative_state(db, "demo", "f-robot")
+    state = narrative_versions.narrative_state(db, get_project(db, "demo"), "f-robot")
     og, changed = state["versions"]
     assert (og["variant"], og["parent_id"], changed["parent_id"]) == ("og", None, og["id"])
     first = save(db, changed["text"] + ADDED)
@@ -88,7 +89,7 @@ def test_versions_form_a_parent_chain(demo):
 
 def test_unchanged_save_creates_nothing(demo):
     db, _ = demo
-    state = narrative_versions.narrative_state(db, "demo", "f-robot")
+    state = narrative_versions.narrative_state(db, get_project(db, "demo"), "f-robot")
     before = len(state["versions"])
     for text in (state["newest"]["text"], "  " + state["newest"]["text"].replace(" ", "\n", 3) + "\n",
                  state["original"]["text"]):
@@ -102,7 +103,7 @@ def test_unchanged_save_creates_nothing(demo):
 
 def test_only_experts_and_leads_edit_and_stale_edits_are_refused(demo):
     db, _ = demo
-    state = narrative_versions.narrative_state(db, "demo", "f-robot")
+    state = narrative_versions.narrative_state(db, get_project(db, "demo"), "f-robot")
     with pytest.raises(PermissionDenied):
         save(db, state["newest"]["text"] + ADDED, author="ann1")
     opened_on = state["newest"]["id"]
@@ -111,7 +112,7 @@ def test_only_experts_and_leads_edit_and_stale_edits_are_refused(demo):
         save(db, state["newest"]["text"] + " Other.", expected_newest_id=opened_on)
     assert len(store.versions(db, state["project_id"], "f-robot")) == 3
     with pytest.raises(NotFound):
-        narrative_versions.narrative_state(db, "demo", "q1")
+        narrative_versions.narrative_state(db, get_project(db, "demo"), "q1")
 
 
 # ------------------------------------------------------------------------------------------ items
@@ -119,7 +120,7 @@ def test_only_experts_and_leads_edit_and_stale_edits_are_refused(demo):
 
 def test_save_creates_relevance_items_for_the_originally_relevant_documents(demo):
     db, _ = demo
-    state = narrative_versions.narrative_state(db, "demo", "f-robot")
+    state = narrative_versions.narrative_state(db, get_project(db, "demo"), "f-robot")
     r = save(db, state["newest"]["text"] + ADDED)
     assert (r["items"], r["documents"], r["controls"], r["assignments"]) == (5, 5, 0, 15)
     assert r["per_annotator"] == {"ann1": 5, "ann2": 5, "ann3": 5} and r["study_created"]
@@ -144,7 +145,7 @@ def test_save_creates_relevance_items_for_the_originally_relevant_documents(demo
 
 def test_no_duplicates_and_a_new_round_per_different_modification(demo):
     db, _ = demo
-    newest = narrative_versions.narrative_state(db, "demo", "f-robot")["newest"]["text"]
+    newest = narrative_versions.narrative_state(db, get_project(db, "demo"), "f-robot")["newest"]["text"]
     first = save(db, newest + ADDED)
     assert save(db, newest + ADDED)["created"] is False
     assert len(studies.items_of_study(db, first["study_id"])) == 5
@@ -161,7 +162,7 @@ def test_no_duplicates_and_a_new_round_per_different_modification(demo):
 
 def test_a_new_round_withdraws_unjudged_screens_of_the_old_one_and_keeps_totals_balanced(demo):
     db, _ = demo
-    newest = narrative_versions.narrative_state(db, "demo", "f-robot")["newest"]["text"]
+    newest = narrative_versions.narrative_state(db, get_project(db, "demo"), "f-robot")["newest"]["text"]
     ann = ["ann1", "ann2", "ann3", "expert"]
     first = save(db, newest + ADDED, annotators=ann)  # 5 documents x 3 over 4 people: loads 4,4,4,3
     assert first["withdrawn"] == 0
@@ -185,7 +186,7 @@ def test_a_new_round_withdraws_unjudged_screens_of_the_old_one_and_keeps_totals_
 
 def test_controls_are_flagged_seeded_and_reported_separately(demo):
     db, _ = demo
-    newest = narrative_versions.narrative_state(db, "demo", "f-robot")["newest"]["text"]
+    newest = narrative_versions.narrative_state(db, get_project(db, "demo"), "f-robot")["newest"]["text"]
     r = save(db, newest + ADDED, controls=1, seed=7)
     assert (r["items"], r["documents"], r["controls"]) == (6, 5, 1)
     items = studies.items_of_study(db, r["study_id"])
@@ -200,10 +201,10 @@ def test_controls_are_flagged_seeded_and_reported_separately(demo):
 
 def test_refuses_too_few_annotators_and_a_scale_change(demo):
     db, _ = demo
-    newest = narrative_versions.narrative_state(db, "demo", "f-robot")["newest"]["text"]
+    newest = narrative_versions.narrative_state(db, get_project(db, "demo"), "f-robot")["newest"]["text"]
     with pytest.raises(IFJudgeError, match="3 annotators per item"):
         save(db, newest + ADDED, annotators=["ann1", "ann2"])
-    assert len(narrative_versions.narrative_state(db, "demo", "f-robot")["versions"]) == 2  # nothing written
+    assert len(narrative_versions.narrative_state(db, get_project(db, "demo"), "f-robot")["versions"]) == 2  # nothing written
     save(db, newest + ADDED)
     with pytest.raises(IFJudgeError, match="binary relevance scale"):
         save(db, newest + " Other.", relevance="graded")
@@ -214,7 +215,7 @@ def test_refuses_too_few_annotators_and_a_scale_change(demo):
 
 def test_majority_adjudication_and_changed_qrels(demo):
     db, _ = demo
-    newest = narrative_versions.narrative_state(db, "demo", "f-robot")["newest"]["text"]
+    newest = narrative_versions.narrative_state(db, get_project(db, "demo"), "f-robot")["newest"]["text"]
     r = save(db, newest + ADDED)
     judge(db, r["study_id"], "ann1", {"f-doc-3": "not relevant", "f-doc-4": "not relevant", "f-doc-5": "not relevant"})
     judge(db, r["study_id"], "ann2", {"f-doc-3": "not relevant", "f-doc-4": "not relevant"})
@@ -240,7 +241,7 @@ def test_majority_adjudication_and_changed_qrels(demo):
 
 def test_a_tie_is_unresolved_and_keeps_the_original_relevance(demo):
     db, _ = demo
-    newest = narrative_versions.narrative_state(db, "demo", "f-robot")["newest"]["text"]
+    newest = narrative_versions.narrative_state(db, get_project(db, "demo"), "f-robot")["newest"]["text"]
     r = save(db, newest + ADDED, annotators=["ann1", "ann2"], overlap=2)
     judge(db, r["study_id"], "ann1", {"f-doc-3": "not relevant", "f-doc-4": "not relevant"})
     judge(db, r["study_id"], "ann2", {"f-doc-3": "not relevant"})
@@ -258,7 +259,7 @@ def test_a_tie_is_unresolved_and_keeps_the_original_relevance(demo):
 
 def test_one_label_of_three_does_not_decide_a_document(demo):
     db, _ = demo
-    newest = narrative_versions.narrative_state(db, "demo", "f-robot")["newest"]["text"]
+    newest = narrative_versions.narrative_state(db, get_project(db, "demo"), "f-robot")["newest"]["text"]
     r = save(db, newest + ADDED)  # overlap 3
     judge(db, r["study_id"], "ann1", {"f-doc-3": "not relevant"})
     summary = rejudging.rejudge_summary(db, projects.get_project(db, "demo"))
@@ -324,7 +325,7 @@ def content(b: Bundle) -> tuple:
 
 
 def rejudged_demo(db):
-    newest = narrative_versions.narrative_state(db, "demo", "f-robot")["newest"]["text"]
+    newest = narrative_versions.narrative_state(db, get_project(db, "demo"), "f-robot")["newest"]["text"]
     r = save(db, newest + ADDED)
     judge(db, r["study_id"], "ann1", {"f-doc-3": "not relevant", "f-doc-4": "not relevant"})
     judge(db, r["study_id"], "ann2", {"f-doc-3": "not relevant", "f-doc-4": "not relevant", "f-doc-5": "not relevant"})
@@ -346,7 +347,7 @@ def test_export_round_trip_and_pmrr_accepts_the_qrels(demo, tmp_path, run_cli, d
     again = parse("followir", [tmp_path / "fir"])
     assert content(again) == content(written)
     queries = [json.loads(line) for line in (tmp_path / "fir" / "queries.jsonl").read_text().splitlines()]
-    og = narrative_versions.narrative_state(db, "demo", "f-robot")["original"]["text"]
+    og = narrative_versions.narrative_state(db, get_project(db, "demo"), "f-robot")["original"]["text"]
     assert queries == [{"_id": "f-robot", "text": "robots in surgery", "instruction_og": og, "instruction_changed": text}]
     assert (tmp_path / "fir" / "qrels_changed" / "test.tsv").read_text() == (
         "query-id\tcorpus-id\tscore\n"
@@ -394,7 +395,7 @@ def test_export_uses_stored_changed_qrels_for_queries_without_a_round(demo, tmp_
 
 def test_cli_edit_show_and_summary(demo, run_cli, db_path, tmp_path):
     db, _ = demo
-    newest = narrative_versions.narrative_state(db, "demo", "f-robot")["newest"]["text"]
+    newest = narrative_versions.narrative_state(db, get_project(db, "demo"), "f-robot")["newest"]["text"]
     (tmp_path / "n.txt").write_text(newest + ADDED, encoding="utf-8")
     base = ["--db", db_path, "--project", "demo"]
     code, out, err = run_cli("narrative", "edit", *base, "--query", "f-robot", "--author", "expert",
@@ -470,7 +471,7 @@ def test_page_live_diff_and_save(env_db):
 
 def test_rejudge_screen_marks_the_changes_and_hides_the_original_judgment(env_db):
     db, _ = env_db
-    newest = narrative_versions.narrative_state(db, "demo", "f-robot")["newest"]["text"]
+    newest = narrative_versions.narrative_state(db, get_project(db, "demo"), "f-robot")["newest"]["text"]
     r = save(db, newest + " <b>Knee</b> *surgery* is not relevant.")
     at = signed_in_page(db, "pages/annotate.py", "ann1")
     sid = r["study_id"]
@@ -493,7 +494,7 @@ def test_graded_rejudging_stores_the_majority_grade(demo):
     """relevance="graded": answers 0/1/2 (keys 1/2/3); the majority grade is the changed qrel, and a
     grade of 0 for an originally relevant document is a flip."""
     db, _ = demo
-    newest = narrative_versions.narrative_state(db, "demo", "f-robot")["newest"]["text"]
+    newest = narrative_versions.narrative_state(db, get_project(db, "demo"), "f-robot")["newest"]["text"]
     r = save(db, newest + ADDED, relevance="graded")
     user = users.get_user(db, "ann1")
     screen = workspace.open_screen(db, r["study_id"], user)

@@ -15,6 +15,7 @@ from annotation.studies import StudySettings, create_study
 from storage import studies
 from storage.errors import IFJudgeError
 from tests.builders import published_rejudged_demo, user_row
+from storage.projects import get_project
 
 pytestmark = pytest.mark.both_engines  # each test on SQLite and on PostgreSQL (the reads use json_extract)
 
@@ -116,7 +117,7 @@ def test_labels_frame_codes_best_passage_by_position(small):
 
 def test_one_planned_annotator_decides_alone(demo):
     db, _ = demo
-    sid = create_study(db, project="demo", questions=["validity", "naturalness", "best_passage"], annotators=["ann1"],
+    sid = create_study(db, project=get_project(db, "demo"), questions=["validity", "naturalness", "best_passage"], annotators=["ann1"],
                        name="solo", settings=StudySettings(group_fraction=1.0, per_group=1, overlap=1, seed=1))["study_id"]
     screen = studies.items_of_study(db, sid, "best_passage")[0]["screen"]  # an InstructIR screen
     _answer(db, sid, "ann1", screen, "No", "Yes", seconds=1)

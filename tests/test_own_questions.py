@@ -20,6 +20,7 @@ from formats.bundle import Bundle, Document, Instance, Qrel, Query
 from storage import projects, studies
 from storage.errors import InvalidAnswer
 from tests.builders import ROOT, user_row
+from storage.projects import get_project
 
 NEGATION = ROOT / "docs" / "examples" / "negation.toml"
 HARMFUL = ROOT / "docs" / "examples" / "harmful.yaml"
@@ -159,7 +160,7 @@ def test_an_ordinal_declaration_uses_ordinal_agreement(neg_db):
 
     q = declare({"id": "fluency", "wording": "How fluent is the instruction?", "scale": [1, 5], "positive": [4, 5]})
     assert q.scale == "ordinal" and [k for _, k in q.monitor_rows][0] == "krippendorff_alpha_ordinal"
-    sid = create_study(neg_db, project="neg", questions=[], own_questions=[q], annotators=["a0", "a1", "a2"],
+    sid = create_study(neg_db, project=get_project(neg_db, "neg"), questions=[], own_questions=[q], annotators=["a0", "a1", "a2"],
                        settings=StudySettings(group_fraction=1.0, per_group=1, overlap=3))["study_id"]
     scores = {"g0_0": (5, 4, 5), "g1_0": (2, 1, 2), "g2_0": (3, 4, 3), "g3_0": (1, 1, 2)}
     label_items(neg_db, sid, lambda it, name: str(scores[it["instance_id"]][int(name[1])]))
@@ -207,7 +208,7 @@ def test_the_lead_pages_read_a_study_of_own_questions(neg_db, db_path, monkeypat
     monkeypatch.setenv("IFJUDGE_DB", str(db_path))
     auth.add_user(neg_db, "lead", "lead", "pw")
     own = [*read_questions(NEGATION), *read_questions(HARMFUL)]
-    sid = create_study(neg_db, project="neg", questions=[], own_questions=own, annotators=["a0", "a1", "a2"],
+    sid = create_study(neg_db, project=get_project(neg_db, "neg"), questions=[], own_questions=own, annotators=["a0", "a1", "a2"],
                        settings=StudySettings(group_fraction=1.0, per_group=1, overlap=3))["study_id"]
     answer_by_plan(neg_db, sid)
 
@@ -230,7 +231,7 @@ def test_the_annotate_page_shows_an_own_question(neg_db, db_path, monkeypatch):
     from tests.builders import app, item_shown
 
     monkeypatch.setenv("IFJUDGE_DB", str(db_path))
-    sid = create_study(neg_db, project="neg", questions=[], own_questions=read_questions(NEGATION),
+    sid = create_study(neg_db, project=get_project(neg_db, "neg"), questions=[], own_questions=read_questions(NEGATION),
                        annotators=["a0", "a1", "a2"], settings=StudySettings(group_fraction=1.0, per_group=1))["study_id"]
     at = app("pages/annotate.py")
     at.session_state["user"] = user_row(neg_db, "a0")

@@ -5,6 +5,7 @@ import pytest
 
 from storage.db import write
 from tests.builders import app, item_shown, label_demo, make_project, passage_id, send, signed_in_page, user_row
+from storage.projects import get_project
 
 pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
 # ``env_db``: the fixture of tests/conftest.py
@@ -225,7 +226,7 @@ def test_annotate_page_keys_never_mean_two_things_and_every_passage_shows(tmp_pa
     monkeypatch.setenv("IFJUDGE_DB", str(path))
     db = connect(path)
     make_project(db)
-    sid = create_study(db, project="p", questions=["validity", "naturalness", "best_passage"], annotators=["a0", "a1", "a2"],
+    sid = create_study(db, project=get_project(db, "p"), questions=["validity", "naturalness", "best_passage"], annotators=["a0", "a1", "a2"],
                        settings=StudySettings(group_fraction=0.2, overlap=3, passages=4, naturalness="likert"))["study_id"]
     at = app("pages/annotate.py")
     at.session_state["user"] = user_row(db, "a0")

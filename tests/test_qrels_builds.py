@@ -15,6 +15,7 @@ from formats.trec_io import read_qrels
 from storage import projects, studies
 from storage.errors import IFJudgeError
 from tests.builders import second_study, user_row
+from storage.projects import get_project
 
 pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
 
@@ -152,7 +153,7 @@ def test_rejudging_report_and_monitor_give_randolph_fleiss_and_percent_agreement
     from tests.builders import ADDED, judge, save_narrative
 
     db, _ = demo
-    newest = narrative_versions.narrative_state(db, "demo", "f-robot")["newest"]["text"]
+    newest = narrative_versions.narrative_state(db, get_project(db, "demo"), "f-robot")["newest"]["text"]
     r = save_narrative(db, newest + ADDED)
     judge(db, r["study_id"], "ann1", {"f-doc-3": "not relevant"})
     judge(db, r["study_id"], "ann2", {"f-doc-3": "not relevant", "f-doc-4": "not relevant"})

@@ -17,6 +17,7 @@ from storage import narratives as store
 from storage import projects, studies, users
 from storage.errors import IFJudgeError, PermissionDenied
 from tests.builders import ADDED, ANNOTATORS, REJUDGE_ANSWERS, judge, narratives_page, published_rejudged_demo
+from storage.projects import get_project
 
 pytestmark = pytest.mark.both_engines
 
@@ -46,7 +47,7 @@ def test_a_lead_starts_it_without_an_edit_and_the_screens_show_the_published_tex
         narrative_versions.rejudge_published(db, project="demo", author="lead", annotators=ANNOTATORS,
                                              query_ids=["f-robot"])
     # an expert edit afterwards is its own study and does not withdraw the published re-judging's screens
-    newest = narrative_versions.narrative_state(db, "demo", "f-robot")["newest"]["text"]
+    newest = narrative_versions.narrative_state(db, get_project(db, "demo"), "f-robot")["newest"]["text"]
     edit = narrative_versions.save_narrative(db, project="demo", query_id="f-robot", author="expert",
                                              text=newest + ADDED, annotators=ANNOTATORS)
     assert edit["study_id"] != r["study_id"] and edit["withdrawn"] == 0
@@ -115,7 +116,7 @@ def test_the_expert_edit_path_still_works_and_is_named_as_a_new_instruction(demo
     db, _ = demo
     pid = projects.get_project(db, "demo")["id"]
     published = published_rejudged_demo(db)
-    newest = narrative_versions.narrative_state(db, "demo", "f-robot")["newest"]["text"]
+    newest = narrative_versions.narrative_state(db, get_project(db, "demo"), "f-robot")["newest"]["text"]
     edit = narrative_versions.save_narrative(db, project="demo", query_id="f-robot", author="expert",
                                              text=newest + ADDED, annotators=ANNOTATORS)
     for name in ANNOTATORS:
@@ -232,7 +233,7 @@ def test_eval_run_scores_edited_validated_with_the_edited_narrative(demo):
     from storage.eval_runs import load_eval_run
 
     db, _ = demo
-    newest = narrative_versions.narrative_state(db, "demo", "f-robot")["newest"]["text"]
+    newest = narrative_versions.narrative_state(db, get_project(db, "demo"), "f-robot")["newest"]["text"]
     edit = narrative_versions.save_narrative(db, project="demo", query_id="f-robot", author="expert",
                                              text=newest + ADDED, annotators=ANNOTATORS)
     for name in ANNOTATORS:

@@ -8,6 +8,7 @@ from storage import studies
 from storage.db import connect
 from storage.errors import IFJudgeError
 from tests.builders import make_project
+from storage.projects import get_project
 
 pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
 
@@ -41,7 +42,7 @@ def test_plan_refuses_overlap_above_annotators():
 def test_create_study_counts_and_same_seed_same_study(db_path):
     db = connect(db_path)
     make_project(db)
-    kw = dict(project="p", questions=["validity", "naturalness", "best_passage"], annotators=["a0", "a1", "a2", "a3"])
+    kw = dict(project=get_project(db, "p"), questions=["validity", "naturalness", "best_passage"], annotators=["a0", "a1", "a2", "a3"])
     r1 = create_study(db, **kw, settings=StudySettings(seed=3))
     r2 = create_study(db, **kw, settings=StudySettings(seed=3))
     assert r1["instances"] == 4  # round(0.08 * 25) = 2 groups x 2 instances
@@ -58,7 +59,7 @@ def test_create_study_counts_and_same_seed_same_study(db_path):
 def test_best_passage_candidates_include_the_target_from_the_same_group(db_path):
     db = connect(db_path)
     make_project(db)
-    r = create_study(db, project="p", questions=["best_passage"], annotators=["a0", "a1", "a2"],
+    r = create_study(db, project=get_project(db, "p"), questions=["best_passage"], annotators=["a0", "a1", "a2"],
                      settings=StudySettings(group_fraction=0.2, passages=3))
     for it in studies.items_of_study(db, r["study_id"], "best_passage"):
         cands, gold = it["payload"]["candidates"], it["payload"]["gold"]
@@ -72,9 +73,9 @@ def test_create_study_errors_name_what_is_wrong(db_path):
     db = connect(db_path)
     make_project(db)
     with pytest.raises(IFJudgeError, match="unknown question"):
-        create_study(db, project="p", questions=["vibes"], annotators=["a0"])
+        create_study(db, project=get_project(db, "p"), questions=["vibes"], annotators=["a0"])
     with pytest.raises(IFJudgeError, match="no user named 'zed'"):
-        create_study(db, project="p", questions=["validity"], annotators=["zed"])
+        create_study(db, project=get_project(db, "p"), questions=["validity"], annotators=["zed"])
     with pytest.raises(IFJudgeError, match="no project named 'nope'"):
-        create_study(db, project="nope", questions=["validity"], annotators=["a0"])
+        create_study(db, project=get_project(db, "nope"), questions=["validity"], annotators=["a0"])
     assert studies.list_studies(db) == []

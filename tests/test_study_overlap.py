@@ -7,6 +7,7 @@ import pytest
 from annotation.demo import demo_data
 from storage.errors import IFJudgeError
 from annotation.studies import StudySettings, create_study, sample_overlap
+from storage.projects import get_project
 
 GROUPS = sorted({i["query"] for i in demo_data()["instances"]})  # the demo study's groups
 
@@ -14,7 +15,7 @@ GROUPS = sorted({i["query"] for i in demo_data()["instances"]})  # the demo stud
 def test_same_settings_report_the_whole_sample_as_covered(demo):
     db, r = demo
     # the demo study asks validity, naturalness, best passage on 8 of the 12 instances of its groups
-    o = sample_overlap(db, project="demo", questions=["naturalness"], groups=GROUPS,
+    o = sample_overlap(db, project=get_project(db, "demo"), questions=["naturalness"], groups=GROUPS,
                        settings=StudySettings(group_fraction=1.0, per_group=2, seed=0))
     assert (o.sampled, o.covered, o.remaining) == (8, 8, 12 - 8)
     assert o.studies == [{"id": r["study_id"], "name": "demo: InstructIR validation", "covered": 8}]
@@ -25,15 +26,15 @@ def test_same_settings_report_the_whole_sample_as_covered(demo):
 def test_another_question_or_the_remaining_items_overlap_nothing(demo):
     db, _ = demo
     same = StudySettings(group_fraction=1.0, per_group=2, seed=0)
-    assert sample_overlap(db, project="demo", questions=["passage_match"], settings=same, groups=GROUPS).text == ""
-    new = create_study(db, project="demo", questions=["validity"], annotators=["ann1", "ann2", "ann3"],
+    assert sample_overlap(db, project=get_project(db, "demo"), questions=["passage_match"], settings=same, groups=GROUPS).text == ""
+    new = create_study(db, project=get_project(db, "demo"), questions=["validity"], annotators=["ann1", "ann2", "ann3"],
                        settings=StudySettings(group_fraction=1.0, per_group=2, seed=0, skip_covered=True), groups=GROUPS)
     assert new["instances"] == 4  # exactly the 12 - 8 not asked yet
     asked = {it["instance_id"] for s in (1, new["study_id"]) for it in _items(db, s)}
     assert len(asked) == 12
     # now nothing remains: a clear refusal, nothing created
     with pytest.raises(IFJudgeError, match="nothing remains to sample"):
-        create_study(db, project="demo", questions=["validity"], annotators=["ann1", "ann2", "ann3"],
+        create_study(db, project=get_project(db, "demo"), questions=["validity"], annotators=["ann1", "ann2", "ann3"],
                      settings=StudySettings(group_fraction=1.0, per_group=2, seed=0, skip_covered=True), groups=GROUPS)
 
 

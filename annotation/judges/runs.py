@@ -25,13 +25,13 @@ from storage.errors import IFJudgeError
 SETTING_BASE_URL, SETTING_MODEL = "judge.base_url", "judge.model"
 
 
-def prepare_run(db: Database, project: str, spec: JudgeSpec, *, created_by: str, passages: int = 3, seed: int = 0,
+def prepare_run(db: Database, project: dict, spec: JudgeSpec, *, created_by: str, passages: int = 3, seed: int = 0,
                 runs: tuple[dict, dict] | None = None, top_k: int = 10, from_study: int | None = None,
                 retry_errors: bool = False, price_in: float | None = None, price_out: float | None = None) -> dict:
-    """The run of ``spec`` on ``project`` with its items planned, and its estimate: ``{"run",
+    """The run of ``spec`` on ``project`` (its row, :func:`storage.projects.get_project`) with its items planned, and its estimate: ``{"run",
     "created", "items_added", "notes", "estimate"}``. ``retry_errors`` forgets the run's items
     without a readable answer, so that they are judged again."""
-    proj = projects.get_project(db, project)
+    proj = project
     items, notes = judge_items(db, proj, spec.question, passages=passages, seed=seed, runs=runs, top_k=top_k,
                                from_study=from_study)
     extra = dict(spec.extra)

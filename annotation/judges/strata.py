@@ -220,9 +220,9 @@ def width_preview(sizes: dict[str, int], sample: dict[str, int], shares: dict[st
             "plain_groups_for_same_width": (math.ceil(1 / (v_st / (pbar * (1 - pbar)) + 1 / N)) if v_st > 0 else N)}
 
 
-def plan(db: Database, *, project: str, run_id: int, group_fraction: float, fractions: dict[str, float] | None = None,
+def plan(db: Database, *, project: dict, run_id: int, group_fraction: float, fractions: dict[str, float] | None = None,
          assumed_shares: dict[str, float] | None = None, unsure: tuple[float, float] | None = None) -> dict:
-    """The judge-stratified sample of ``project`` before it is drawn: ``{"settings"`` (the
+    """The judge-stratified sample of ``project`` (its row, :func:`storage.projects.get_project`) before it is drawn: ``{"settings"`` (the
     ``judge_strata`` of :class:`annotation.studies.StudySettings`), ``"strata"`` (per stratum its
     groups ``N``, the groups to draw ``n``, the rate, the expected share and where it comes from),
     ``"preview"`` (:func:`width_preview`), ``"text"`` (the same in sentences)``}``.
@@ -230,10 +230,10 @@ def plan(db: Database, *, project: str, run_id: int, group_fraction: float, frac
     ``fractions``: the rate of each stratum (as ``--domain-fractions``); without them, the
     study's ``round(group_fraction * N)`` groups by Neyman allocation (:func:`allocate`).
     """
-    proj = projects.get_project(db, project)
+    proj = project
     run = store.get_run(db, run_id)
     if run["project_id"] != proj["id"]:
-        raise IFJudgeError(f"judge run {run_id} judged another project, not {project!r}")
+        raise IFJudgeError(f"judge run {run_id} judged another project, not {proj['name']!r}")
     if unsure is not None and not 0 <= unsure[0] <= unsure[1] <= 1:
         raise IFJudgeError(f"the unsure band must be LOW,HIGH with 0 <= LOW <= HIGH <= 1, got {unsure}")
     gs = group_strata(db, run_id, unsure=unsure)

@@ -58,15 +58,15 @@ def published_changed_version(versions: list[dict]) -> dict | None:
     return next((v for v in versions if v["variant"] == "changed" and v["author"] == "import"), None)
 
 
-def narrative_state(db: Database, project: str, query_id: str) -> dict:
-    """A query's narrative history: ``{"project_id", "query_id", "query", "versions" (oldest
+def narrative_state(db: Database, project: dict, query_id: str) -> dict:
+    """A query's narrative history in ``project`` (its row, :func:`storage.projects.get_project`): ``{"project_id", "query_id", "query", "versions" (oldest
     first, each with ``added``/``removed`` token counts against the original), "original", "newest",
     "relevant" (doc ids relevant under the original qrels), "documents" (their title and text)}``."""
-    proj = projects.get_project(db, project)
+    proj = project
     vs = store.versions(db, proj["id"], query_id)
     if not vs:
         known = store.narrative_queries(db, proj["id"])
-        raise NotFound(f"query {query_id!r} of project {project!r} has no narrative; queries with one: "
+        raise NotFound(f"query {query_id!r} of project {proj['name']!r} has no narrative; queries with one: "
                        f"{', '.join(known[:20]) or 'none'}")
     root = root_version(vs)
     for v in vs:
@@ -141,7 +141,7 @@ def save_narrative(
     >>> from annotation.demo import load_demo
     >>> from storage.db import connect
     >>> db = connect(":memory:"); _ = load_demo(db)  # the demo: FollowIR query f-robot, 5 relevant documents
-    >>> newest = narrative_state(db, "demo", "f-robot")["newest"]["text"]
+    >>> newest = narrative_state(db, projects.get_project(db, "demo"), "f-robot")["newest"]["text"]
     >>> r = save_narrative(db, project="demo", query_id="f-robot", author="expert",
     ...                    text=newest + " Documents about knee surgery are not relevant.",
     ...                    annotators=["ann1", "ann2", "ann3"])
@@ -152,7 +152,7 @@ def save_narrative(
     'the text has the same words as the version it was started from (v3); nothing was saved'
     """
     _check_author(db, author)
-    state = narrative_state(db, project, query_id)
+    state = narrative_state(db, projects.get_project(db, project), query_id)
     pid, newest = state["project_id"], state["newest"]
     base = _base_version(state, query_id, base_version_id)
     text = (text or "").replace("\r\n", "\n").strip()

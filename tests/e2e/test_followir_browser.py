@@ -16,6 +16,7 @@ from storage import projects, studies
 from storage.db import connect
 from storage.eval_runs import list_eval_runs, load_eval_run
 from tests.e2e.conftest import choose, chosen_option, settle, sign_in
+from storage.projects import get_project
 
 pytestmark = pytest.mark.e2e
 
@@ -64,7 +65,7 @@ def test_followir_rejudging_flow(page, server, artifacts, run_cli, tmp_path):
     page.get_by_role("link", name="Narratives").click()
     expect(page.get_by_text("Documents relevant under the original narrative: 5")).to_be_visible(timeout=20_000)
     box = page.get_by_label("Modified narrative")
-    newest = narrative_versions.narrative_state(db, "demo", "f-robot")["newest"]["text"]
+    newest = narrative_versions.narrative_state(db, get_project(db, "demo"), "f-robot")["newest"]["text"]
     expect(box).to_have_value(newest, timeout=20_000)  # the editor opened on the newest version
     settle(page)
     box.fill(newest + " " + ADDED)

@@ -10,6 +10,7 @@ from annotation.studies import StudySettings, create_study
 from storage import studies
 from storage.db import connect
 from tests.e2e.conftest import SHOTS, Server, chosen_option, settle, sign_in
+from storage.projects import get_project
 
 pytestmark = pytest.mark.e2e
 
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.e2e
 def two_study_server(demo_db):
     """ann1 has the demo study (8 items) and a smaller second one (2 items); guidelines read."""
     db = connect(demo_db)
-    second = create_study(db, project="demo", questions=["validity", "naturalness", "best_passage"],
+    second = create_study(db, project=get_project(db, "demo"), questions=["validity", "naturalness", "best_passage"],
                           annotators=["ann1", "ann2", "ann3"], name="second pass", groups=["q-run"],
                           settings=StudySettings(group_fraction=1.0, per_group=2, overlap=3, passages=3, seed=1))
     uid = db.execute("SELECT id FROM users WHERE name = 'ann1'").fetchone()[0]

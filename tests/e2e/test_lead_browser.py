@@ -12,6 +12,7 @@ from formats.trec_io import read_qrels
 from storage.db import connect
 from tests.e2e.conftest import Server, choose, settle, sign_in
 from tests.builders import IMPORTER_FIXTURES, label_demo, zipped
+from storage.projects import get_project
 
 pytestmark = pytest.mark.e2e
 
@@ -94,7 +95,7 @@ def test_lead_monitor_adjudicate_download(page, labelled_server, artifacts, tmp_
     # a second, unlabelled study on the same project changes nothing the first one validated
     from annotation.studies import StudySettings, create_study
 
-    create_study(connect(server.db_path), project="demo", questions=["validity", "naturalness"],
+    create_study(db := connect(server.db_path), project=get_project(db, "demo"), questions=["validity", "naturalness"],
                  annotators=["ann1", "ann2", "ann3"], name="second", settings=StudySettings(group_fraction=1.0, seed=1))
     sign_in(page, server.url, "lead", "lead-demo")  # a fresh session
     page.get_by_role("link", name="Export").click()
