@@ -32,6 +32,7 @@ from annotation.agreement import majority
 from annotation.questions.study import GUIDELINES
 from annotation.studies import StudySettings, bare_instances, balanced_plan, sample_instances
 from evaluation.instfol import MODES, instfol, judge_agreement, same_passages
+from evaluation.undefined import Undefined
 from evaluation.retrievers.topk import top_k_ranking
 from storage import projects, studies, users
 from storage.errors import IFJudgeError
@@ -287,8 +288,7 @@ def instfol_from_study(
     planned = sorted({it["instance_id"] for it in studies.items_of_study(db, study_id, QUESTION)})
     left_out = [i for i in planned if modes.get(i, set()) != set(MODES)]
     kept = [r for r in rows if r[0] not in set(left_out)]
-    result = instfol(kept, max_score=MAX_SCORE, k=k) if kept else {
-        "INSTFOL": None, "n_queries": 0, "per_query": {}, "max": MAX_SCORE, "k": k}
+    result = instfol(kept, max_score=MAX_SCORE, k=k)  # no row: INSTFOL undefined, no query
     result.update({"judge": "human mean", "study_id": study_id, "counts": counts, "left_out": left_out})
     if llm_scores is not None:
         result["llm"] = _llm_comparison(kept, list(llm_scores), k, set(planned))
@@ -301,14 +301,14 @@ def _llm_comparison(human: list, llm: list, k: int | None, instances: set[str]) 
     out: dict = {"passages": counts["passages"], "only_human": counts["only_first"],
                  "only_llm": counts["only_second"], "dropped_queries": counts["dropped_queries"]}
     try:
-        res = instfol(l_rows, max_score=MAX_SCORE, k=k) if l_rows else None
+        res = instfol(l_rows, max_score=MAX_SCORE, k=k)  # no row: INSTFOL undefined, no query
     except ValueError as exc:  # an LLM score above the scale
-        res, out["note"] = None, str(exc)
-    hum = instfol(h_rows, max_score=MAX_SCORE, k=k) if h_rows else None
-    out["n_queries"] = 0 if hum is None else hum["n_queries"]
-    out["INSTFOL"] = None if res is None else res["INSTFOL"]
-    out["per_query"] = {} if res is None else res["per_query"]
-    out["human_INSTFOL"] = None if hum is None else hum["INSTFOL"]
-    out["human_per_query"] = {} if hum is None else hum["per_query"]
+        res, out["note"] = {"INSTFOL": Undefined(str(exc)), "per_query": {}}, str(exc)
+    hum = instfol(h_rows, max_score=MAX_SCORE, k=k)
+    out["n_queries"] = hum["n_queries"]
+    out["INSTFOL"] = res["INSTFOL"]
+    out["per_query"] = res["per_query"]
+    out["human_INSTFOL"] = hum["INSTFOL"]
+    out["human_per_query"] = hum["per_query"]
     out["agreement"] = judge_agreement([r[3] for r in h_rows], [r[3] for r in l_rows], max_score=int(MAX_SCORE))
     return out

@@ -16,7 +16,7 @@ from evaluation.instfol import instfol, read_judge_scores
 from evaluation.measure_registry import DEFAULT_STANDARD, TIES, parse_measures
 from storage.errors import IFJudgeError, ImportFailure
 from cli.options import add_db, add_json
-from evaluation.undefined import as_json, show_why
+from evaluation.undefined import as_json, json_null, show_why
 from cli.output import fmt_value
 
 
@@ -133,7 +133,7 @@ def run(args) -> int:
 
 def _print(result: dict, args, lines: list[str]) -> int:
     if args.json:
-        print(json.dumps(result, indent=2))
+        print(json.dumps(result, indent=2, default=json_null))
     else:
         print("\n".join(lines))
     return 0

@@ -420,13 +420,14 @@ def instfol_judged(args) -> int:
     """``ifjudge eval instfol --judge-run ID [--check-study ID]``: INSTFOL with a stored judge run."""
     from annotation.judges.instfol import instfol_from_judge
     from cli.output import fmt_value
+    from evaluation.undefined import json_null
     from storage.db import connect
 
     if not args.db:
         raise IFJudgeError("--judge-run needs --db PATH")
     result = instfol_from_judge(connect(args.db), args.judge_run, check_study=args.check_study, k=args.k)
     if args.json:
-        print(json.dumps(result, indent=2))
+        print(json.dumps(result, indent=2, default=json_null))
         return 0
     print(f"INSTFOL  {fmt_value(result['INSTFOL'])}  ({result['n_queries']} queries, judge run {args.judge_run}: "
           f"{result['judge']}, {result['scores']}, max 3" + (f", top {result['k']}" if result["k"] else "") + ")")

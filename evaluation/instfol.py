@@ -23,8 +23,10 @@ from storage.errors import ImportFailure
 from formats.csv_table import read_csv_table
 from formats.text import received
 from formats.trec_rows import parse_rank, parse_score
+from evaluation.undefined import mean_or_undefined
 
 MODES = ("query", "instructed")
+NO_QUERY = "no query has scored passages in both modes"  # why INSTFOL is undefined (0/0)
 COLUMNS = ("query", "mode", "rank", "score")
 
 
@@ -107,7 +109,7 @@ def instfol(
     Returns
     -------
     dict
-        ``INSTFOL`` (None when there is no query), ``n_queries``, ``per_query``
+        ``INSTFOL`` (:class:`~evaluation.undefined.Undefined` when there is no query), ``n_queries``, ``per_query``
         ({query: {"q", "i", "INSTFOL"}}), ``max``, ``k``.
 
     Raises
@@ -153,7 +155,7 @@ def instfol(
         per_query[query] = {"q": q, "i": i, "INSTFOL": instfol_score(q, i, max_score=max_score)}
     n = len(per_query)
     return {
-        "INSTFOL": (sum(r["INSTFOL"] for r in per_query.values()) / n) if n else None,
+        "INSTFOL": mean_or_undefined((r["INSTFOL"] for r in per_query.values()), NO_QUERY),
         "n_queries": n,
         "per_query": per_query,
         "max": max_score,

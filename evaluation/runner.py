@@ -442,7 +442,7 @@ def _score_subsets(inputs: "_Inputs", scores: "_Scores", retrieval: "_Retrieval"
     names = [n for n in scores.metrics if any(n in e["metrics"] for e in by_subset.values())]
     scores.evaluation["query_means"] = {n: scores.metrics[n] for n in names}
     for n, value in over_subsets(by_subset, names, summed=summed).items():
-        scores.metrics[n] = value
+        scores.metrics[n] = defined_or_none(value)  # stored as null, as before
     scores.evaluation["subsets"] = by_subset
     scores.evaluation["averaging"] = f"mean over {len(by_subset)} subsets"
     if level_of:
@@ -491,7 +491,7 @@ def _score_baseline(inputs: "_Inputs", scores: "_Scores", retrieval: "_Retrieval
                "missing_queries": result["missing_queries"]}
         if len({subset_of.get(q, "") for q in result["per_query"]}) > 1:
             by_subset = subset_means(result["per_query"], subset_of, names)
-            out["metrics"] = over_subsets(by_subset, names)
+            out["metrics"] = {n: defined_or_none(v) for n, v in over_subsets(by_subset, names).items()}
             out["subsets"] = by_subset
         if level_of and (levels := level_means(result["per_query"], level_of, names)):
             out["levels"] = levels

@@ -20,7 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from evaluation.undefined import Undefined, mean_or_undefined
+
 LEVELS = ("level1", "level2", "level3")
+NO_SUBSET = "no subset has a value"  # why a mean over subsets is undefined
 
 
 def split_by_subset(topics: list[dict], subset_of: Mapping[str, str]) -> dict[str, list[dict]]:
@@ -69,16 +72,19 @@ def subset_means(per_query: Mapping[str, Mapping[str, float | None]], subset_of_
 
 def over_subsets(by_subset: Mapping[str, Mapping], names: Iterable[str], *, summed: Iterable[str] = ()) -> dict:
     """``{name: mean over the subsets where it is defined}`` (the total for a ``summed`` name) of
-    :func:`subset_means`-shaped entries.
+    :func:`subset_means`-shaped entries; :class:`~evaluation.undefined.Undefined` where no subset
+    has a value.
 
     >>> over_subsets({"a": {"metrics": {"m": 0.5}}, "b": {"metrics": {"m": 1.0}}, "c": {"metrics": {"m": None}}}, ["m"])
     {'m': 0.75}
+    >>> over_subsets({"a": {"metrics": {"m": None}}}, ["m", "n"], summed=["n"])
+    {'m': Undefined(reason='no subset has a value'), 'n': Undefined(reason='no subset has a value')}
     """
     summed = set(summed)
     out = {}
     for n in names:
         values = [e["metrics"].get(n) for e in by_subset.values() if e["metrics"].get(n) is not None]
-        out[n] = (sum(values) if values else None) if n in summed else mean(values)
+        out[n] = (sum(values) if values else Undefined(NO_SUBSET)) if n in summed else mean_or_undefined(values, NO_SUBSET)
     return out
 
 

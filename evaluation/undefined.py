@@ -3,7 +3,8 @@ and one way to show it: :data:`UNDEFINED` ("—") with the reason beside it.
 
 Agreement coefficients (:mod:`annotation.agreement.stats`), significance tests and Kendall's tau
 (:mod:`evaluation.significance`), p-MRR (:mod:`evaluation.pmrr`), WISE / SICR
-(:mod:`evaluation.infosearch`) and Robustness@k (:mod:`evaluation.robustness`) return it. JSON and
+(:mod:`evaluation.infosearch`), Robustness@k (:mod:`evaluation.robustness`), INSTFOL
+(:mod:`evaluation.instfol`) and the means over subsets (:mod:`evaluation.subsets`) return it. JSON and
 the stored evaluations show an undefined value as null beside its reason (:func:`defined_or_none`,
 :func:`as_json`).
 
@@ -80,6 +81,19 @@ def as_json(result: dict) -> dict:
     out = {k: defined_or_none(v) for k, v in result.items()}
     out["undefined"] = {k: v.reason for k, v in result.items() if isinstance(v, Undefined)}
     return out
+
+
+def json_null(value):
+    """``json.dumps(..., default=json_null)``: an :class:`Undefined` nested anywhere in a result is
+    written as null (the documented missing value of a JSON file); any other object is refused.
+
+    >>> import json
+    >>> json.dumps({"INSTFOL": Undefined("no query"), "check": {"INSTFOL": 0.5}}, default=json_null)
+    '{"INSTFOL": null, "check": {"INSTFOL": 0.5}}'
+    """
+    if isinstance(value, Undefined):
+        return None
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 def is_undefined(value) -> bool:

@@ -14,8 +14,10 @@ import pytest
 
 from cli.output import eval_run_lines, fmt_value, infosearch_lines, table2_lines
 from evaluation import results
+from evaluation.instfol import instfol
 from evaluation.robustness import robustness
-from evaluation.undefined import UNDEFINED, Undefined, as_json, show, show_why
+from evaluation.subsets import over_subsets
+from evaluation.undefined import UNDEFINED, Undefined, as_json, json_null, show, show_why
 
 ROOT = Path(__file__).resolve().parent.parent
 INFOSEARCH = ROOT / "tests" / "fixtures" / "importers" / "infosearch"
@@ -39,6 +41,15 @@ def test_robustness_without_an_evaluated_group_is_undefined_with_its_reason():
     assert r["Robustness@10"] == Undefined("no group has an instance in the run")
     assert r["nDCG@10"] == Undefined("no instance is in both the qrels and the run")
     assert r["n_groups"] == 0 and r["empty_groups"] == ["a", "b"]
+
+
+def test_instfol_and_the_means_over_subsets_without_a_value_are_undefined_with_their_reason():
+    empty = instfol([], max_score=3)
+    assert empty["INSTFOL"] == Undefined("no query has scored passages in both modes") and empty["n_queries"] == 0
+    assert json.loads(json.dumps(empty, default=json_null))["INSTFOL"] is None  # the CLI's JSON: null, as before
+    means = over_subsets({"a": {"metrics": {"m": None, "n": 2}}, "b": {"metrics": {"m": None, "n": 3}}}, ["m", "n"],
+                         summed=["n"])
+    assert means == {"m": Undefined("no subset has a value"), "n": 5}
 
 
 def test_json_keeps_null_with_the_reason_beside_it():

@@ -32,8 +32,7 @@ def instfol_from_judge(db: Database, run_id: int, *, check_study: int | None = N
     planned = sorted({it["instance_id"] for it in store.items(db, run_id)})
     left_out = [i for i in planned if modes.get(i, set()) != set(MODES)]
     kept = [r for r in rows if r[0] not in set(left_out)]
-    result = instfol(kept, max_score=MAX_SCORE, k=k) if kept else {
-        "INSTFOL": None, "n_queries": 0, "per_query": {}, "max": MAX_SCORE, "k": k}
+    result = instfol(kept, max_score=MAX_SCORE, k=k)  # no row: INSTFOL undefined, no query
     scored_by = "probability-weighted score (IFIR A.2)" if any(
         lab["score"] is not None for lab in store.labels(db, run_id, with_raw=False)) else "the judge's answer"
     result.update({"judge_run": run_id, "judge": f"{run['judge']} {run['model']}", "scores": scored_by,
