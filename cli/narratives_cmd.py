@@ -186,8 +186,9 @@ def run_show(args) -> int:
 
 def run_edit(args) -> int:
     text = args.file.read_text(encoding="utf-8") if args.file else args.text
+    db = connect(args.db)
     result = narrative_versions.save_narrative(
-        connect(args.db), project=args.project, query_id=args.query, text=text, author=args.author,
+        db, project=projects.get_project(db, args.project), query_id=args.query, text=text, author=args.author,
         base_version_id=args.parent, annotators=args.annotators, overlap=args.overlap, controls=args.controls,
         relevance=args.relevance, seed=args.seed,
     )
@@ -206,8 +207,9 @@ def run_edit(args) -> int:
 
 
 def run_rejudge_published(args) -> int:
+    db = connect(args.db)
     result = narrative_versions.rejudge_published(
-        connect(args.db), project=args.project, author=args.author, annotators=args.annotators,
+        db, project=projects.get_project(db, args.project), author=args.author, annotators=args.annotators,
         query_ids=args.query or None, overlap=args.overlap, controls=args.controls, relevance=args.relevance,
         seed=args.seed)
     if args.json:

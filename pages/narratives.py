@@ -112,7 +112,7 @@ scale = c4.radio("Relevance", ["binary", "graded"], horizontal=True, key=f"nar_s
 if st.button("Save as a new version", type="primary", key=f"nar_save:{pid}:{query_id}"):
     try:
         result = narrative_versions.save_narrative(
-            conn, project=project, query_id=query_id, text=text, author=user["name"], base_version_id=base_id,
+            conn, project=proj, query_id=query_id, text=text, author=user["name"], base_version_id=base_id,
             expected_newest_id=newest["id"], annotators=chosen, overlap=int(overlap), controls=int(controls),
             relevance=None if study else scale,
         )
@@ -158,7 +158,7 @@ if user["role"] == "lead":
         if start_published:
             try:
                 res = narrative_versions.rejudge_published(
-                    conn, project=project, author=user["name"], annotators=pub_annotators, query_ids=pub_queries,
+                    conn, project=proj, author=user["name"], annotators=pub_annotators, query_ids=pub_queries,
                     overlap=int(pub_overlap), controls=int(pub_controls))
             except IFJudgeError as exc:
                 st.error(md_escape(page_message(str(exc))))

@@ -152,7 +152,7 @@ def judge(db, study_id, name, answers, default="relevant"):
 def save_narrative(db, text, **kw):
     """Save ``text`` as a new narrative version of f-robot (author expert, ANNOTATORS re-judge)."""
     kw.setdefault("annotators", ANNOTATORS)
-    return narrative_versions.save_narrative(db, project="demo", query_id="f-robot", text=text, author=kw.pop("author", "expert"), **kw)
+    return narrative_versions.save_narrative(db, project=get_project(db, "demo"), query_id="f-robot", text=text, author=kw.pop("author", "expert"), **kw)
 
 
 def narratives_page(db, name) -> AppTest:
@@ -163,7 +163,7 @@ def narratives_page(db, name) -> AppTest:
 def published_rejudged_demo(db) -> dict:
     """The published changed instruction of f-robot re-judged by ann1..3 with one control; the lead
     adjudicates f-doc-5. Returns the result of rejudge_published."""
-    r = narrative_versions.rejudge_published(db, project="demo", author="lead", annotators=ANNOTATORS, controls=1)
+    r = narrative_versions.rejudge_published(db, project=get_project(db, "demo"), author="lead", annotators=ANNOTATORS, controls=1)
     for name, answers in REJUDGE_ANSWERS.items():
         judge(db, r["study_id"], name, answers)
     item = next(it for it in studies.items_of_study(db, r["study_id"]) if it["doc_id"] == "f-doc-5")

@@ -25,7 +25,7 @@ def setup_study(db_path, n_ann=4, overlap=3, fraction=0.4, timeout=1800.0):
     for n in range(5, 5 + max(0, n_ann - 5)):
         auth.add_user(db, f"a{n}", "annotator", "pw")
     r = create_study(
-        db, project="p", questions=["validity", "best_passage"], annotators=[f"a{i}" for i in range(n_ann)],
+        db, project=projects.get_project(db, "p"), questions=["validity", "best_passage"], annotators=[f"a{i}" for i in range(n_ann)],
         settings=StudySettings(group_fraction=fraction, overlap=overlap, claim_timeout_s=timeout),
     )
     return db, r["study_id"]

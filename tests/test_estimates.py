@@ -274,7 +274,7 @@ def test_narrative_change_confirmed_against_the_changed_qrels(demo):
     from annotation.narratives import versions as narrative_versions
 
     db, _ = demo
-    sid = narrative_versions.save_narrative(db, project="demo", query_id="f-robot", text="Robots excluded.",
+    sid = narrative_versions.save_narrative(db, project=get_project(db, "demo"), query_id="f-robot", text="Robots excluded.",
                                             author="expert", annotators=["ann1", "ann2", "ann3"])["study_id"]
     for name in ("ann1", "ann2", "ann3"):
         u = user_row(db, name)

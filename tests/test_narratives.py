@@ -293,7 +293,7 @@ def two_query_bundle() -> Bundle:
 def test_store_replaces_only_the_rejudged_queries(demo):
     db, _ = demo
     projects.import_bundle(db, "fir", two_query_bundle(), fmt="followir")
-    r = narrative_versions.save_narrative(db, project="fir", query_id="q1", text="q1 narrative, negated: not d2.",
+    r = narrative_versions.save_narrative(db, project=get_project(db, "fir"), query_id="q1", text="q1 narrative, negated: not d2.",
                                   author="expert", annotators=ANNOTATORS)
     for name in ANNOTATORS:
         judge(db, r["study_id"], name, {"d2": "not relevant"})

@@ -209,7 +209,7 @@ def test_followir_project_rejudged_exports_the_validated_changed_qrels_with_the_
     projects.import_bundle(db, "fir", parse("followir", [fixture]), fmt="followir")
     pid = projects.get_project(db, "fir")["id"]
     new = "Relevant documents state a scientific achievement of the Hubble telescope, not FT911-1's topic."
-    r = narrative_versions.save_narrative(db, project="fir", query_id="303", text=new, author="expert",
+    r = narrative_versions.save_narrative(db, project=get_project(db, "fir"), query_id="303", text=new, author="expert",
                                   annotators=["ann1", "ann2", "ann3"])
     for name in ("ann1", "ann2", "ann3"):
         judge(db, r["study_id"], name, {"FT911-1": "not relevant"})

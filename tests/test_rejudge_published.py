@@ -32,8 +32,8 @@ def test_a_lead_starts_it_without_an_edit_and_the_screens_show_the_published_tex
     pid = projects.get_project(db, "demo")["id"]
     before = store.versions(db, pid, "f-robot")
     with pytest.raises(PermissionDenied, match="only a lead"):
-        narrative_versions.rejudge_published(db, project="demo", author="expert", annotators=ANNOTATORS)
-    r = narrative_versions.rejudge_published(db, project="demo", author="lead", annotators=ANNOTATORS, controls=1)
+        narrative_versions.rejudge_published(db, project=get_project(db, "demo"), author="expert", annotators=ANNOTATORS)
+    r = narrative_versions.rejudge_published(db, project=get_project(db, "demo"), author="lead", annotators=ANNOTATORS, controls=1)
     assert store.versions(db, pid, "f-robot") == before  # no version is added
     assert (r["queries"], r["items"], r["documents"], r["controls"], r["assignments"]) == (["f-robot"], 6, 5, 1, 18)
     assert r["per_annotator"] == {"ann1": 6, "ann2": 6, "ann3": 6}
@@ -44,11 +44,11 @@ def test_a_lead_starts_it_without_an_edit_and_the_screens_show_the_published_tex
     screen = workspace.open_screen(db, r["study_id"], users.get_user(db, "ann1"))
     assert screen.narrative == published["text"]  # judged under instruction_changed as imported
     with pytest.raises(IFJudgeError, match="already being re-judged"):
-        narrative_versions.rejudge_published(db, project="demo", author="lead", annotators=ANNOTATORS,
+        narrative_versions.rejudge_published(db, project=get_project(db, "demo"), author="lead", annotators=ANNOTATORS,
                                              query_ids=["f-robot"])
     # an expert edit afterwards is its own study and does not withdraw the published re-judging's screens
     newest = narrative_versions.narrative_state(db, get_project(db, "demo"), "f-robot")["newest"]["text"]
-    edit = narrative_versions.save_narrative(db, project="demo", query_id="f-robot", author="expert",
+    edit = narrative_versions.save_narrative(db, project=get_project(db, "demo"), query_id="f-robot", author="expert",
                                              text=newest + ADDED, annotators=ANNOTATORS)
     assert edit["study_id"] != r["study_id"] and edit["withdrawn"] == 0
     assert len(studies.assignment_rows(db, r["study_id"])) == 18
@@ -117,7 +117,7 @@ def test_the_expert_edit_path_still_works_and_is_named_as_a_new_instruction(demo
     pid = projects.get_project(db, "demo")["id"]
     published = published_rejudged_demo(db)
     newest = narrative_versions.narrative_state(db, get_project(db, "demo"), "f-robot")["newest"]["text"]
-    edit = narrative_versions.save_narrative(db, project="demo", query_id="f-robot", author="expert",
+    edit = narrative_versions.save_narrative(db, project=get_project(db, "demo"), query_id="f-robot", author="expert",
                                              text=newest + ADDED, annotators=ANNOTATORS)
     for name in ANNOTATORS:
         judge(db, edit["study_id"], name, {"f-doc-1": "not relevant"})
@@ -145,7 +145,7 @@ def test_runner_evaluates_each_build_with_the_instruction_that_was_judged(demo):
     published_rejudged_demo(db)
     qrels_builds.store_changed_qrels(db, projects.get_project(db, "demo"))
     assert rejudged_instructions(db, pid) == {"f-robot": narrative_versions.published_changed_version(versions)["text"]}
-    edit = narrative_versions.save_narrative(db, project="demo", query_id="f-robot", author="expert",
+    edit = narrative_versions.save_narrative(db, project=get_project(db, "demo"), query_id="f-robot", author="expert",
                                              text=versions[-1]["text"] + ADDED, annotators=ANNOTATORS)
     for name in ANNOTATORS:
         judge(db, edit["study_id"], name, {})
@@ -234,7 +234,7 @@ def test_eval_run_scores_edited_validated_with_the_edited_narrative(demo):
 
     db, _ = demo
     newest = narrative_versions.narrative_state(db, get_project(db, "demo"), "f-robot")["newest"]["text"]
-    edit = narrative_versions.save_narrative(db, project="demo", query_id="f-robot", author="expert",
+    edit = narrative_versions.save_narrative(db, project=get_project(db, "demo"), query_id="f-robot", author="expert",
                                              text=newest + ADDED, annotators=ANNOTATORS)
     for name in ANNOTATORS:
         judge(db, edit["study_id"], name, {"f-doc-1": "not relevant"})

@@ -110,11 +110,12 @@ def _check_author(db: Database, author: str) -> None:
 
 
 def save_narrative(
-    db: Database, *, project: str, query_id: str, text: str, author: str, base_version_id: int | None = None,
+    db: Database, *, project: dict, query_id: str, text: str, author: str, base_version_id: int | None = None,
     expected_newest_id: int | None = None, annotators: list[str] | None = None, overlap: int | None = None,
     controls: int = 0, relevance: str | None = None, seed: int | None = None,
 ) -> dict:
-    """Save a modified narrative as a new version and create its re-judging round.
+    """Save a modified narrative of ``project`` (its row, :func:`storage.projects.get_project`) as a
+    new version and create its re-judging round.
 
     The new version's parent is ``base_version_id`` (default: the newest version). Nothing is
     created when ``text`` has the same words as the base, the newest or the original version
@@ -141,18 +142,19 @@ def save_narrative(
     >>> from annotation.demo import load_demo
     >>> from storage.db import connect
     >>> db = connect(":memory:"); _ = load_demo(db)  # the demo: FollowIR query f-robot, 5 relevant documents
-    >>> newest = narrative_state(db, projects.get_project(db, "demo"), "f-robot")["newest"]["text"]
-    >>> r = save_narrative(db, project="demo", query_id="f-robot", author="expert",
+    >>> demo = projects.get_project(db, "demo")
+    >>> newest = narrative_state(db, demo, "f-robot")["newest"]["text"]
+    >>> r = save_narrative(db, project=demo, query_id="f-robot", author="expert",
     ...                    text=newest + " Documents about knee surgery are not relevant.",
     ...                    annotators=["ann1", "ann2", "ann3"])
     >>> r["created"], r["items"], r["assignments"], r["per_annotator"]
     (True, 5, 15, {'ann1': 5, 'ann2': 5, 'ann3': 5})
-    >>> save_narrative(db, project="demo", query_id="f-robot", author="expert", text=newest + "  Documents  about "
+    >>> save_narrative(db, project=demo, query_id="f-robot", author="expert", text=newest + "  Documents  about "
     ...                "knee surgery are not relevant.")["reason"]  # same words: nothing saved
     'the text has the same words as the version it was started from (v3); nothing was saved'
     """
     _check_author(db, author)
-    state = narrative_state(db, projects.get_project(db, project), query_id)
+    state = narrative_state(db, project, query_id)
     pid, newest = state["project_id"], state["newest"]
     base = _base_version(state, query_id, base_version_id)
     text = (text or "").replace("\r\n", "\n").strip()
@@ -174,7 +176,7 @@ def save_narrative(
     result = store.insert_version(
         db, project_id=pid, query_id=query_id, text=text, author=author, parent_id=base["id"],
         expected_newest_id=expected_newest_id if expected_newest_id is not None else newest["id"],
-        study=_study_definition(f"{project}: re-judging", settings, controls, author, people),
+        study=_study_definition(f"{project['name']}: re-judging", settings, controls, author, people),
         items=items, plan=plan,
     )
     return {
@@ -295,10 +297,11 @@ def _round_items(db: Database, pid: int, query_id: str, corpus, *, controls: int
 
 
 def rejudge_published(
-    db: Database, *, project: str, author: str, annotators: list[str], query_ids: list[str] | None = None,
+    db: Database, *, project: dict, author: str, annotators: list[str], query_ids: list[str] | None = None,
     overlap: int | None = None, controls: int = 0, relevance: str | None = None, seed: int | None = None,
 ) -> dict:
-    """Start the re-judging of the PUBLISHED changed instruction (FollowIR §3), with no edit.
+    """Start the re-judging of the PUBLISHED changed instruction (FollowIR §3) of ``project`` (its
+    row, :func:`storage.projects.get_project`), with no edit.
 
     For each query (default: every query with a published changed narrative that has no round
     yet; named queries that already have one are refused), one round tied to the imported
@@ -321,19 +324,20 @@ def rejudge_published(
     >>> from annotation.demo import load_demo
     >>> from storage.db import connect
     >>> db = connect(":memory:"); _ = load_demo(db)  # FollowIR query f-robot: 5 relevant, 1 not
-    >>> r = rejudge_published(db, project="demo", author="lead", annotators=["ann1", "ann2", "ann3"], controls=1)
+    >>> r = rejudge_published(db, project=projects.get_project(db, "demo"), author="lead",
+    ...                       annotators=["ann1", "ann2", "ann3"], controls=1)
     >>> r["queries"], r["documents"], r["controls"], r["assignments"]
     (['f-robot'], 5, 1, 18)
     """
     _check_lead(db, author)
-    pid = projects.get_project(db, project)["id"]
+    pid = project["id"]
     sid = store.rejudge_study_id(db, pid, store.PUBLISHED_PURPOSE)
     existing = studies.get_study(db, sid) if sid is not None else None
     settings = _round_settings(existing, overlap=overlap, relevance=relevance, seed=seed, controls=controls)
     if not annotators:
         raise IFJudgeError("choose the annotators who re-judge the published changed instruction")
     people = _people(db, annotators)
-    wanted = _wanted_queries(db, pid, project, query_ids)
+    wanted = _wanted_queries(db, pid, project["name"], query_ids)
     built = _published_rounds(db, pid, sid, wanted, named=bool(query_ids), controls=controls, settings=settings)
     if not built["rounds"]:
         raise IFJudgeError("nothing to re-judge: no query has a published changed instruction without a round"
@@ -342,7 +346,7 @@ def rejudge_published(
                          seed=settings.seed, loads=store.rejudge_screen_loads(db, pid, store.PUBLISHED_PURPOSE))
     result = store.insert_published_rounds(
         db, project_id=pid, rounds=built["rounds"], plan=plan,
-        study=_study_definition(f"{project}: re-judging of the published changed instruction", settings, controls,
+        study=_study_definition(f"{project['name']}: re-judging of the published changed instruction", settings, controls,
                                 author, people),
     )
     return {"study_id": result["study_id"], "study_created": result["study_created"], "queries": built["started"],

@@ -15,6 +15,7 @@ from annotation import workspace
 from annotation.demo import load_demo
 from storage.db import connect
 from tests.e2e.conftest import ROOT, SHOTS, Server, answer_by_keyboard, settle, sign_in
+from storage.projects import get_project
 
 pytestmark = pytest.mark.e2e
 
@@ -146,7 +147,7 @@ def long_annotate_server(tmp_path):
         with db.conn:
             db.execute("UPDATE documents SET text = ? WHERE doc_id = ?",
                        [" ".join(words[(i + n % 2 * 4) % len(words)] for i in range(1000)), d])
-    narrative_versions.rejudge_published(db, project="demo", author="lead", annotators=["ann1", "ann2", "ann3"])
+    narrative_versions.rejudge_published(db, project=get_project(db, "demo"), author="lead", annotators=["ann1", "ann2", "ann3"])
     s = Server(path)
     s.start()
     yield s

@@ -18,6 +18,7 @@ from annotation.narratives import versions as narrative_versions
 from storage import studies
 from storage.db import connect
 from tests.e2e.conftest import Server, settle, sign_in
+from storage.projects import get_project
 
 pytestmark = pytest.mark.e2e
 
@@ -137,7 +138,7 @@ def words_server(demo_db):
             db.execute("UPDATE documents SET text = ? WHERE doc_id = ?", [long_text(n, n % 2 == 1), d])
         db.execute("UPDATE instances SET instruction = ? WHERE instance_id IN (SELECT instance_id FROM items WHERE study_id = 1)",
                    [long_text(len(LETTERS) - 1, False, 300)])
-    rejudge = narrative_versions.rejudge_published(db, project="demo", author="lead", annotators=["ann1", "ann2", "ann3"])
+    rejudge = narrative_versions.rejudge_published(db, project=get_project(db, "demo"), author="lead", annotators=["ann1", "ann2", "ann3"])
     version = db.execute("SELECT DISTINCT narrative_version_id FROM items WHERE study_id = ?",
                          [rejudge["study_id"]]).fetchone()[0]
     with db.conn:

@@ -94,7 +94,7 @@ def test_followir_rejudging_flow(page, server, artifacts, run_cli, tmp_path):
     study_id = studies.list_studies(db, pid)[-1]["id"]
     assert studies.get_study(db, study_id)["settings"]["purpose"] == "rejudge-published"
     published_text = narrative_versions.published_changed_version(narrative_versions.narrative_state(
-        db, "demo", "f-robot")["versions"])["text"]
+        db, get_project(db, "demo"), "f-robot")["versions"])["text"]
 
     # 2. three annotators re-judge the five documents by keyboard, under the published changed narrative
     for name, not_relevant in NOT_RELEVANT.items():
