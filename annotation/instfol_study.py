@@ -73,7 +73,7 @@ def run_rankings(
 def create_instfol_study(
     db: Database,
     *,
-    project: str,
+    project: dict,
     bare_run: dict[str, dict[str, float]],
     instructed_run: dict[str, dict[str, float]],
     annotators: list[str],
@@ -85,7 +85,8 @@ def create_instfol_study(
     sources: dict[str, str] | None = None,
 ) -> dict:
     """A study whose items are the top-k passages of the bare-query and instructed runs of each
-    sampled instance, judged 0-3 (``instfol_match``) by ``settings.overlap`` annotators each.
+    sampled instance of ``project`` (its row, :func:`storage.projects.get_project`), judged 0-3
+    (``instfol_match``) by ``settings.overlap`` annotators each.
 
     Sampling (groups, fraction or per-domain fraction, instances per group, seed) is that of
     :func:`annotation.studies.create_study`, over the instances present in the instructed run.
@@ -97,7 +98,7 @@ def create_instfol_study(
     k = int(top_k_passages)
     if k < 1:
         raise IFJudgeError(f"top-k must be at least 1, got {top_k_passages}")
-    proj = projects.get_project(db, project)
+    proj = project
     people = users.users_by_name(db, annotators)
     if len({p["id"] for p in people}) != len(people):
         raise IFJudgeError("an annotator is listed twice")
@@ -119,7 +120,7 @@ def create_instfol_study(
     stored["top_k"] = k
     stored["runs"] = dict(sources or {})
     study_id = studies.insert_study(
-        db, project_id=proj["id"], name=name or f"{project} INSTFOL study", questions=[QUESTION], settings=stored,
+        db, project_id=proj["id"], name=name or f"{proj['name']} INSTFOL study", questions=[QUESTION], settings=stored,
         created_by=created_by, annotator_ids=[p["id"] for p in people], items=items, plan=plan,
     )
     return {
@@ -137,15 +138,15 @@ def create_instfol_study(
 
 def ranked_pool(
     instances: list[dict], bare_run: dict[str, dict[str, float]], instructed_run: dict[str, dict[str, float]], k: int,
-    *, project: str, groups: list[str] | None = None,
+    *, project: dict, groups: list[str] | None = None,
 ) -> tuple[list[dict], dict[str, dict[str, list[str]]], list[str]]:
     """The instances an INSTFOL study may sample: those with a ranking in both runs
     (:func:`run_rankings`), restricted to ``groups`` when given; with their top-k rankings and the
-    notes on instances left out. Raises when none is left or a named group has no ranked instance."""
+    notes on instances left out. ``project``: its row (named in the messages). Raises when none is left or a named group has no ranked instance."""
     rankings, notes = run_rankings(instances, bare_run, instructed_run, k)
     if not rankings:
         raise IFJudgeError("no instance of project {!r} has a ranking in both runs (the instructed run is keyed by "
-                           "instance id; the bare run by instance id, bare-query instance id or query id)".format(project))
+                           "instance id; the bare run by instance id, bare-query instance id or query id)".format(project["name"]))
     pool = [i for i in instances if i["instance_id"] in rankings]
     if groups is not None:
         unknown = sorted(set(groups) - {i["group_id"] for i in pool})

@@ -163,7 +163,7 @@ def run_create(args) -> int:
         bare, bare_src = _run(db, args.bare_run, args.bare_run_id, "bare")
         instructed, instructed_src = _run(db, args.instructed_run, args.instructed_run_id, "instructed")
         result = create_instfol_study(
-            db, project=args.project, bare_run=bare, instructed_run=instructed, annotators=args.annotators,
+            db, project=projects.get_project(db, args.project), bare_run=bare, instructed_run=instructed, annotators=args.annotators,
             top_k_passages=args.top_k, name=args.name, settings=settings, groups=args.groups,
             sources={"query": bare_src, "instructed": instructed_src},
         )

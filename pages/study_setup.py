@@ -306,7 +306,8 @@ st.caption("Annotators score 0-3 the top-k passages of a bare-query run and of a
            "the mean of their labels per passage is INSTFOL's judge. Runs come from the project's stored "
            "evaluations (Evaluate).")
 iproject = st.selectbox("Project", ifir_projects, key="instfol_project")
-ipid = projects.get_project(conn, iproject)["id"]
+iproj = projects.get_project(conn, iproject)  # its row: what the library takes
+ipid = iproj["id"]
 runs = {r["id"]: r for r in eval_runs.list_eval_runs(conn, ipid, include_external=True)}
 if len(runs) < 1:
     st.info("This project has no stored run yet: run a retriever on the Evaluate page with and without the "
@@ -328,7 +329,7 @@ else:
     if st.button("Create INSTFOL study", key="instfol_create"):
         try:
             result = create_instfol_study(
-                conn, project=iproject, bare_run=eval_runs.load_eval_run(conn, bare_id)["run"],
+                conn, project=iproj, bare_run=eval_runs.load_eval_run(conn, bare_id)["run"],
                 instructed_run=eval_runs.load_eval_run(conn, inst_id)["run"], annotators=iannotators,
                 top_k_passages=int(top), created_by=lead["name"],
                 settings=StudySettings(group_fraction=float(ifraction), per_group=int(iper_group),

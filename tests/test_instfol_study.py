@@ -83,7 +83,7 @@ def test_study_items_are_the_top_k_of_both_runs(files, run_cli, db_path):
 
 def test_instfol_from_human_labels_equals_the_formula_by_hand(files, run_cli, db_path):
     db, tmp = files
-    r = create_instfol_study(db, project="ifir", bare_run=_read(tmp / "bare.run"),
+    r = create_instfol_study(db, project=get_project(db, "ifir"), bare_run=_read(tmp / "bare.run"),
                              instructed_run=_read(tmp / "instructed.run"), annotators=["a0", "a1", "a2"],
                              top_k_passages=2, settings=_all())
     _label(db, r["study_id"])
@@ -119,7 +119,7 @@ def test_instfol_from_human_labels_equals_the_formula_by_hand(files, run_cli, db
 
 def test_llm_and_humans_are_compared_on_the_same_passages(files):
     db, tmp = files
-    r = create_instfol_study(db, project="ifir", bare_run=_read(tmp / "bare.run"),
+    r = create_instfol_study(db, project=get_project(db, "ifir"), bare_run=_read(tmp / "bare.run"),
                              instructed_run=_read(tmp / "instructed.run"), annotators=["a0", "a1", "a2"],
                              top_k_passages=2, settings=_all())
     # d2 (q1_1, bare rank 2) is not labelled yet: the humans have no score for it
@@ -173,7 +173,7 @@ def test_refusals(files, run_cli, db_path):
                            "--bare-run", tmp / "bare.run", "--instructed-run", tmp / "instructed.run")
     assert code == 2 and "study of its own" in err
     with pytest.raises(IFJudgeError, match="no instance of project 'ifir' has a ranking in both runs"):
-        create_instfol_study(db, project="ifir", bare_run={"x": {"d1": 1.0}}, instructed_run={"q1_1": {"d1": 1.0}},
+        create_instfol_study(db, project=get_project(db, "ifir"), bare_run={"x": {"d1": 1.0}}, instructed_run={"q1_1": {"d1": 1.0}},
                              annotators=["a0"], settings=_all(overlap=1))
     from annotation.studies import create_study
 

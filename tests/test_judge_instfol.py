@@ -18,6 +18,7 @@ from formats.trec_io import read_run
 from storage import projects, studies
 from storage.db import connect
 from tests.fake_openai import FakeOpenAI
+from storage.projects import get_project
 
 BARE_RUN = "q1_0 Q0 d1 1 3.0 bm25\nq1_0 Q0 d2 2 2.0 bm25\nq1_0 Q0 d3 3 1.0 bm25\nq2 Q0 d5 1 2.0 bm25\nq2 Q0 d6 2 1.0 bm25\n"
 INSTRUCTED_RUN = ("q1_1 Q0 d3 1 5.0 bm25\nq1_1 Q0 d1 2 4.0 bm25\nq1_1 Q0 d4 3 1.0 bm25\n"
@@ -53,7 +54,7 @@ def ifir(tmp_path):
 
 
 def human_study(db, tmp) -> int:
-    r = create_instfol_study(db, project="ifir", bare_run=read_run(tmp / "bare.run"),
+    r = create_instfol_study(db, project=get_project(db, "ifir"), bare_run=read_run(tmp / "bare.run"),
                              instructed_run=read_run(tmp / "instructed.run"), annotators=["a0", "a1", "a2"],
                              top_k_passages=2, settings=StudySettings(group_fraction=1.0, per_group=2))
     users = [db.execute("SELECT id FROM users WHERE name = ?", [f"a{n}"]).fetchone()[0] for n in range(3)]
