@@ -98,17 +98,16 @@ def create_instfol_study(
     k = int(top_k_passages)
     if k < 1:
         raise IFJudgeError(f"top-k must be at least 1, got {top_k_passages}")
-    proj = project
     people = users.users_by_name(db, annotators)
     if len({p["id"] for p in people}) != len(people):
         raise IFJudgeError("an annotator is listed twice")
-    pool, rankings, notes = ranked_pool(projects.instances(db, proj["id"]), bare_run, instructed_run, k,
+    pool, rankings, notes = ranked_pool(projects.instances(db, project["id"]), bare_run, instructed_run, k,
                                         project=project, groups=groups)
     sample = sample_instances(
         pool, group_fraction=settings.group_fraction, per_group=settings.per_group, seed=settings.seed,
-        subsets=projects.query_subsets(db, proj["id"]), subset_fraction=settings.subset_fraction,
+        subsets=projects.query_subsets(db, project["id"]), subset_fraction=settings.subset_fraction,
     )
-    corpus = set(projects.documents_by_id(db, proj["id"], {d for i in sample for m in MODES for d in rankings[i["instance_id"]][m]}))
+    corpus = set(projects.documents_by_id(db, project["id"], {d for i in sample for m in MODES for d in rankings[i["instance_id"]][m]}))
     items, absent = passage_items(sample, rankings, corpus, overlap=settings.overlap)
     if absent:
         notes.append(f"{len(absent)} ranked document(s) are not in the project's corpus and are not judged: "
@@ -120,7 +119,7 @@ def create_instfol_study(
     stored["top_k"] = k
     stored["runs"] = dict(sources or {})
     study_id = studies.insert_study(
-        db, project_id=proj["id"], name=name or f"{proj['name']} INSTFOL study", questions=[QUESTION], settings=stored,
+        db, project_id=project["id"], name=name or f"{project['name']} INSTFOL study", questions=[QUESTION], settings=stored,
         created_by=created_by, annotator_ids=[p["id"] for p in people], items=items, plan=plan,
     )
     return {

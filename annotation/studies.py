@@ -140,11 +140,10 @@ def domain_sizes(db: Database, project: dict) -> dict[str, int]:
     >>> domain_sizes(db, projects.get_project(db, "demo"))
     {'': 5}
     """
-    proj = project
-    pool = projects.instances(db, proj["id"])
+    pool = projects.instances(db, project["id"])
     if any(i["instruction"].strip() for i in pool):
         pool = [i for i in pool if i["instruction"].strip()]
-    subsets = projects.query_subsets(db, proj["id"])
+    subsets = projects.query_subsets(db, project["id"])
     first: dict[str, str] = {}
     for inst in sorted(pool, key=lambda i: (i["group_id"], i["instance_id"])):
         first.setdefault(inst["group_id"], subsets.get(inst["query_id"], ""))
@@ -484,22 +483,21 @@ def create_study(
     settings.validate()
     declared = declared_questions(list(questions), own_questions, settings)
     questions = [q.id for q in declared]
-    proj = project
     people = users.users_by_name(db, annotators)
     if len({p["id"] for p in people}) != len(people):
         raise IFJudgeError("an annotator is listed twice")
-    pool, skipped = _instance_pool(db, proj, questions, settings, groups)
-    sample = _sample(db, proj, pool, settings, settings.seed)
+    pool, skipped = _instance_pool(db, project, questions, settings, groups)
+    sample = _sample(db, project, pool, settings, settings.seed)
     if not sample:
         if settings.skip_covered:
-            raise IFJudgeError(f"every instance of project {proj['name']!r} is already asked these questions by another "
+            raise IFJudgeError(f"every instance of project {project['name']!r} is already asked these questions by another "
                                "study: nothing remains to sample")
-        raise IFJudgeError(f"project {proj['name']!r} has no instances to sample")
-    items, notes = build_instance_items(db, proj["id"], sample, declared, settings)
+        raise IFJudgeError(f"project {project['name']!r} has no instances to sample")
+    items, notes = build_instance_items(db, project["id"], sample, declared, settings)
     if not items:
         raise IFJudgeError("no item could be built: " + "; ".join(notes[:3]))
     regular = len({it["screen"] for it in items})
-    checks, check_notes = check_items.build_checks(db, proj, sample, declared, settings,
+    checks, check_notes = check_items.build_checks(db, project, sample, declared, settings,
                                                    check_items.check_count(settings.check_share, regular),
                                                    build_instance_items)
     items, notes = check_items.mix_in(items, checks, settings.seed), notes + check_notes
@@ -512,7 +510,7 @@ def create_study(
     if settings.skip_covered:  # the population it sampled: the project's instances these studies did not ask
         stored["skipped_studies"] = skipped
     study_id = studies.insert_study(
-        db, project_id=proj["id"], name=name or f"{proj['name']} study", questions=questions, settings=stored,
+        db, project_id=project["id"], name=name or f"{project['name']} study", questions=questions, settings=stored,
         created_by=created_by, annotator_ids=[p["id"] for p in people], items=items, plan=plan,
     )
     per = {p["name"]: sum(p["id"] in v for v in plan.values()) for p in people}
@@ -574,16 +572,15 @@ def create_condition_study(
     bad = [m for m in modes if m not in CONDITION_MODES]
     if not modes or bad:
         raise IFJudgeError(f"condition modes must be some of {', '.join(CONDITION_MODES)}, got {', '.join(bad) or 'none'}")
-    proj = project
     people = users.users_by_name(db, annotators)
     if len({p["id"] for p in people}) != len(people):
         raise IFJudgeError("an annotator is listed twice")
-    original = projects.qrels(db, proj["id"], "original")
-    skipped = condition_skipped_studies(db, proj["id"]) if settings.skip_covered else []
-    by_query, pool = _condition_pool(db, proj, settings, modes, queries)
-    chosen = _sample_queries(db, proj, pool, settings, settings.seed)
+    original = projects.qrels(db, project["id"], "original")
+    skipped = condition_skipped_studies(db, project["id"]) if settings.skip_covered else []
+    by_query, pool = _condition_pool(db, project, settings, modes, queries)
+    chosen = _sample_queries(db, project, pool, settings, settings.seed)
     if not chosen and settings.skip_covered:
-        raise IFJudgeError(f"every query of project {proj['name']!r} is already judged by another condition study: "
+        raise IFJudgeError(f"every query of project {project['name']!r} is already judged by another condition study: "
                            "nothing remains to sample")
     items, notes, position = [], [], 0
     for q in chosen:
@@ -603,7 +600,7 @@ def create_condition_study(
                               "payload": {"mode": mode, "qid": key}})
                 position += 1
     if not items:
-        raise IFJudgeError(f"no condition item could be built for {proj['name']!r}: "
+        raise IFJudgeError(f"no condition item could be built for {project['name']!r}: "
                            + ("; ".join(notes[:3]) or f"no instance of variant {' / '.join(modes)}"))
     screens = [it["screen"] for it in items]
     plan = balanced_plan(screens, [p["id"] for p in people], settings.overlap, seed=settings.seed)
@@ -613,7 +610,7 @@ def create_condition_study(
         stored["skipped_studies"] = skipped
     stored["guidelines"] = {"condition": settings.guidelines.get("condition", BUILTIN_QUESTIONS["condition"].guidelines)}
     study_id = studies.insert_study(
-        db, project_id=proj["id"], name=name or f"{proj['name']}: condition", questions=["condition"], settings=stored,
+        db, project_id=project["id"], name=name or f"{project['name']}: condition", questions=["condition"], settings=stored,
         created_by=created_by, annotator_ids=[p["id"] for p in people], items=items, plan=plan,
     )
     return {
@@ -816,18 +813,17 @@ def sample_overlap(db: Database, *, project: dict, questions: list[str], setting
     0
     """
     settings = replace(settings or StudySettings(), skip_covered=False)
-    proj = project
     questions = list(questions)
-    covered = covered_instances(db, proj["id"], questions)
+    covered = covered_instances(db, project["id"], questions)
     if all(q in BUILTIN_QUESTIONS and BUILTIN_QUESTIONS[q].design == "condition" for q in questions or ["-"]):
-        by_query, pool = _condition_pool(db, proj, settings, CONDITION_MODES, groups)
+        by_query, pool = _condition_pool(db, project, settings, CONDITION_MODES, groups)
         units = {q: {i["instance_id"] for i in by_query[q].values()} for q in pool}
-        draw = lambda seed: _sample_queries(db, proj, pool, settings, seed)  # noqa: E731
+        draw = lambda seed: _sample_queries(db, project, pool, settings, seed)  # noqa: E731
         unit = "queries"
     else:
-        pool_i, _ = _instance_pool(db, proj, questions, settings, groups)
+        pool_i, _ = _instance_pool(db, project, questions, settings, groups)
         units = {i["instance_id"]: {i["instance_id"]} for i in pool_i}
-        draw = lambda seed: [i["instance_id"] for i in _sample(db, proj, pool_i, settings, seed)]  # noqa: E731
+        draw = lambda seed: [i["instance_id"] for i in _sample(db, project, pool_i, settings, seed)]  # noqa: E731
         unit = "instances"
 
     def hits(sample):
@@ -836,7 +832,7 @@ def sample_overlap(db: Database, *, project: dict, questions: list[str], setting
     sample = draw(settings.seed)
     hit = hits(sample)
     by_study: Counter = Counter(s for u in hit for i in units[u] for s in covered.get(i, ()))
-    names = {s["id"]: s["name"] for s in studies.list_studies(db, proj["id"])}
+    names = {s["id"]: s["name"] for s in studies.list_studies(db, project["id"])}
     remaining = sum(1 for u in units if not any(i in covered for i in units[u]))
     best, best_n = None, len(hit)
     if hit:

@@ -31,8 +31,7 @@ def prepare_run(db: Database, project: dict, spec: JudgeSpec, *, created_by: str
     """The run of ``spec`` on ``project`` (its row, :func:`storage.projects.get_project`) with its items planned, and its estimate: ``{"run",
     "created", "items_added", "notes", "estimate"}``. ``retry_errors`` forgets the run's items
     without a readable answer, so that they are judged again."""
-    proj = project
-    items, notes = judge_items(db, proj, spec.question, passages=passages, seed=seed, runs=runs, top_k=top_k,
+    items, notes = judge_items(db, project, spec.question, passages=passages, seed=seed, runs=runs, top_k=top_k,
                                from_study=from_study)
     extra = dict(spec.extra)
     asked_per = question(spec.question).asked_per  # what the items are drawn from: recorded with the run
@@ -42,7 +41,7 @@ def prepare_run(db: Database, project: dict, spec: JudgeSpec, *, created_by: str
         extra["top_k"] = top_k
     if from_study is not None:
         extra["from_study"] = from_study
-    opened = open_run(db, proj, replace(spec, extra=extra), items, created_by=created_by)
+    opened = open_run(db, project, replace(spec, extra=extra), items, created_by=created_by)
     if retry_errors:
         opened["errors_forgotten"] = store.delete_errors(db, opened["run"]["id"])
     return {**opened, "notes": notes, "estimate": estimate(db, opened["run"], price_in=price_in, price_out=price_out)}

@@ -230,10 +230,9 @@ def plan(db: Database, *, project: dict, run_id: int, group_fraction: float, fra
     ``fractions``: the rate of each stratum (as ``--domain-fractions``); without them, the
     study's ``round(group_fraction * N)`` groups by Neyman allocation (:func:`allocate`).
     """
-    proj = project
     run = store.get_run(db, run_id)
-    if run["project_id"] != proj["id"]:
-        raise IFJudgeError(f"judge run {run_id} judged another project, not {proj['name']!r}")
+    if run["project_id"] != project["id"]:
+        raise IFJudgeError(f"judge run {run_id} judged another project, not {project['name']!r}")
     if unsure is not None and not 0 <= unsure[0] <= unsure[1] <= 1:
         raise IFJudgeError(f"the unsure band must be LOW,HIGH with 0 <= LOW <= HIGH <= 1, got {unsure}")
     gs = group_strata(db, run_id, unsure=unsure)

@@ -62,21 +62,20 @@ def narrative_state(db: Database, project: dict, query_id: str) -> dict:
     """A query's narrative history in ``project`` (its row, :func:`storage.projects.get_project`): ``{"project_id", "query_id", "query", "versions" (oldest
     first, each with ``added``/``removed`` token counts against the original), "original", "newest",
     "relevant" (doc ids relevant under the original qrels), "documents" (their title and text)}``."""
-    proj = project
-    vs = store.versions(db, proj["id"], query_id)
+    vs = store.versions(db, project["id"], query_id)
     if not vs:
-        known = store.narrative_queries(db, proj["id"])
-        raise NotFound(f"query {query_id!r} of project {proj['name']!r} has no narrative; queries with one: "
+        known = store.narrative_queries(db, project["id"])
+        raise NotFound(f"query {query_id!r} of project {project['name']!r} has no narrative; queries with one: "
                        f"{', '.join(known[:20]) or 'none'}")
     root = root_version(vs)
     for v in vs:
         v.update(diff_counts(word_diff(root["text"], v["text"])))
-    original = projects.qrels(db, proj["id"], "original")
+    original = projects.qrels(db, project["id"], "original")
     _, judged = original_judgments(original, query_id)
     relevant = sorted(d for d, r in judged.items() if r > 0)
-    docs = projects.documents_by_id(db, proj["id"], relevant)
+    docs = projects.documents_by_id(db, project["id"], relevant)
     return {
-        "project_id": proj["id"], "query_id": query_id, "query": projects.queries(db, proj["id"]).get(query_id, ""),
+        "project_id": project["id"], "query_id": query_id, "query": projects.queries(db, project["id"]).get(query_id, ""),
         "versions": vs, "original": root, "newest": vs[-1], "relevant": relevant,
         "documents": {d: docs[d] for d in relevant if d in docs},
     }
