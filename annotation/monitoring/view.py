@@ -283,6 +283,18 @@ def disagreement_page(db: Database, study_id: int, *, questions=(), page: int = 
             "start": start}
 
 
+def _instance_reader(db: Database, project_id: int):
+    """A function giving an instance of the project by id (``{}`` when it has none), each read once:
+    a page of rows names few instances, often one several times."""
+    seen: dict[str, dict] = {}
+
+    def instance(instance_id: str) -> dict:
+        if instance_id not in seen:
+            seen[instance_id] = projects.get_instance(db, project_id, instance_id) or {}
+        return seen[instance_id]
+    return instance
+
+
 def _with_texts(db: Database, study_id: int, rows: list[dict]) -> list[dict]:
     study = studies.get_study(db, study_id)
     pid, declared = study["project_id"], study_questions(study)
@@ -291,12 +303,10 @@ def _with_texts(db: Database, study_id: int, rows: list[dict]) -> list[dict]:
     docs = projects.documents_by_id(db, pid, {r["doc_id"] for r in rows if r.get("doc_id")}
                                     | {d for ids in chosen.values() for d in ids})
     voted = {i: [(d, _text(docs.get(d))) for d in ids] for i, ids in chosen.items()}
-    instances: dict[str, dict] = {}
+    instance = _instance_reader(db, pid)
     out = []
     for r in rows:
-        inst = instances.get(r["instance"])
-        if inst is None:
-            inst = instances[r["instance"]] = projects.get_instance(db, pid, r["instance"]) or {}
+        inst = instance(r["instance"])
         doc = docs.get(r.get("doc_id") or "")
         passage = _text(doc)
         decision = r.get("decision")
@@ -334,12 +344,10 @@ def reason_page(db: Database, study_id: int, *, contains: str = "", page: int = 
 def _reasons_with_texts(db: Database, study_id: int, rows: list[dict]) -> list[dict]:
     study = studies.get_study(db, study_id)
     pid, declared = study["project_id"], study_questions(study)
-    cache: dict[str, dict] = {}
+    instance = _instance_reader(db, pid)
     out = []
     for r in rows:
-        inst = cache.get(r["instance"])
-        if inst is None:
-            inst = cache[r["instance"]] = projects.get_instance(db, pid, r["instance"]) or {}
+        inst = instance(r["instance"])
         out.append({"Question": declared[r["question"]].title, "Annotator": r["annotator"], "Answer": r["value"],
                     "Reason": r["reason"], "Instruction": shorten(inst.get("instruction"))})
     return out

@@ -59,14 +59,11 @@ from storage.errors import IFJudgeError
 
 FOLDS = 5
 LAM = 0.5  # the weight fixed before the data (module docstring)
+_ESTIMATOR = ("prediction-powered difference estimator (the judge's share over every item of the population plus the "
+              "design estimate of the human-minus-judge correction), ")
 _INTERVAL = ("; interval: MOVER of the design Wilson interval of the humans' share and a t interval of the "
              "disagreement share (variance at least Agresti-Min's)")
-METHOD = ("prediction-powered difference estimator (the judge's share over every item of the population plus the "
-          f"design estimate of the human-minus-judge correction), weight lam = {LAM} fixed before the data (the mean "
-          "of the humans' share and the judge's corrected share)" + _INTERVAL)
-TUNED_METHOD = ("prediction-powered difference estimator (the judge's share over every item of the population plus "
-                "the design estimate of the human-minus-judge correction), power-tuned weight cross-fitted over "
-                f"{FOLDS} folds of query groups" + _INTERVAL)
+TUNED_METHOD = _ESTIMATOR + f"power-tuned weight cross-fitted over {FOLDS} folds of query groups" + _INTERVAL
 
 
 def method(lam: float | None = LAM) -> str:
@@ -77,7 +74,11 @@ def method(lam: float | None = LAM) -> str:
     """
     if lam is None:
         return TUNED_METHOD
-    return METHOD.replace(f"lam = {LAM} fixed", f"lam = {lam:g} fixed")
+    return (_ESTIMATOR + f"weight lam = {lam:g} fixed before the data (the mean of the humans' share and the judge's "
+            "corrected share)" + _INTERVAL)
+
+
+METHOD = method()
 
 
 def group_folds(design: SampleDesign, folds: int, seed: int) -> np.ndarray:
