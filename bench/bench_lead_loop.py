@@ -24,7 +24,8 @@ the step (all threads: what the step costs whatever else runs on a shared machin
 the ``+30 labels`` of the monitor steps) work on a copy of the database made before the clock
 starts. A library or page step runs as the app server does: after the server's preload before it
 listens (``ui/preload.py`` ``load_now``: every module the pages import, scikit-learn, a first chart,
-then ``gc.freeze``) and, for a page,
+then ``gc.freeze``; then ``read_ahead_studies``: the newest open studies' labels and items read into
+the process, printed as ``ahead``; the steps "a study not read ahead" skip it) and, for a page,
 after the server's first script run (the sign-in page, which pays Streamlit's one-time
 ``inspect.stack()`` check and, once per server, the scan of the installed packages for custom
 components, which AppTest repeats for each new page unless given the first run's registry); a command pays its own lazy imports. Targets (2 cores): each page run
@@ -70,6 +71,8 @@ def _steps() -> list[tuple[str, str, float, list]]:
         steps += [
             (f"{name}: monitor refresh, library (study_monitor, 200 bootstrap)", "lib", COMMAND, [fx, "monitor"]),
             (f"{name}: Monitor page (AppTest)", "page", PAGE, [fx, "pages/monitor.py"]),
+            (f"{name}: monitor refresh, library, a study not read ahead", "lib", COMMAND, [fx, "monitor", "cold"]),
+            (f"{name}: Monitor page, a study not read ahead", "page", PAGE, [fx, "pages/monitor.py", "cold"]),
             (f"{name}: adjudication queue, library", "lib", COMMAND, [fx, "queue"]),
             (f"{name}: Adjudicate page (AppTest)", "page", PAGE, [fx, "pages/adjudicate.py"]),
             (f"{name}: ifjudge adjudicate --list", "cli", COMMAND,
@@ -158,12 +161,13 @@ def _child(kind: str, args: list, tmp: str) -> dict:
         out["step"], out["cpu"] = time.perf_counter() - t, time.process_time() - cpu
         out["exit"] = code
     elif kind == "lib":
-        fx, what = args
+        fx, what, *cold = args
         path = Path(tmp) / "b.db"
         copy_db(CACHE / f"{fx}.db", path)
         sid = _study_id(path)
         t = time.perf_counter()
         preimport(server=True)
+        out["read_ahead"] = 0.0 if cold else _read_ahead(path)
         from storage.db import connect
         if what == "monitor":
             from annotation.monitoring.monitor import study_monitor as fn
@@ -179,12 +183,13 @@ def _child(kind: str, args: list, tmp: str) -> dict:
             out.setdefault("cpu", time.process_time() - cpu)
         out["size"] = len(res)
     else:
-        fx, page = args
+        fx, page, *cold = args
         path = Path(tmp) / "b.db"
         copy_db(CACHE / f"{fx}.db", path)
         os.environ["IFJUDGE_DB"] = str(path)
         t = time.perf_counter()
         preimport(server=True)
+        out["read_ahead"] = 0.0 if cold else _read_ahead(path)
         from streamlit.testing.v1 import AppTest
         import sqlite3
         first = AppTest.from_string("import streamlit as st\nst.title('IFJudge')")
@@ -206,6 +211,15 @@ def _child(kind: str, args: list, tmp: str) -> dict:
             out.setdefault("cpu", time.process_time() - cpu)
         out["exception"] = [str(e.value)[:200] for e in at.exception]
     return out
+
+
+def _read_ahead(path: Path) -> float:
+    """What the app server does after its preload, before it listens (``ui/server.py``): read the
+    newest open studies' rows into the process (``ui/preload.py`` ``read_ahead_studies``); seconds."""
+    from ui.preload import read_ahead_studies
+    t = time.perf_counter()
+    read_ahead_studies(path)
+    return time.perf_counter() - t
 
 
 def _new_labels(path: Path, n: int) -> None:
@@ -242,7 +256,8 @@ def run_step(kind: str, args: list, repeats: int) -> dict:
         rows.append(json.loads(p.stdout.strip().splitlines()[-1]))
         if walls[-1] > LONG_S:  # a step far over its target: one run says enough, the machine is shared
             break
-    med = {k: statistics.median(r[k] for r in rows) for k in ("step", "cpu", "imports", "warm", "labels") if k in rows[0]}
+    med = {k: statistics.median(r[k] for r in rows) for k in ("step", "cpu", "imports", "warm", "labels", "read_ahead")
+           if k in rows[0]}
     return {**med, "wall": statistics.median(walls), "runs": [round(r["step"], 3) for r in rows],
             "exit": rows[-1].get("exit"), "exception": rows[-1].get("exception"), "load": (before, load())}
 
@@ -262,7 +277,7 @@ def main() -> None:
     t = time.perf_counter()
     info = build(CACHE)
     print(f"fixture: {json.dumps(info)} (ready in {time.perf_counter() - t:.1f} s)")
-    print(f"{'step':<64} {'median':>8} {'cpu':>6} {'target':>7} {'met':>4} {'warm':>7} {'+30 lab':>7} {'imports':>8}"
+    print(f"{'step':<64} {'median':>8} {'cpu':>6} {'target':>7} {'met':>4} {'warm':>7} {'+30 lab':>7} {'ahead':>6} {'imports':>8}"
           f" {'process':>8}  load 1m")
     wanted = [w.strip() for w in args.only.split(",")] if args.only else None
     for name, kind, target, step_args in _steps():
@@ -279,8 +294,9 @@ def main() -> None:
             note = f"  (page exception: {r['exception'][0]})"
         warm = f"{r['warm']:.3f}" if "warm" in r else "-"
         fresh = f"{r['labels']:.3f}" if "labels" in r else "-"
+        ahead = f"{r['read_ahead']:.3f}" if r.get("read_ahead") else "-"
         print(f"{name:<64} {r['step']:>7.3f}s {r['cpu']:>5.2f}s {target:>6.1f}s {'yes' if r['step'] < target else 'NO':>4} "
-              f"{warm:>7} {fresh:>7} "
+              f"{warm:>7} {fresh:>7} {ahead:>6} "
               f"{r['imports']:>7.3f}s {r['wall']:>7.2f}s  {r['load'][0]:.2f}->{r['load'][1]:.2f}  runs {r['runs']}{note}",
               flush=True)
 

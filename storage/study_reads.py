@@ -242,7 +242,8 @@ class _Kept:
 
 #: the shared values read from a study's items and its project's instances and queries alone (the
 #: sample's design too): kept while these are unchanged, whatever the labels
-ITEM_READS = ("items", "item_columns", "item_payloads", "item_candidates", "item_screens", "item_parts", "study_design")
+ITEM_READS = ("items", "item_columns", "item_payloads", "item_candidates", "item_screens", "item_parts", "study_design",
+              "item_groups")
 
 
 _kept: OrderedDict[tuple, _Kept] = OrderedDict()

@@ -21,6 +21,7 @@ from annotation.narratives import versions as narrative_versions
 from annotation.studies import StudySettings, create_study
 from formats.bundle import Bundle, Document, Instance, Qrel, Query
 from storage import projects, studies, users
+from storage.db import write
 from storage.projects import get_project
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -120,6 +121,17 @@ def label_by_plan(db, sid) -> list[int]:
             workspace.submit_screen(db, s, u, {"validity": {"value": v, "reason": "r"}, "naturalness": {"value": n, "reason": "r"},
                                                "best_passage": {"value": pick}}, started_at=time.time() - 1)
     return order
+
+
+def relabel(db, sid, annotator: str, question: str, value: str) -> None:
+    """A new label of ``annotator`` on the first item of ``question``, superseding theirs (what a
+    changed answer stores)."""
+    item = studies.items_of_study(db, sid, question)[0]["id"]
+    uid = user_row(db, annotator)["id"]
+    with write(db):
+        old = db.execute("SELECT MAX(id) FROM labels WHERE item_id = ? AND user_id = ?", [item, uid]).fetchone()[0]
+        db.execute("INSERT INTO labels (item_id, user_id, value, reason, submitted_at, duration_ms, supersedes)"
+                   " VALUES (?, ?, ?, 'changed my mind', 2.0, 1500, ?)", [item, uid, value, old])
 
 
 def second_study(db):

@@ -8,7 +8,7 @@ from annotation.monitoring import monitor
 from annotation.outcomes import adjudication
 from storage import studies, study_reads
 from storage.db import connect, write
-from tests.builders import label_demo, user_row
+from tests.builders import label_demo, relabel, user_row
 
 pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
 
@@ -20,17 +20,6 @@ def full_reads(monkeypatch):
     real = study_reads.LabelState._read_all
     monkeypatch.setattr(study_reads.LabelState, "_read_all", lambda self, *a: (calls.append(a), real(self, *a)))
     return calls
-
-
-def _relabel(db, sid, annotator: str, question: str, value: str) -> None:
-    """A new label of ``annotator`` on the first item of ``question``, superseding theirs (what a
-    changed answer stores)."""
-    item = studies.items_of_study(db, sid, question)[0]["id"]
-    uid = user_row(db, annotator)["id"]
-    with write(db):
-        old = db.execute("SELECT MAX(id) FROM labels WHERE item_id = ? AND user_id = ?", [item, uid]).fetchone()[0]
-        db.execute("INSERT INTO labels (item_id, user_id, value, reason, submitted_at, duration_ms, supersedes)"
-                   " VALUES (?, ?, ?, 'changed my mind', 2.0, 1500, ?)", [item, uid, value, old])
 
 
 def test_the_kept_monitor_is_the_fresh_one_after_every_change(demo, db_path, full_reads):
@@ -47,8 +36,8 @@ def test_the_kept_monitor_is_the_fresh_one_after_every_change(demo, db_path, ful
     first = kept()
     assert first == fresh() and kept() == first
     assert len(full_reads) == 1  # the second call read no label
-    _relabel(db, sid, "ann2", "validity", "No")
-    _relabel(db, sid, "ann3", "validity", "Yes")
+    relabel(db, sid, "ann2", "validity", "No")
+    relabel(db, sid, "ann3", "validity", "Yes")
     changed = kept()
     assert changed == fresh() and changed != first
     item = studies.items_of_study(db, sid, "naturalness")[1]["id"]
@@ -63,14 +52,14 @@ def test_the_kept_monitor_is_the_fresh_one_after_every_change(demo, db_path, ful
 
 def test_kept_label_columns_are_the_current_labels(labelled, db_path):
     db, sid, _ = labelled
-    _relabel(db, sid, "ann1", "best_passage", studies.items_of_study(db, sid, "best_passage")[0]["payload"]
+    relabel(db, sid, "ann1", "best_passage", studies.items_of_study(db, sid, "best_passage")[0]["payload"]
              ["candidates"][1])
     for _ in range(2):  # the first run reads all labels, the second the new ones (none)
         conn = studies.share_reads(connect(db_path), across_runs=True)
         kept = studies.label_vote_columns(conn, sid)
         plain = studies.label_vote_columns(connect(db_path), sid)
         assert sorted(zip(*(kept[k] for k in plain))) == sorted(zip(*plain.values()))
-        _relabel(db, sid, "ann2", "validity", "No")
+        relabel(db, sid, "ann2", "validity", "No")
 
 
 def test_an_in_memory_database_is_never_kept():
@@ -101,7 +90,7 @@ def test_the_monitor_page_rerun_after_new_labels_shows_what_a_new_server_shows(e
     kept = app("pages/monitor.py")
     kept.session_state["user"] = user_row(db, "lead")
     before = tables(kept)
-    _relabel(db, sid, "ann3", "validity", "Yes")
+    relabel(db, sid, "ann3", "validity", "Yes")
     after = tables(kept)  # a Refresh: the kept values of the study, brought up to date
     study_reads.forget()  # a new server: nothing kept
     fresh = app("pages/monitor.py")

@@ -153,6 +153,8 @@ if not LOG.handlers:
 
 # the pages' imports before the first connection: the server's memory is all there when it answers
 preload.load_now()
+# the open studies' labels and items, so that a lead's first Monitor run computes only (ui/preload.py)
+preload.read_ahead_studies()
 app = st.App(
     ROOT / "ui" / "entry.py",
     middleware=[Middleware(Guard)],

@@ -74,13 +74,13 @@ def item_groups(db: Database, study_id: int, question_id: str) -> tuple[dict[str
     the study's design (:func:`annotation.estimates.sampling.study_design`): what the agreement intervals
     resample (items of a group are answered alike). A re-judged document's group is its query."""
     cols = studies.item_columns(db, study_id)
-    group, stratum = _item_group_columns(db, study_id)
+    group, stratum = item_group_columns(db, study_id)
     keep = [j for j, q in enumerate(cols["question"]) if q == question_id]
     ids = [str(cols["id"][j]) for j in keep]
     return dict(zip(ids, group[keep].tolist())), dict(zip(ids, stratum[keep].tolist()))
 
 
-def _item_group_columns(db: Database, study_id: int) -> tuple[np.ndarray, np.ndarray]:
+def item_group_columns(db: Database, study_id: int) -> tuple[np.ndarray, np.ndarray]:
     """Each item's query group and domain (object arrays in :func:`storage.studies.item_columns`
     order), kept with the study's item reads while its items are unchanged."""
 
@@ -113,7 +113,7 @@ def _question_report(db: Database, study_id: int, question_id: str, *, n_boot: i
         enc, item_rows = coded
         clusters = strata = None
         if n_boot > 0:
-            group, stratum = _item_group_columns(db, study_id)
+            group, stratum = item_group_columns(db, study_id)
             clusters, strata = group[item_rows], stratum[item_rows]
         report = agreement_report(enc, categories, ordinal=ordinal, n_boot=n_boot, seed=seed, clusters=clusters,
                                   strata=strata)
