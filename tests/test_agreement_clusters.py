@@ -70,3 +70,30 @@ def test_an_item_without_a_group_is_named():
     del clusters["h_1"]
     with pytest.raises(Exception, match="item 'h_1' has no query group"):
         agreement_report(frame, ["Yes", "No"], n_boot=10, clusters=clusters)
+
+
+def test_questions_sharing_their_groups_share_their_replicates(monkeypatch):
+    """A study's questions are asked of the same query groups: their bootstraps draw the same Rao-Wu
+    replicates, drawn once and kept (a function of the groups' strata, the sizes and the seed); the
+    intervals are those of replicates drawn anew, and another seed draws others."""
+    from annotation.agreement import bootstrap
+
+    rng = np.random.default_rng(5)
+    groups = {f"q{g}": [[("Yes" if rng.random() < 0.8 else "No") for _ in range(3)] for _ in range(3)] for g in range(40)}
+    frame, clusters = _labels(groups)
+    other = frame.assign(label=np.where(frame["label"] == "Yes", "No", "Yes"))  # a second question, same items
+    drawn = []
+    real = bootstrap.rao_wu_weights
+    monkeypatch.setattr(bootstrap, "rao_wu_weights", lambda *a: (drawn.append(a[1]), real(*a))[1])
+    monkeypatch.setattr(bootstrap, "_weights", bootstrap.OrderedDict())
+    first = agreement_report(frame, ["Yes", "No"], n_boot=300, seed=7, clusters=clusters)
+    assert len(drawn) == 1  # one batch of 300 replicates
+    second = agreement_report(other, ["Yes", "No"], n_boot=300, seed=7, clusters=clusters)
+    again = agreement_report(frame, ["Yes", "No"], n_boot=300, seed=7, clusters=clusters)
+    assert len(drawn) == 1  # the second question and the repeat drew nothing
+    assert again == first
+    bootstrap._weights.clear()
+    assert agreement_report(other, ["Yes", "No"], n_boot=300, seed=7, clusters=clusters) == second  # drawn anew: equal
+    assert len(drawn) == 2
+    reseeded = agreement_report(frame, ["Yes", "No"], n_boot=300, seed=8, clusters=clusters)
+    assert len(drawn) == 3 and reseeded["intervals"] != first["intervals"]

@@ -18,6 +18,8 @@ replicate.
 """
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 
 import numpy as np
@@ -150,7 +152,17 @@ def cluster_draws(group_sig: sparse.csr_matrix, group_stratum: np.ndarray, b: in
     of ``n_h >= 2`` groups, ``n_h - 1`` groups drawn with replacement, each draw weighing
     ``n_h / (n_h - 1)``; a stratum of one group keeps it (weight 1). ``group_sig`` holds each group's
     items per signature."""
-    n_groups = group_sig.shape[0]
+    return _per_signature(group_sig, rao_wu_weights(group_stratum, b, rng))
+
+
+def _per_signature(group_sig: sparse.csr_matrix, weights: np.ndarray) -> np.ndarray:
+    """The groups' weights (b, n_groups) as weighted draw counts per signature (b, n_sig)."""
+    return np.asarray((group_sig.T @ weights.T).T)
+
+
+def rao_wu_weights(group_stratum: np.ndarray, b: int, rng) -> np.ndarray:
+    """Each group's weight (b, n_groups) in ``b`` Rao-Wu replicates (:func:`cluster_draws`)."""
+    n_groups = len(group_stratum)
     C = np.zeros((b, n_groups))
     for h in np.unique(group_stratum):
         members = np.flatnonzero(group_stratum == h)
@@ -161,7 +173,37 @@ def cluster_draws(group_sig: sparse.csr_matrix, group_stratum: np.ndarray, b: in
         picks = members[rng.integers(0, n_h, size=(b, n_h - 1))]
         counts = np.bincount((picks + np.arange(b)[:, None] * n_groups).ravel(), minlength=b * n_groups)
         C += counts.reshape(b, n_groups) * (n_h / (n_h - 1))
-    return np.asarray((group_sig.T @ C.T).T)
+    return C
+
+
+#: the replicate weights of the last few group designs (:func:`_replicate_weights`), at most
+#: _WEIGHTS_BYTES in all: the questions of a study share their query groups and domains, and a
+#: Monitor run draws the same replicates for each of them, and again after new labels
+_weights: OrderedDict[tuple, list[np.ndarray]] = OrderedDict()
+_weights_lock = threading.Lock()
+_WEIGHTS_BYTES = 64 * 2**20
+
+
+def _replicate_weights(group_strata: np.ndarray, n_boot: int, batch: int, seed: int) -> list[np.ndarray]:
+    """The groups' Rao-Wu weights of each batch of ``batch`` replicates (:func:`rao_wu_weights`
+    drawn from ``numpy.random.default_rng(seed)`` in turn): a function of the groups' strata, the
+    sizes and the seed alone, so kept for the next call with the same ones (read-only arrays)."""
+    strata = np.ascontiguousarray(group_strata)
+    key = (strata.dtype.str, strata.tobytes(), n_boot, batch, seed)
+    with _weights_lock:
+        if key in _weights:
+            _weights.move_to_end(key)
+            return _weights[key]
+    rng = np.random.default_rng(seed)
+    out = [rao_wu_weights(strata, min(batch, n_boot - start), rng) for start in range(0, n_boot, batch)]
+    for w in out:
+        w.flags.writeable = False
+    if isinstance(seed, (int, np.integer)) and sum(w.nbytes for w in out) <= _WEIGHTS_BYTES:  # None: fresh entropy
+        with _weights_lock:
+            _weights[key] = out
+            while sum(w.nbytes for ws in _weights.values() for w in ws) > _WEIGHTS_BYTES:
+                _weights.popitem(last=False)
+    return out
 
 
 def item_values(enc: EncodedLabels, values, default=None) -> np.ndarray:
@@ -218,9 +260,10 @@ def bootstrap_statistics(enc: EncodedLabels, *, ordinal: bool, values: np.ndarra
     if batch is None:
         batch = max(1, min(n_boot, 4_000_000 // n_items, 20_000_000 // n_sig))
     sums, tables = [], []
-    for start in range(0, n_boot, batch):
+    weights = None if group_sig is None else _replicate_weights(strata, n_boot, batch, seed)
+    for k, start in enumerate(range(0, n_boot, batch)):
         b = min(batch, n_boot - start)
-        drawn = item_draws(sg.sig, n_sig, b, rng) if group_sig is None else cluster_draws(group_sig, strata, b, rng)
+        drawn = item_draws(sg.sig, n_sig, b, rng) if group_sig is None else _per_signature(group_sig, weights[k])
         S, T = sg.sums(drawn)
         sums.append(S)
         tables.append(T)
