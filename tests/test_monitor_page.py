@@ -265,3 +265,50 @@ def test_the_estimates_offer_the_finished_judge_runs_and_name_the_judge(env_db):
     assert row["Judge"] == f"run {runs[0]}: judge-done, prompt instructir-fig9a-q1"
     assert row["Cohen kappa [95% CI]"].startswith("—")  # every human and the judge say Yes: kappa undefined
     _no_none(at)
+
+
+def test_only_the_open_tab_is_computed_and_each_tab_keeps_its_choices(env_db, monkeypatch):
+    """On a 100,000-label study each section costs tenths of a second: the page computes only the
+    section of the tab the lead has open (the others' functions are not called), opens the tab the
+    address names (a reload or a shared link), and keeps a closed tab's choices."""
+    from annotation.monitoring import habits, monitor, scales, view
+    from ui import estimates_view, judge_view
+
+    db, r = env_db
+    label_demo(db, r["study_id"])
+    calls: list[str] = []
+
+    def counted(module, name):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, **k: calls.append(name) or real(*a, **k))
+
+    sections = {"Agreement": "table7", "Benchmark estimate": "render_estimates", "Annotators": "annotator_habits",
+                "Disagreements": "disagreement_questions", "Reasons": "reason_page", "Judge": "render_judge_section"}
+    for module, name in ((monitor, "table7"), (estimates_view, "render_estimates"), (scales, "scale_summary"),
+                         (habits, "annotator_habits"), (view, "disagreement_questions"), (view, "reason_page"),
+                         (judge_view, "render_judge_section")):
+        counted(module, name)
+    at = _monitor(db)
+    assert at.session_state["mon_tab"] == "Agreement" and "mon_tab" not in at.query_params  # the first tab
+    assert calls == ["table7"] and [t.label for t in at.tabs] == list(MONITOR_TABS)
+    at.selectbox(key="mon_question").set_value("naturalness").run()
+    for tab, name in sections.items():
+        calls.clear()
+        open_tab(at, tab)
+        assert not at.exception, tab
+        expected = [name, "scale_summary"] if tab == "Benchmark estimate" else [name]
+        assert calls == expected, tab
+        assert at.subheader, tab  # the section is drawn
+    # back on the first tab: the question chosen before the trip through the other tabs
+    open_tab(at, "Agreement")
+    assert at.selectbox(key="mon_question").value == "naturalness"
+    assert any(c.get("title") == "Label distribution" for c in map(lambda c: json.loads(c.proto.spec), at.get("vega_lite_chart")))
+    # an address naming a tab opens it, in a new session
+    calls.clear()
+    linked = app("pages/monitor.py")
+    linked.session_state["user"] = user_row(db, "lead")
+    linked.query_params["mon_tab"] = "Annotators"
+    linked.run()
+    assert not linked.exception and linked.session_state["mon_tab"] == "Annotators"
+    assert calls == ["annotator_habits"] and "Annotators" in [h.value for h in linked.subheader]
+    _no_none(linked)
