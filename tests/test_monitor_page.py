@@ -299,10 +299,17 @@ def test_only_the_open_tab_is_computed_and_each_tab_keeps_its_choices(env_db, mo
         expected = [name, "scale_summary"] if tab == "Benchmark estimate" else [name]
         assert calls == expected, tab
         assert at.subheader, tab  # the section is drawn
+        # above and below every tab: the bootstrap control, closing or deleting the study
+        assert {"Advanced: precision of the intervals", "Close or delete this study"} <= {e.label for e in at.expander}, tab
     # back on the first tab: the question chosen before the trip through the other tabs
     open_tab(at, "Agreement")
     assert at.selectbox(key="mon_question").value == "naturalness"
     assert any(c.get("title") == "Label distribution" for c in map(lambda c: json.loads(c.proto.spec), at.get("vega_lite_chart")))
+    open_tab(at, "Reasons")  # the study closed from a tab other than the first
+    at.button(key=f"mon_close:{r['study_id']}").click().run()
+    assert not at.exception and at.session_state["mon_tab"] == "Reasons"
+    from storage import studies
+    assert studies.get_study(db, r["study_id"])["closed_at"]
     # an address naming a tab opens it, in a new session
     calls.clear()
     linked = app("pages/monitor.py")
