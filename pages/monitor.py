@@ -47,8 +47,6 @@ def columns(frame: pd.DataFrame, widths: dict | None = None, helps: dict | None 
     return out
 
 
-# the sections, one per tab: only the open tab's section is computed in a run (st.tabs with on_change="rerun")
-TABS = ("Agreement", "Benchmark estimate", "Annotators", "Disagreements", "Reasons", "Judge")
 # the choices made in the tabs' widgets, kept while their tab is closed (Streamlit forgets the value of a
 # widget not drawn in a run unless it is assigned again)
 KEPT = ("mon_question", "mon_dis_filter", "mon_dis_page", "mon_dis_item", "mon_reason_filter", "mon_reason_page",
@@ -290,7 +288,7 @@ with paused_gc():
 
     declared = study_questions(study)  # each question's declaration: names, wording, rows
     keep_choices()
-    sections = {  # each tab's section, computed only while its tab is open
+    sections = {  # one tab per section, the first open by default; a section is computed only while its tab is open
         "Agreement": lambda: agreement_section(conn, sid, study, kind, declared, n_boot, seed),
         "Benchmark estimate": lambda: estimate_section(conn, sid, declared, n_boot),
         "Annotators": lambda: annotators_section(conn, sid, declared),
@@ -300,7 +298,7 @@ with paused_gc():
         "Judge": lambda: render_judge_section(conn, sid, n_boot=n_boot, seed=seed),
     }
     # the open tab is in the address (?mon_tab=Annotators): a reload or a shared link opens the same tab
-    for name, tab in zip(TABS, st.tabs(TABS, key="mon_tab", on_change="rerun", bind="query-params")):
+    for name, tab in zip(sections, st.tabs(list(sections), key="mon_tab", on_change="rerun", bind="query-params")):
         with tab:
             if tab.open:
                 sections[name]()
