@@ -54,7 +54,7 @@ CACHE = Path(os.environ.get("IFJUDGE_BENCH_CACHE", ROOT / ".cache" / "bench_robu
 EXPORT_FORMATS = ("trec", "beir", "followir", "infosearch", "mteb", "ifir", "jsonl", "report")
 PAGE, COMMAND, IMPORT_R, IMPORT_I, EXPORT = 0.5, 0.5, 5.0, 1.0, 3.0
 LONG_S = 30.0  # a process slower than this is not repeated
-# the Monitor page's tabs (its `sections`, in order; tests/test_monitor_page.py checks the same labels): only the open one is computed
+# the Monitor page's tabs, in order (its `sections`); only the open one is computed in a run
 MONITOR_TABS = ("Agreement", "Benchmark estimate", "Annotators", "Disagreements", "Reasons", "Judge")
 
 
