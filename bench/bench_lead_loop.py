@@ -33,6 +33,9 @@ and each command < 0.5 s; import < 5 s (Robust04-sized) and < 1 s (the shipped I
 release); each export < 3 s. The load average (1 min) is printed before and after each step:
 the machine is shared, figures taken under load are slower.
 
+The Monitor page is timed with its first tab open (the default, "Agreement") and with each other
+tab open (``Monitor page, tab Annotators``, ...): the page computes only the open tab's section.
+
 Run: ``HF_HUB_OFFLINE=1 .venv/bin/python bench/bench_lead_loop.py [--repeats 3] [--only NAME,...]``
 """
 from __future__ import annotations
@@ -52,6 +55,8 @@ CACHE = Path(os.environ.get("IFJUDGE_BENCH_CACHE", ROOT / ".cache" / "bench_robu
 EXPORT_FORMATS = ("trec", "beir", "followir", "infosearch", "mteb", "ifir", "jsonl", "report")
 PAGE, COMMAND, IMPORT_R, IMPORT_I, EXPORT = 0.5, 0.5, 5.0, 1.0, 3.0
 LONG_S = 30.0  # a process slower than this is not repeated
+# the Monitor page's tabs, in order (its `sections`); only the open one is computed in a run
+MONITOR_TABS = ("Agreement", "Benchmark estimate", "Annotators", "Disagreements", "Reasons", "Judge")
 
 
 def _steps() -> list[tuple[str, str, float, list]]:
@@ -71,6 +76,9 @@ def _steps() -> list[tuple[str, str, float, list]]:
         steps += [
             (f"{name}: monitor refresh, library (study_monitor, 200 bootstrap)", "lib", COMMAND, [fx, "monitor"]),
             (f"{name}: Monitor page (AppTest)", "page", PAGE, [fx, "pages/monitor.py"]),
+            # the page computes only its open tab (the first, "Agreement", above): each other tab's first run
+            *[(f"{name}: Monitor page, tab {tab} (AppTest)", "page", PAGE, [fx, "pages/monitor.py", f"tab:{tab}"])
+              for tab in MONITOR_TABS[1:]],
             (f"{name}: monitor refresh, library, a study not read ahead", "lib", COMMAND, [fx, "monitor", "cold"]),
             (f"{name}: Monitor page, a study not read ahead", "page", PAGE, [fx, "pages/monitor.py", "cold"]),
             (f"{name}: adjudication queue, library", "lib", COMMAND, [fx, "queue"]),
@@ -183,7 +191,9 @@ def _child(kind: str, args: list, tmp: str) -> dict:
             out.setdefault("cpu", time.process_time() - cpu)
         out["size"] = len(res)
     else:
-        fx, page, *cold = args
+        fx, page, *opts = args
+        tab = next((o[4:] for o in opts if o.startswith("tab:")), None)  # the Monitor's open tab (?mon_tab=...)
+        cold = "cold" in opts
         path = Path(tmp) / "b.db"
         copy_db(CACHE / f"{fx}.db", path)
         os.environ["IFJUDGE_DB"] = str(path)
@@ -202,6 +212,8 @@ def _child(kind: str, args: list, tmp: str) -> dict:
         # each new AppTest's first run (0.3-0.6 s): the page's run uses the registry the sign-in run made
         at._bidi_component_manager = first._bidi_component_manager
         at.session_state["user"] = {"id": uid, "name": name, "role": role}
+        if tab:
+            at.session_state["mon_tab"] = tab
         for figure in ("step", "warm", "labels"):
             if figure == "labels":
                 _new_labels(path, 30)

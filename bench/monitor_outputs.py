@@ -6,7 +6,7 @@ Robust04-sized re-judging study, the 100,008-label InstructIR study), before and
 answers: ``study_monitor`` at 0, 200 and 1,000 bootstrap replicates, the benchmark-wide estimates,
 each annotator's habits and check accuracy, the rows the Monitor page builds (Table 7, questions,
 annotators, disagreements and reasons, filtered and paged), and every element the Monitor page
-draws (``AppTest``: its text, its tables' cells, its charts' specifications and data). After the
+draws on each of its tabs (``AppTest``: its text, its tables' cells, its charts' specifications and data). After the
 new labels it also checks that the monitor kept across runs (``storage/study_reads.py``) equals one
 computed from nothing, and stops if not. Run it on two trees and diff the folders::
 
@@ -112,19 +112,26 @@ def page_elements(at) -> list:
 
 
 def page_outputs(path: Path, sid: int):
-    """The Monitor page of study ``sid`` in a new session: the app and its elements."""
+    """The Monitor page of study ``sid``, each of its tabs open in a new session (the page computes
+    only the open tab): the last app and every tab's elements."""
     from streamlit.testing.v1 import AppTest
+
+    from bench.bench_lead_loop import MONITOR_TABS
 
     os.environ["IFJUDGE_DB"] = str(path)
     with sqlite3.connect(path) as c:
         uid, name, role = c.execute("SELECT id, name, role FROM users WHERE role = 'lead' ORDER BY id").fetchone()
-    at = AppTest.from_file(str(ROOT / "pages" / "monitor.py"), default_timeout=600)
-    at.session_state["user"] = {"id": uid, "name": name, "role": role}
-    at.session_state["mon_study"] = sid
-    at.run()
-    if at.exception:
-        raise SystemExit(f"the Monitor page failed: {at.exception[0].value}")
-    return at, dump(page_elements(at))
+    tabs = {}
+    for tab in MONITOR_TABS:
+        at = AppTest.from_file(str(ROOT / "pages" / "monitor.py"), default_timeout=600)
+        at.session_state["user"] = {"id": uid, "name": name, "role": role}
+        at.session_state["mon_study"] = sid
+        at.session_state["mon_tab"] = tab
+        at.run()
+        if at.exception:
+            raise SystemExit(f"the Monitor page failed on its tab {tab}: {at.exception[0].value}")
+        tabs[tab] = page_elements(at)
+    return at, dump(tabs)
 
 
 def new_labels(path: Path, n: int) -> None:

@@ -1,5 +1,8 @@
 """Monitor a study (lead): Table 7 view, benchmark-wide estimates, each annotator's habits,
-agreement per question, disagreements and reasons; every header explains itself on hover."""
+agreement per question, disagreements and reasons; every header explains itself on hover.
+
+The sections are tabs; only the open tab's section is computed in a run (a lazy ``st.tabs``), and
+the open tab is kept in the address (``?mon_tab=Annotators``) so that a reload keeps it."""
 from __future__ import annotations
 
 import altair as alt
@@ -44,33 +47,21 @@ def columns(frame: pd.DataFrame, widths: dict | None = None, helps: dict | None 
     return out
 
 
-user = require_role("lead")
-# a read-only run over a large study's rows (no reference cycles): the cyclic collector waits for its end
-with paused_gc():
-    conn = db()
-    st.title("Monitor")
-    deleted = st.session_state.pop("mon_deleted", None)
-    if deleted:
-        st.success(md_escape(f"Deleted study “{deleted[0]}”: its rows are kept in backup {deleted[1]} (download it "
-                             "under “Backups of deleted studies” at the end of this page)."))
-    study = pick_study(conn, key="mon_study")  # may write the lead's last choice: before the reads are shared
-    # read-only from here: the study's labels are read once, and kept across runs while unchanged
-    studies.share_reads(conn, across_runs=True)
-    sid = study["id"]
-    kind = projects.get_project_by_id(conn, study["project_id"])["kind"]
-    done = study_completeness(conn, sid)
-    top_left, top_right = st.columns([5, 1], vertical_alignment="center")
-    top_left.caption(f"Completeness: {done['labelled']:,} of {done['planned']:,} planned labels"
-                     + ("" if done["complete"] else " (unfinished: missing labels count as unresolved in exports)")
-                     + (" · closed: no new screens are handed out" if study_lifecycle.is_closed(study) else ""))
-    if top_right.button("Refresh", key="mon_refresh"):
-        st.rerun()
-    with st.expander("Advanced: precision of the intervals"):
-        n_boot = st.select_slider("Bootstrap replicates for the intervals", [0, 200, 1000], value=200, key="mon_boot",
-                                  help="More replicates: steadier 95% intervals, a slower page. 0: no intervals.")
-    seed = study["settings"].get("seed", 0)
+# the choices made in the tabs' widgets, kept while their tab is closed (Streamlit forgets the value of a
+# widget not drawn in a run unless it is assigned again)
+KEPT = ("mon_question", "mon_dis_filter", "mon_dis_page", "mon_dis_item", "mon_reason_filter", "mon_reason_page",
+        "mon_estimates_judge")
 
-    declared = study_questions(study)  # each question's declaration: names, wording, rows
+
+def keep_choices() -> None:
+    """Assign each tab's widget values to themselves, so that a closed tab's choices survive the run."""
+    for key in list(st.session_state):
+        if key in KEPT or str(key).startswith("mon_judge_run_"):
+            st.session_state[key] = st.session_state[key]
+
+
+def agreement_section(conn, sid: int, study: dict, kind: str, declared: dict, n_boot: int, seed: int) -> None:
+    """The benchmark's agreement table (InstructIR Table 7 or its kind's), then one question's report."""
     st.subheader(view.heading(kind, list(declared.values())))
     reports = {q: monitor.question_report(conn, sid, q, n_boot=n_boot, seed=seed) for q in study["questions"]}
     t7_raw = monitor.table7(conn, sid, n_boot=n_boot, seed=seed)
@@ -93,73 +84,11 @@ with paused_gc():
             words = " / ".join(dict.fromkeys(shares))
             st.caption(md_escape(f"Proportion of {words} response (as InstructIR's Table 7) counts the items whose "
                                  f"majority says {words} among every labelled item, undecided ones included; the "
-                                 "benchmark-wide share below counts decided instances only, weighted by how they "
-                                 "were sampled."))
+                                 "benchmark-wide share (tab “Benchmark estimate”) counts decided instances only, "
+                                 "weighted by how they were sampled."))
     else:
-        st.caption("These questions have no agreement table; see the tables below.")
+        st.caption("These questions have no agreement table; see each question's report below.")
 
-    # THE benchmark-wide estimate: design-aware (stratified two-stage) intervals, the naive independent
-    # (Wilson) interval beside them only as a labelled comparison column
-    render_estimates(conn, sid)
-
-    scales = scale_summary(conn, sid, n_boot=n_boot)
-    if not scales.empty:
-        st.subheader("Mean scores (IFIR Table 2)")
-        frame = pd.DataFrame([{
-            "Question": declared[r["question"]].title, "Statistic": r["statistic"], "Passages": r["kind"] or UNDEFINED,
-            "By": r["by"], "Group": r["group"], "Items": r["items"], "Labels": r["labels"],
-            "Mean": show(r["mean"], ".2f"),
-            "95% interval": UNDEFINED if pd.isna(r["ci_low"]) else f"{r['ci_low']:.2f} to {r['ci_high']:.2f}",
-        } for r in scales.to_dict("records")])
-        st.dataframe(frame, hide_index=True, key="mon_scales", column_config=columns(frame, {
-            "Question": 120, "Statistic": 190, "Passages": 70, "By": 60, "Group": 80, "Items": 50, "Labels": 50,
-            "Mean": 50, "95% interval": 110}, {
-            "Passages": "Gold: the passages the dataset marks relevant; excluded: those the instruction rules out.",
-            "By": "How the rows are broken down: overall, by instruction level, by domain.",
-            "Group": "The level or domain of the row.", "Items": "Items scored.", "Labels": "Scores given.",
-            "Mean": "Mean of the items' mean scores (each item weighs the same).",
-            "95% interval": "Percentile bootstrap 95% interval, query groups resampled within domains."}))
-
-    st.subheader("Annotators")
-    table = monitor.annotator_table(conn, sid)
-    habits = annotator_habits(conn, sid, seconds={r["annotator"]: r["median_seconds_per_screen"] for r in table})
-    checks = check_items.accuracy(conn, sid)
-    rows = view.habit_rows(table, habits, list(declared.values()), checks or None)
-    frame = pd.DataFrame(rows)
-    if not checks:
-        frame = frame.drop(columns=["Checks right"])
-    answer_names = {q.short or q.title: q for q in declared.values()}
-    st.dataframe(frame, hide_index=True, key="mon_annotators", column_config=columns(
-        frame, {"Annotator": 80, "Done": 70, "Median s": 65, **dict.fromkeys(answer_names, 80), "Agreement": 90,
-                "Checks right": 90, "Flag": 130},
-        {name: view.answer_help(q) for name, q in answer_names.items()}))
-    for h in habits["annotators"]:  # one box per flagged annotator, each flag on its own line
-        if h["flags"]:
-            st.warning(f"**{md_escape(h['annotator'])}**\n" + "\n".join(f"- {md_escape(f)}." for f in h["flags"]),
-                       icon=":material/flag:")
-    timeline = pd.DataFrame([r for r in habits["timeline"] if r["share"] is not None])
-    if not timeline.empty:
-        left, right = st.columns(2)
-        for slot, measure, title in ((left, "agrees with the others' majority", "Agreement with the others' majority"),
-                                     (right, "agrees pairwise", "Agreement with each other annotator")):
-            part = timeline[timeline["measure"] == measure]
-            if part.empty:
-                continue
-            slot.altair_chart(
-                alt.Chart(part).mark_line(point=True).encode(
-                    x=alt.X("labels:Q", title="Labels given so far"),
-                    y=alt.Y("share:Q", title="Share agreeing", scale=alt.Scale(domain=[0, 1])),
-                    color=alt.Color("annotator:N", title="Annotator"),
-                    tooltip=[alt.Tooltip("annotator:N", title="Annotator"), alt.Tooltip("labels:Q", title="Labels given"),
-                             alt.Tooltip("share:Q", title="Share agreeing", format=".0%")])
-                .properties(title=f"{title}, over time", height=260, description=(
-                    f"Line chart of each annotator's {measure} share per window of their labels in the order given: "
-                    + "; ".join(f"{a}: {', '.join(f'{s:.0%}' for s in g['share'])}" for a, g in part.groupby("annotator")))),
-                key=f"mon_time_{'majority' if 'majority' in measure else 'pairs'}")
-        st.caption("Each point: one window of an annotator's labels in their queue order (the order the study hands "
-                   "screens out, which is the order they answer them but for skips). Majority: the share "
-                   "equal to the majority of the other annotators of the item; each other: the share of pairs (this "
-                   "label, another label of the item) that agree. A line that falls: the annotator drifts.")
 
     question = st.selectbox("Question", study["questions"], key="mon_question", format_func=lambda q: declared[q].title)
     rep = reports.get(question)
@@ -216,6 +145,78 @@ with paused_gc():
         for note in rep.get("notes", []):
             st.caption(md_escape(view.readable_note(note)))
 
+
+def estimate_section(conn, sid: int, declared: dict, n_boot: int) -> None:
+    """The benchmark-wide estimates, then the IFIR Table 2 means of the scored questions."""
+    # THE benchmark-wide estimate: design-aware (stratified two-stage) intervals, the naive independent
+    # (Wilson) interval beside them only as a labelled comparison column
+    render_estimates(conn, sid)
+
+    scales = scale_summary(conn, sid, n_boot=n_boot)
+    if not scales.empty:
+        st.subheader("Mean scores (IFIR Table 2)")
+        frame = pd.DataFrame([{
+            "Question": declared[r["question"]].title, "Statistic": r["statistic"], "Passages": r["kind"] or UNDEFINED,
+            "By": r["by"], "Group": r["group"], "Items": r["items"], "Labels": r["labels"],
+            "Mean": show(r["mean"], ".2f"),
+            "95% interval": UNDEFINED if pd.isna(r["ci_low"]) else f"{r['ci_low']:.2f} to {r['ci_high']:.2f}",
+        } for r in scales.to_dict("records")])
+        st.dataframe(frame, hide_index=True, key="mon_scales", column_config=columns(frame, {
+            "Question": 120, "Statistic": 190, "Passages": 70, "By": 60, "Group": 80, "Items": 50, "Labels": 50,
+            "Mean": 50, "95% interval": 110}, {
+            "Passages": "Gold: the passages the dataset marks relevant; excluded: those the instruction rules out.",
+            "By": "How the rows are broken down: overall, by instruction level, by domain.",
+            "Group": "The level or domain of the row.", "Items": "Items scored.", "Labels": "Scores given.",
+            "Mean": "Mean of the items' mean scores (each item weighs the same).",
+            "95% interval": "Percentile bootstrap 95% interval, query groups resampled within domains."}))
+
+
+def annotators_section(conn, sid: int, declared: dict) -> None:
+    """Each annotator's counts, speed and agreement, their flags, and their agreement over time."""
+    st.subheader("Annotators")
+    table = monitor.annotator_table(conn, sid)
+    habits = annotator_habits(conn, sid, seconds={r["annotator"]: r["median_seconds_per_screen"] for r in table})
+    checks = check_items.accuracy(conn, sid)
+    rows = view.habit_rows(table, habits, list(declared.values()), checks or None)
+    frame = pd.DataFrame(rows)
+    if not checks:
+        frame = frame.drop(columns=["Checks right"])
+    answer_names = {q.short or q.title: q for q in declared.values()}
+    st.dataframe(frame, hide_index=True, key="mon_annotators", column_config=columns(
+        frame, {"Annotator": 80, "Done": 70, "Median s": 65, **dict.fromkeys(answer_names, 80), "Agreement": 90,
+                "Checks right": 90, "Flag": 130},
+        {name: view.answer_help(q) for name, q in answer_names.items()}))
+    for h in habits["annotators"]:  # one box per flagged annotator, each flag on its own line
+        if h["flags"]:
+            st.warning(f"**{md_escape(h['annotator'])}**\n" + "\n".join(f"- {md_escape(f)}." for f in h["flags"]),
+                       icon=":material/flag:")
+    timeline = pd.DataFrame([r for r in habits["timeline"] if r["share"] is not None])
+    if not timeline.empty:
+        left, right = st.columns(2)
+        for slot, measure, title in ((left, "agrees with the others' majority", "Agreement with the others' majority"),
+                                     (right, "agrees pairwise", "Agreement with each other annotator")):
+            part = timeline[timeline["measure"] == measure]
+            if part.empty:
+                continue
+            slot.altair_chart(
+                alt.Chart(part).mark_line(point=True).encode(
+                    x=alt.X("labels:Q", title="Labels given so far"),
+                    y=alt.Y("share:Q", title="Share agreeing", scale=alt.Scale(domain=[0, 1])),
+                    color=alt.Color("annotator:N", title="Annotator"),
+                    tooltip=[alt.Tooltip("annotator:N", title="Annotator"), alt.Tooltip("labels:Q", title="Labels given"),
+                             alt.Tooltip("share:Q", title="Share agreeing", format=".0%")])
+                .properties(title=f"{title}, over time", height=260, description=(
+                    f"Line chart of each annotator's {measure} share per window of their labels in the order given: "
+                    + "; ".join(f"{a}: {', '.join(f'{s:.0%}' for s in g['share'])}" for a, g in part.groupby("annotator")))),
+                key=f"mon_time_{'majority' if 'majority' in measure else 'pairs'}")
+        st.caption("Each point: one window of an annotator's labels in their queue order (the order the study hands "
+                   "screens out, which is the order they answer them but for skips). Majority: the share "
+                   "equal to the majority of the other annotators of the item; each other: the share of pairs (this "
+                   "label, another label of the item) that agree. A line that falls: the annotator drifts.")
+
+
+def disagreements_section(conn, sid: int) -> None:
+    """The items the annotators disagree on, most disagreed first, each readable in full."""
     st.subheader("Disagreements")
     questions = view.disagreement_questions(conn, sid)
     if not questions:
@@ -241,6 +242,9 @@ with paused_gc():
                 literal(f"Voted passage {doc_id}", text or f"{UNDEFINED} not in the corpus")
             st.caption(md_escape(f"Instance {full['instance']}; votes: {shown[pick]['Votes']}"))
 
+
+def reasons_section(conn, sid: int) -> None:
+    """The reasons the annotators gave, filtered by their words."""
     st.subheader("Reasons")
     if not monitor.reasons(conn, sid):
         st.caption("No reason given so far.")
@@ -255,8 +259,49 @@ with paused_gc():
             {"Question": "The question the reason answers."}))
         page_picker(part, "reasons", key="mon_reason_page")
 
-    # an automatic judge measured against the human outcomes (its labels shown to the lead only)
-    render_judge_section(conn, sid, n_boot=n_boot, seed=seed)
+
+user = require_role("lead")
+# a read-only run over a large study's rows (no reference cycles): the cyclic collector waits for its end
+with paused_gc():
+    conn = db()
+    st.title("Monitor")
+    deleted = st.session_state.pop("mon_deleted", None)
+    if deleted:
+        st.success(md_escape(f"Deleted study “{deleted[0]}”: its rows are kept in backup {deleted[1]} (download it "
+                             "under “Backups of deleted studies” at the end of this page)."))
+    study = pick_study(conn, key="mon_study")  # may write the lead's last choice: before the reads are shared
+    # read-only from here: the study's labels are read once, and kept across runs while unchanged
+    studies.share_reads(conn, across_runs=True)
+    sid = study["id"]
+    kind = projects.get_project_by_id(conn, study["project_id"])["kind"]
+    done = study_completeness(conn, sid)
+    top_left, top_right = st.columns([5, 1], vertical_alignment="center")
+    top_left.caption(f"Completeness: {done['labelled']:,} of {done['planned']:,} planned labels"
+                     + ("" if done["complete"] else " (unfinished: missing labels count as unresolved in exports)")
+                     + (" · closed: no new screens are handed out" if study_lifecycle.is_closed(study) else ""))
+    if top_right.button("Refresh", key="mon_refresh"):
+        st.rerun()
+    with st.expander("Advanced: precision of the intervals"):
+        n_boot = st.select_slider("Bootstrap replicates for the intervals", [0, 200, 1000], value=200, key="mon_boot",
+                                  help="More replicates: steadier 95% intervals, a slower page. 0: no intervals.")
+    seed = study["settings"].get("seed", 0)
+
+    declared = study_questions(study)  # each question's declaration: names, wording, rows
+    keep_choices()
+    sections = {  # one tab per section, the first open by default; a section is computed only while its tab is open
+        "Agreement": lambda: agreement_section(conn, sid, study, kind, declared, n_boot, seed),
+        "Benchmark estimate": lambda: estimate_section(conn, sid, declared, n_boot),
+        "Annotators": lambda: annotators_section(conn, sid, declared),
+        "Disagreements": lambda: disagreements_section(conn, sid),
+        "Reasons": lambda: reasons_section(conn, sid),
+        # an automatic judge measured against the human outcomes (its labels shown to the lead only)
+        "Judge": lambda: render_judge_section(conn, sid, n_boot=n_boot, seed=seed),
+    }
+    # the open tab is in the address (?mon_tab=Annotators): a reload or a shared link opens the same tab
+    for name, tab in zip(sections, st.tabs(list(sections), key="mon_tab", on_change="rerun", bind="query-params")):
+        with tab:
+            if tab.open:
+                sections[name]()
 
     with st.expander("Close or delete this study"):
         closed = study_lifecycle.is_closed(study)

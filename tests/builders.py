@@ -46,6 +46,23 @@ def signed_in_page(db, path: str, name: str, *, timeout: float = 30) -> AppTest:
     return at.run()
 
 
+MONITOR_TABS = ("Agreement", "Benchmark estimate", "Annotators", "Disagreements", "Reasons", "Judge")
+
+
+def open_tab(at: AppTest, tab: str) -> AppTest:
+    """Open the Monitor page's tab ``tab`` and run the page: its sections are lazy tabs (only the
+    open one is computed and drawn), the open one kept in ``st.session_state["mon_tab"]`` and in the
+    address (``?mon_tab=...``, absent for the first tab), which wins over the session state, as a
+    browser's address does."""
+    assert tab in MONITOR_TABS, tab
+    at.session_state["mon_tab"] = tab
+    if tab == MONITOR_TABS[0]:
+        at.query_params.pop("mon_tab", None)
+    else:
+        at.query_params["mon_tab"] = tab
+    return at.run()
+
+
 # ---- the annotate page's item component (ui/annotate_screen.py) ------------------------------
 def item_shown(at: AppTest) -> dict:
     """What the annotate page gave its item component in its last run (the component's data)."""

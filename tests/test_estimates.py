@@ -24,7 +24,7 @@ from annotation.survey.design import SampleDesign
 from evaluation.undefined import Undefined
 from storage import projects, studies
 from storage.errors import ImportFailure
-from tests.builders import app, label_demo, user_row
+from tests.builders import app, label_demo, open_tab, user_row
 from storage.projects import get_project
 
 
@@ -214,6 +214,9 @@ def test_monitor_page_shows_the_estimates_live(env_db):
     at = app("pages/monitor.py")
     at.session_state["user"] = user_row(db, "lead")
     at.run()
+    assert not at.exception
+    assert not any("Benchmark-wide estimates" in s.value for s in at.subheader)  # in its own tab
+    open_tab(at, "Benchmark estimate")
     assert not at.exception
     table = next(d.value for d in at.dataframe if "95% CI (design)" in d.value.columns)
     valid = table[table["Estimate"] == "valid instruction"].iloc[0]

@@ -11,7 +11,7 @@ from annotation.monitoring.scales import mean_interval, scale_summary
 from annotation.studies import StudySettings, create_study
 from storage import projects, studies
 from storage.errors import IFJudgeError
-from tests.builders import label_ifir, signed_in_page
+from tests.builders import label_ifir, open_tab, signed_in_page
 from storage.projects import get_project
 
 pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
@@ -183,6 +183,8 @@ def test_monitor_page_shows_the_table2_means(ifir_db, db_path, monkeypatch):
     auth.add_user(ifir_db, "lead", "lead", "pw")
     at = signed_in_page(ifir_db, "pages/monitor.py", "lead")
     assert not at.exception
+    open_tab(at, "Benchmark estimate")  # with the benchmark-wide estimates
+    assert not at.exception and "Mean scores (IFIR Table 2)" in [h.value for h in at.subheader]
     table = next(d.value for d in at.dataframe if "Statistic" in d.value.columns and "By" in d.value.columns)
     overall = table[(table["By"] == "all") & (table["Passages"] == "gold")].iloc[0]
     assert overall["Statistic"] == "Gold passage matching score" and overall["Mean"] == "4.33"  # 13 / 3

@@ -147,8 +147,9 @@ def test_the_monitor_shows_the_judge_section_with_the_hand_kappa(labelled, monke
     monkeypatch.setenv("IFJUDGE_DB", str(db_path))
     at = app("pages/monitor.py")
     at.session_state["user"] = user_row(db, "lead")
+    at.session_state["mon_tab"] = "Judge"
     at.run()
-    assert not at.exception
+    assert not at.exception and "Automatic judge vs the humans" in [h.value for h in at.subheader]
     table = next(d.value for d in at.dataframe if "Band" in d.value.columns and "Items" in d.value.columns)
     assert table.iloc[0]["Cohen kappa"] == "0.600" and table.iloc[0]["Items"] == 8
     dis = next(d.value for d in at.dataframe if "Judge's reply" in d.value.columns)

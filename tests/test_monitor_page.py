@@ -5,7 +5,7 @@ import json
 import pyarrow as pa
 import pytest
 
-from tests.builders import app, label_demo, user_row
+from tests.builders import MONITOR_TABS, app, label_demo, open_tab, user_row
 from storage.projects import get_project
 
 
@@ -57,9 +57,12 @@ def _frame(at, column):
     return next(d for d in at.dataframe if column in d.value.columns)
 
 
-def _monitor(db, study_id=None):
+def _monitor(db, study_id=None, tab=None):
+    """The Monitor page signed in as the lead, on study ``study_id`` and with ``tab`` open if given."""
     at = app("pages/monitor.py")
     at.session_state["user"] = user_row(db, "lead")
+    if tab:
+        at.session_state["mon_tab"] = tab
     at.run()
     if study_id is not None:
         at.selectbox(key="mon_study").set_value(study_id).run()
@@ -70,7 +73,7 @@ def _monitor(db, study_id=None):
 def test_disagreements_read_as_words_with_the_texts(env_db):
     db, r = env_db
     label_demo(db, r["study_id"])  # validity: ann1, ann2 Yes; ann3 No
-    at = _monitor(db)
+    at = _monitor(db, tab="Disagreements")
     dis = _frame(at, "Votes").value
     assert list(dis.columns) == ["Question", "Votes", "Disagreement", "Decision", "Instruction"]
     valid = dis[dis["Question"] == "Valid instruction"]
@@ -99,6 +102,7 @@ def test_statistics_carry_their_meaning_and_an_empty_study_shows_dashes_with_the
     assert list(rows["Value"]) == ["—", "—"] and set(rows["Why undefined"]) == {"no labels yet"}
     help_ = json.loads(t7.proto.columns)["Statistic"]["help"]
     assert "Randolph's free-marginal kappa" in help_ and "Range -1 to 1" in help_
+    open_tab(at, "Annotators")
     annotators = _frame(at, "Done").value
     assert set(annotators["Median s"]) == {"— none yet"}
     assert set(annotators["Agreement"]) == {"— none yet"}
@@ -127,9 +131,13 @@ def test_the_design_aware_estimate_replaces_the_extrapolation(env_db):
     label_demo(db, r["study_id"])  # validity: 2 Yes, 1 No on each of the 8 items -> 8 of 8 valid
     at = _monitor(db)
     assert not at.exception
+    # its tab comes right after the Table 7 view's, and opens on it
+    assert [t.label for t in at.tabs][:2] == ["Agreement", "Benchmark estimate"]
+    open_tab(at, "Benchmark estimate")
+    assert not at.exception
     heads = [h.value for h in at.subheader]
     assert not any("Extrapolation" in h or "Wilson" in h for h in heads)
-    assert heads.index("Benchmark-wide estimates (design-aware 95%)") == 1  # right after the Table 7 view
+    assert heads.index("Benchmark-wide estimates (design-aware 95%)") == 0
     table = _frame(at, "95% CI (design)").value
     assert "Naive CI (independent, Wilson; comparison only)" in table.columns
     valid = table[table["Estimate"] == "valid instruction"].iloc[0]
@@ -148,17 +156,22 @@ def test_a_long_disagreement_or_reason_table_shows_one_page_and_says_how_many(en
     db, r = env_db
     label_demo(db, r["study_id"])  # validity: ann1, ann2 Yes, ann3 No, each with a reason, on each of 8 screens
     monkeypatch.setattr(monitor_view, "PAGE_ROWS", 3)
-    at = _monitor(db)
+    at = _monitor(db, tab="Disagreements")
     at.multiselect(key="mon_dis_filter").set_value(["Valid instruction"]).run()
     assert len(_frame(at, "Votes").value) == 3
     assert "Rows 1-3 of 8 disagreements (page 1 of 3)" in " ".join(c.value for c in at.caption)
+    open_tab(at, "Reasons")
     reasons = _frame(at, "Reason").value
     assert len(reasons) == 3 and set(reasons["Reason"]) == {"<b>not</b> a *user*"}  # literal, not HTML
     assert "Rows 1-3 of 24 reasons (page 1 of 8)" in " ".join(c.value for c in at.caption)
+    open_tab(at, "Disagreements")  # the filter chosen before is kept while the tab was closed
+    assert at.multiselect(key="mon_dis_filter").value == ["Valid instruction"]
+    assert "Rows 1-3 of 8 disagreements (page 1 of 3)" in " ".join(c.value for c in at.caption)
     at.number_input(key="mon_dis_page").set_value(3).run()
     assert not at.exception
     assert len(_frame(at, "Votes").value) == 2  # rows 7 and 8
     assert "Rows 7-8 of 8 disagreements (page 3 of 3)" in " ".join(c.value for c in at.caption)
+    open_tab(at, "Reasons")
     at.text_input(key="mon_reason_filter").set_value("no match").run()
     assert not at.exception
     assert any(c.value.startswith("No reason contains") and "no match" in c.value for c in at.caption)
@@ -171,13 +184,18 @@ def test_every_header_of_the_monitor_says_what_it_means(env_db):
     db, r = env_db
     label_demo(db, r["study_id"])  # ann1 and ann2 answer validity Yes to everything, ann3 No
     at = _monitor(db)
-    missing = []
-    for d in at.dataframe:
-        config = json.loads(d.proto.columns) if d.proto.columns else {}
-        for c in list(d.proto.column_order) or d.value.columns:  # the columns shown
-            if not (config.get(c) or {}).get("help"):
-                missing.append(c)
-    assert missing == []
+    missing, tables = [], 0
+    for tab in MONITOR_TABS:  # every tab's tables
+        open_tab(at, tab)
+        assert not at.exception
+        for d in at.dataframe:
+            tables += 1
+            config = json.loads(d.proto.columns) if d.proto.columns else {}
+            for c in list(d.proto.column_order) or d.value.columns:  # the columns shown
+                if not (config.get(c) or {}).get("help"):
+                    missing.append((tab, c))
+    assert missing == [] and tables >= 6
+    open_tab(at, "Agreement")
     assert [e.label for e in at.expander if "bootstrap" in e.label.lower() or "precision" in e.label.lower()]
     band = json.loads(_frame(at, "Band").proto.columns)["Band"]["help"]
     assert "Landis & Koch" in band and "0.41 to 0.60 moderate" in band
@@ -203,7 +221,7 @@ def test_a_straight_lining_annotator_is_flagged_on_the_monitor(env_db):
             k += 1
             workspace.submit_screen(db, s, u, {"validity": {"value": v, "reason": "r"},
                                                "naturalness": {"value": v, "reason": "r"}}, started_at=time.time() - 1)
-    at = _monitor(db, sid)
+    at = _monitor(db, sid, tab="Annotators")
     flagged = [w.value.replace("\\", "") for w in at.warning if "Straight" in w.value]  # escaped Markdown
     assert len(flagged) == 1 and flagged[0].startswith("**ann1**")
     assert "Straight-lining on Valid instruction: “Yes” to all 12 items" in flagged[0]
@@ -234,7 +252,7 @@ def test_the_estimates_offer_the_finished_judge_runs_and_name_the_judge(env_db):
         judge_labels.store_labels(db, run["id"], [{"instance_id": i, "question": "validity", "value": "Yes",
                                                    "raw": "Yes", "score": None} for i in answered])
         runs.append(run["id"])
-    at = _monitor(db)
+    at = _monitor(db, tab="Benchmark estimate")
     picker = at.multiselect(key="mon_estimates_judge")
     assert picker.options == [f"run {runs[0]}: validity, chat judge-done, prompt instructir-fig9a-q1 ({len(every)} answers)"]
     picker.set_value([runs[0]]).run()
@@ -247,3 +265,57 @@ def test_the_estimates_offer_the_finished_judge_runs_and_name_the_judge(env_db):
     assert row["Judge"] == f"run {runs[0]}: judge-done, prompt instructir-fig9a-q1"
     assert row["Cohen kappa [95% CI]"].startswith("—")  # every human and the judge say Yes: kappa undefined
     _no_none(at)
+
+
+def test_only_the_open_tab_is_computed_and_each_tab_keeps_its_choices(env_db, monkeypatch):
+    """On a 100,000-label study each section costs tenths of a second: the page computes only the
+    section of the tab the lead has open (the others' functions are not called), opens the tab the
+    address names (a reload or a shared link), and keeps a closed tab's choices."""
+    from annotation.monitoring import habits, monitor, scales, view
+    from ui import estimates_view, judge_view
+
+    db, r = env_db
+    label_demo(db, r["study_id"])
+    calls: list[str] = []
+
+    def counted(module, name):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, **k: calls.append(name) or real(*a, **k))
+
+    sections = {"Agreement": "table7", "Benchmark estimate": "render_estimates", "Annotators": "annotator_habits",
+                "Disagreements": "disagreement_questions", "Reasons": "reason_page", "Judge": "render_judge_section"}
+    for module, name in ((monitor, "table7"), (estimates_view, "render_estimates"), (scales, "scale_summary"),
+                         (habits, "annotator_habits"), (view, "disagreement_questions"), (view, "reason_page"),
+                         (judge_view, "render_judge_section")):
+        counted(module, name)
+    at = _monitor(db)
+    assert at.session_state["mon_tab"] == "Agreement" and "mon_tab" not in at.query_params  # the first tab
+    assert calls == ["table7"] and [t.label for t in at.tabs] == list(MONITOR_TABS)
+    at.selectbox(key="mon_question").set_value("naturalness").run()
+    for tab, name in sections.items():
+        calls.clear()
+        open_tab(at, tab)
+        assert not at.exception, tab
+        expected = [name, "scale_summary"] if tab == "Benchmark estimate" else [name]
+        assert calls == expected, tab
+        assert at.subheader, tab  # the section is drawn
+        # above and below every tab: the bootstrap control, closing or deleting the study
+        assert {"Advanced: precision of the intervals", "Close or delete this study"} <= {e.label for e in at.expander}, tab
+    # back on the first tab: the question chosen before the trip through the other tabs
+    open_tab(at, "Agreement")
+    assert at.selectbox(key="mon_question").value == "naturalness"
+    assert any(c.get("title") == "Label distribution" for c in map(lambda c: json.loads(c.proto.spec), at.get("vega_lite_chart")))
+    open_tab(at, "Reasons")  # the study closed from a tab other than the first
+    at.button(key=f"mon_close:{r['study_id']}").click().run()
+    assert not at.exception and at.session_state["mon_tab"] == "Reasons"
+    from storage import studies
+    assert studies.get_study(db, r["study_id"])["closed_at"]
+    # an address naming a tab opens it, in a new session
+    calls.clear()
+    linked = app("pages/monitor.py")
+    linked.session_state["user"] = user_row(db, "lead")
+    linked.query_params["mon_tab"] = "Annotators"
+    linked.run()
+    assert not linked.exception and linked.session_state["mon_tab"] == "Annotators"
+    assert calls == ["annotator_habits"] and "Annotators" in [h.value for h in linked.subheader]
+    _no_none(linked)

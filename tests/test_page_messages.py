@@ -10,7 +10,7 @@ import pytest
 from annotation.glossary import page_message
 from formats.readers import resolve_format
 from storage.errors import IFJudgeError
-from tests.builders import app, second_study, user_row
+from tests.builders import MONITOR_TABS, app, open_tab, second_study, user_row
 
 FLAG = re.compile(r"(?<![\w-])--[a-z]|\bifjudge [a-z]")
 KINDS = ("title", "subheader", "caption", "markdown", "text", "info", "warning", "error", "success", "code")
@@ -50,4 +50,8 @@ def test_no_lead_page_names_a_command_line_option(env_db, labelled, monkeypatch)
             assert any("Unresolved judgments" in e.value for e in at.error)  # blocked, in the page's words
         assert not at.exception, path
         runs.append((path, [s for s in _said(at) if FLAG.search(s)]))
+        for tab in MONITOR_TABS[1:] if path == "pages/monitor.py" else ():  # the Monitor's other tabs too
+            open_tab(at, tab)
+            assert not at.exception, tab
+            runs.append((f"{path} {tab}", [s for s in _said(at) if FLAG.search(s)]))
     assert [r for r in runs if r[1]] == []

@@ -4,7 +4,7 @@ import json
 import pytest
 
 from storage.db import write
-from tests.builders import app, item_shown, label_demo, make_project, passage_id, send, signed_in_page, user_row
+from tests.builders import app, item_shown, label_demo, make_project, open_tab, passage_id, send, signed_in_page, user_row
 from storage.projects import get_project
 
 pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
@@ -129,8 +129,15 @@ def test_monitor_shows_table7_charts_and_reasons(env_db):
     t7 = at.dataframe[0].value  # the Table 7 view comes first
     assert list(t7["Statistic"])[:2] == ["kappa coefficient (Randolph, 2005)", "Proportion of Yes response"]
     assert t7.iloc[1]["Value"] == "1.000"  # every validity majority is Yes
-    # agreement over time (with the others' majority, with each other), the kappa heatmap, the label distribution
-    assert len(at.get("vega_lite_chart")) == 4
+    # the kappa heatmap and the label distribution under the agreement table
+    assert [t.label for t in at.tabs][0] == "Agreement"
+    assert sorted(json.loads(c.proto.spec)["title"] for c in at.get("vega_lite_chart")) == [
+        "Label distribution", "Pairwise Cohen kappa"]
+    # agreement over time (with the others' majority, with each other) in the annotators' tab
+    open_tab(at, "Annotators")
+    assert not at.exception
+    assert len(at.get("vega_lite_chart")) == 2
+    open_tab(at, "Reasons")
     reasons = next(d.value for d in at.dataframe if "Reason" in d.value.columns)  # the reasons list
     assert set(reasons["Reason"]) == {"<b>not</b> a *user*"}
 

@@ -8,7 +8,7 @@ from annotation.monitoring import monitor
 from annotation.outcomes import adjudication
 from storage import studies, study_reads
 from storage.db import connect, write
-from tests.builders import label_demo, relabel, user_row
+from tests.builders import MONITOR_TABS, label_demo, open_tab, relabel, user_row
 
 pytestmark = pytest.mark.both_engines  # each test runs on SQLite and on PostgreSQL
 
@@ -83,9 +83,12 @@ def test_the_monitor_page_rerun_after_new_labels_shows_what_a_new_server_shows(e
     label_demo(db, sid)
 
     def tables(at):
-        at.run()
-        assert not at.exception
-        return [d.value.to_dict("list") for d in at.dataframe]
+        out = []
+        for tab in MONITOR_TABS:  # every tab's tables
+            open_tab(at, tab)
+            assert not at.exception
+            out.append([d.value.to_dict("list") for d in at.dataframe])
+        return out
 
     kept = app("pages/monitor.py")
     kept.session_state["user"] = user_row(db, "lead")

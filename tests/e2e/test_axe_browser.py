@@ -125,9 +125,17 @@ def test_no_serious_or_critical_axe_violation_on_the_main_pages(page, busy_serve
         found[heading] = _axe(page)
         if heading not in ("Adjudicate", "Export", "Narratives", "Users"):  # Adjudicate's come from test_adjudicate_browser.py
             page.screenshot(path=str(SHOTS / f"{heading.lower().replace(' ', '-')}-1280x720.png"))
+        for tab, section in (("Annotators", "Annotators"), ("Benchmark estimate", "Benchmark-wide estimates (design-aware 95%)")
+                             ) if heading == "Monitor" else ():  # its first tab above; two others, with charts and tables
+            page.get_by_role("tab", name=tab, exact=True).click()
+            expect(page.get_by_role("heading", name=section, exact=True)).to_be_visible(timeout=30_000)
+            settle(page)
+            page.wait_for_timeout(1500)
+            found[f"Monitor, tab {tab}"] = _axe(page)
     (artifacts / "axe-violations.json").write_text(json.dumps(found, indent=1), encoding="utf-8")
     assert sorted(found) == ["Adjudicate", "Annotate", "Annotate, saved", "Evaluate", "Export", "Home", "Monitor",
-                             "Narratives", "Set up a study", "Users"]
+                             "Monitor, tab Annotators", "Monitor, tab Benchmark estimate", "Narratives", "Set up a study",
+                             "Users"]
     bad = {(k, v["id"]) for k, vs in found.items() for v in vs}
     # (Streamlit draws st.toast as a dialog without a name: the annotate page's key script names it
     # by its text, so "Annotate, saved" is checked like every other state)

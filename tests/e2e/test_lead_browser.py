@@ -105,6 +105,62 @@ def test_lead_monitor_adjudicate_download(page, labelled_server, artifacts, tmp_
     assert again.read_text() == path.read_text()
 
 
+MONITOR_TAB_HEADINGS = {  # each tab of the Monitor and the heading its section starts with
+    "Agreement": "Human verification (InstructIR Table 7)", "Benchmark estimate": "Benchmark-wide estimates (design-aware 95%)",
+    "Annotators": "Annotators", "Disagreements": "Disagreements", "Reasons": "Reasons",
+    "Judge": "Automatic judge vs the humans"}
+
+
+def test_monitor_tabs_open_their_section_and_the_address_keeps_the_tab(page, labelled_server, artifacts):
+    """The Monitor's sections are tabs: each tab shows its own section (and only it), the open tab is
+    in the address, so that a reload (or a shared link) opens the same tab; at 1280x720 the tab bar
+    and the first tab's heading are in view."""
+    from urllib.parse import parse_qs, urlparse
+
+    page.set_viewport_size({"width": 1280, "height": 720})
+    sign_in(page, labelled_server.url, "lead", "lead-demo")
+    page.get_by_role("link", name="Monitor").click()
+
+    def heading(tab):
+        return page.get_by_role("heading", name=MONITOR_TAB_HEADINGS[tab], exact=True)
+
+    def opened(tab):
+        expect(page.get_by_role("tab", name=tab, exact=True)).to_have_attribute("aria-selected", "true", timeout=20_000)
+        expect(heading(tab)).to_be_visible(timeout=20_000)
+        settle(page)
+        for other in MONITOR_TAB_HEADINGS:  # the closed tabs' sections are not drawn
+            if other != tab:
+                expect(heading(other)).to_have_count(0)
+
+    def address_tab():
+        return parse_qs(urlparse(page.url).query).get("mon_tab")
+
+    opened("Agreement")
+    assert address_tab() is None  # the first tab: a clean address
+    for tab in MONITOR_TAB_HEADINGS:
+        expect(page.get_by_role("tab", name=tab, exact=True)).to_be_in_viewport()
+    expect(heading("Agreement")).to_be_in_viewport()  # the first tab's section starts in view
+    page.wait_for_timeout(1000)  # the tables and charts draw after the script ends
+    page.screenshot(path=str(artifacts / "monitor-tab-agreement-1280x720.png"))
+    for tab in list(MONITOR_TAB_HEADINGS)[1:]:
+        page.get_by_role("tab", name=tab, exact=True).click()
+        opened(tab)
+        assert address_tab() == [tab], page.url
+        if tab == "Annotators":
+            expect(page.locator("[data-testid='stVegaLiteChart']")).to_have_count(2, timeout=20_000)  # over time
+            page.wait_for_timeout(1000)
+            page.screenshot(path=str(artifacts / "monitor-tab-annotators-1280x720.png"))
+    page.get_by_role("tab", name="Annotators", exact=True).click()
+    opened("Annotators")
+    page.reload()  # the same address: the same tab
+    opened("Annotators")
+    assert address_tab() == ["Annotators"]
+    page.get_by_role("tab", name="Agreement", exact=True).click()
+    opened("Agreement")
+    expect(page.locator("[data-testid='stVegaLiteChart']").filter(has_text="Pairwise Cohen kappa")).to_have_count(1)
+    assert address_tab() is None
+
+
 def test_lead_imports_a_followir_zip_in_the_browser(page, server, tmp_path):
     from storage import projects
 
