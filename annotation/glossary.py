@@ -287,7 +287,8 @@ STATISTIC_HELP = {
 STATISTIC_HELP.update({
     "yes_share": "InstructIR Table 7's \"Proportion of Yes response\": the items whose majority answer is Yes, over "
                  "every item with at least one label (an item still awaiting labels or tied counts as not Yes). "
-                 "A share of items, not of labels; the benchmark-wide share below counts decided instances only.",
+                 "A share of items, not of labels; the benchmark-wide share (tab “Benchmark estimate”) counts decided "
+                 "instances only.",
     "gwet_ac1": "Gwet's AC1: agreement beyond chance with a chance term that stays small when one answer dominates. "
                 "Range -1 to 1; 1 perfect agreement, 0 chance level.",
     "krippendorff_alpha_nominal": "Krippendorff's alpha (nominal): 1 - observed / expected disagreement over all "
