@@ -64,11 +64,30 @@ def test_only_the_newest_open_studies_are_read(demo, db_path, reads):
     assert read_ahead(connect(db_path)) == [second, r["study_id"]]  # a closed study is not read
 
 
-def test_a_database_that_cannot_be_read_leaves_the_start_to_the_pages(tmp_path, caplog, engine):
-    if engine != "sqlite":
-        pytest.skip("a file that is not a database: SQLite's case")
+def test_a_database_that_cannot_be_read_leaves_the_start_to_the_pages(tmp_path, caplog):
     bad = tmp_path / "not-a-database.db"
     bad.write_bytes(b"this is not SQLite" * 100)
     with caplog.at_level(logging.ERROR, logger="ifjudge"):
         assert read_ahead_studies(bad) == []
     assert "reading the open studies ahead failed" in caplog.text
+
+
+def test_the_app_server_reads_ahead_before_it_listens(labelled, db_path):
+    """What ``ifjudge serve`` runs (ui/server.py), in a new process: the study's labels are kept
+    in the process by the time the module has built the app."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    _, sid, _ = labelled
+    root = Path(__file__).resolve().parents[1]
+    probe = ("import json, ui.server; from storage import study_reads; "
+             "print(json.dumps([[k[1], len(v.labels._columns['item'])] for k, v in study_reads._kept.items()]))")
+    env = dict(os.environ, IFJUDGE_DB=str(db_path), PYTHONPATH=str(root), HF_HUB_OFFLINE="1")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=root, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "read 1 open studies ahead" in out.stderr
+    n_labels = connect(db_path).execute("SELECT COUNT(DISTINCT item_id || ':' || user_id) FROM labels").fetchone()[0]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [[sid, n_labels]]

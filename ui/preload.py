@@ -115,15 +115,18 @@ def read_ahead_studies(target=None) -> list[int]:
         logging.getLogger("ifjudge").exception("reading the open studies ahead failed")
         return []
     timings["read ahead"] = time.perf_counter() - start
+    logging.getLogger("ifjudge").info("read %d open studies ahead in %.2f s: %s", len(ids), timings["read ahead"],
+                                      ", ".join(map(str, ids)) or "none")
     return ids
 
 
 def start() -> threading.Thread:
-    """Start :func:`preload` in a daemon thread, once per process (later calls, and calls after
-    :func:`load_now`, return that thread)."""
+    """Start :func:`preload`, then :func:`read_ahead_studies`, in a daemon thread, once per process
+    (later calls, and calls after :func:`load_now`, return that thread)."""
     global _thread
     with _lock:
         if _thread is None:
-            _thread = threading.Thread(target=preload, name="ifjudge-preload", daemon=True)
+            _thread = threading.Thread(target=lambda: (preload(), read_ahead_studies()), name="ifjudge-preload",
+                                       daemon=True)
             _thread.start()
         return _thread
