@@ -89,7 +89,6 @@ def agreement_section(conn, sid: int, study: dict, kind: str, declared: dict, n_
     else:
         st.caption("These questions have no agreement table; see each question's report below.")
 
-
     question = st.selectbox("Question", study["questions"], key="mon_question", format_func=lambda q: declared[q].title)
     rep = reports.get(question)
     if rep is None:
