@@ -7,12 +7,15 @@ change and each Refresh is a new run) passes ``across_runs=True``; its values ar
 keyed by the database and the study, and the next run reuses them while the data are unchanged.
 
 *Unchanged* is the same :func:`data_version`: the number of rows and the highest id of the tables
-of :data:`VERSIONED` (labels, items, adjudications, users, assignments, instances, queries, qrels),
-read once per run (a fraction of a millisecond). IFJudge adds rows to these tables and never edits
-one in place that a study's values read (a new label supersedes the annotator's older one, a
-lead's newest adjudication wins, a re-judging round adds items, a qrels version is replaced by new
-rows), so any change adds a row and changes the version. A database edited by hand (``UPDATE``)
-is not followed: restart the app after such an edit, or call :func:`forget`.
+of :data:`VERSIONED` (labels, items, adjudications, users, assignments, instances, queries, qrels,
+and the backups of deleted studies), read once per run (a fraction of a millisecond). IFJudge adds
+rows to these tables and never edits one in place that a study's values read (a new label
+supersedes the annotator's older one, a lead's newest adjudication wins, a re-judging round adds
+items, a qrels version is replaced by new rows), so any change adds a row and changes the version.
+Deleting a study removes rows, but first adds its backup: whatever was kept of any study is dropped
+then (SQLite may give the deleted study's ids to the next one, with equal row counts). A database
+edited by hand (``UPDATE``, ``DELETE``) is not followed: restart the app after such an edit, or
+call :func:`forget`.
 
 What changes between two versions is usually a few new labels, so:
 
@@ -86,8 +89,8 @@ _TOTALS = "SELECT COUNT(*), COALESCE(SUM(id), 0), COALESCE(MAX(id), 0) FROM labe
 
 
 #: the tables a study's shared values are read from, with the column that grows with each new row
-VERSIONED = (("items", "id"), ("instances", "rowid"), ("queries", "rowid"), ("labels", "id"), ("adjudications", "id"),
-             ("users", "id"), ("assignments", "rowid"), ("qrels", "rowid"))
+VERSIONED = (("items", "id"), ("instances", "rowid"), ("queries", "rowid"), ("study_backups", "id"), ("labels", "id"),
+             ("adjudications", "id"), ("users", "id"), ("assignments", "rowid"), ("qrels", "rowid"))
 _VERSION_SQL = "SELECT " + ", ".join(f"(SELECT COUNT(*) FROM {t}), (SELECT MAX({c}) FROM {t})" for t, c in VERSIONED)
 
 
@@ -262,9 +265,16 @@ def _place(db: Database) -> tuple | None:
 
 
 def _items_part(version: tuple) -> tuple:
-    """The part of a version the item reads depend on: items, instances and queries (the first three
-    tables of VERSIONED)."""
-    return version[:6]
+    """The part of a version the item reads depend on: items, instances and queries, and the deleted
+    studies' backups (the first four tables of VERSIONED)."""
+    return version[:8]
+
+
+def _deletions(version: tuple) -> tuple:
+    """The part of a version that grows with each deleted study (its backup): a deletion frees ids
+    that SQLite gives out again (a study created after it may get the deleted one's study, item and
+    label ids, and equal row counts), so nothing kept of the study survives it."""
+    return version[6:8]
 
 
 def _kept_study(db: Database, study_id: int, shared: dict) -> _Kept | None:
@@ -283,7 +293,7 @@ def _kept_study(db: Database, study_id: int, shared: dict) -> _Kept | None:
     with _lock:
         version = shared[_VERSION]
         kept = _kept.get(key)
-        if kept is None:
+        if kept is None or _deletions(kept.version) != _deletions(version):
             kept = _kept[key] = _Kept(version, {}, _items_part(version), {})
         elif kept.version != version:
             kept.version, kept.values = version, {}

@@ -37,7 +37,7 @@ def test_the_first_monitor_run_after_the_read_ahead_reads_no_label_in_full(demo,
     assert read_ahead_studies(db_path) == [sid]
     assert reads["full"] == 1  # the server read the labels once, before any lead asked
 
-    def fresh():  # nothing shared, nothing kept
+    def fresh():  # no study read kept (the replicate weights may be: they are the same drawn anew)
         return monitor._study_monitor(connect(db_path), sid, n_boot=50, seed=None)
 
     first = monitor.study_monitor(connect(db_path), sid, n_boot=50)
@@ -62,6 +62,18 @@ def test_only_the_newest_open_studies_are_read(demo, db_path, reads):
     assert read_ahead(connect(db_path), limit=2) == [third, second]
     study_lifecycle.close(db, third)
     assert read_ahead(connect(db_path)) == [second, r["study_id"]]  # a closed study is not read
+
+
+def test_the_read_ahead_stays_within_its_label_budget(demo, db_path, reads):
+    from tests.builders import second_study
+
+    db, r = demo
+    first = r["study_id"]
+    label_demo(db, first)  # 72 labels
+    second = second_study(db)  # newer, no label yet
+    assert read_ahead(connect(db_path), budget=71) == [second]  # the first study would pass the budget
+    assert reads["full"] == 1  # the second study's (empty) labels: the first was not read
+    assert read_ahead(connect(db_path), budget=72) == [second, first]
 
 
 def test_a_database_that_cannot_be_read_leaves_the_start_to_the_pages(tmp_path, caplog):

@@ -30,7 +30,7 @@ def test_the_kept_monitor_is_the_fresh_one_after_every_change(demo, db_path, ful
     def kept():
         return monitor.study_monitor(connect(db_path), sid, n_boot=50)
 
-    def fresh():  # nothing shared, nothing kept
+    def fresh():  # no study read kept (the replicate weights may be: they are the same drawn anew)
         return monitor._study_monitor(connect(db_path), sid, n_boot=50, seed=None)
 
     first = kept()
@@ -140,3 +140,35 @@ def test_the_kept_monitor_follows_every_write_of_the_annotate_and_adjudicate_scr
     with pytest.raises(NotFound):  # nothing kept answers for it
         monitor.study_monitor(connect(db_path), sid, n_boot=20)
     assert all(a != b for a, b in zip(seen, seen[1:]))  # each write changed what the monitor shows
+
+
+def test_a_study_created_in_a_deleted_ones_ids_is_not_served_its_kept_reads(demo, db_path):
+    """SQLite gives a deleted study's ids (study, items, labels) to the next one; with the same
+    number of items and labels every row count and highest id is as before. The deletion's backup
+    makes the kept reads go: the new study's Monitor is its own."""
+    from annotation import study_lifecycle
+    from annotation.studies import StudySettings, create_study
+    from storage.projects import get_project
+
+    db, _ = demo
+    project = get_project(db, "demo")
+
+    def new_study(seed: int) -> int:
+        sid = create_study(db, project=project, questions=["validity", "naturalness", "best_passage"],
+                           annotators=["ann1", "ann2", "ann3"], name="again",
+                           settings=StudySettings(group_fraction=0.5, overlap=3, seed=seed))["study_id"]
+        label_demo(db, sid)
+        return sid
+
+    def kept(sid):
+        return monitor.study_monitor(connect(db_path), sid, n_boot=50)
+
+    first = new_study(3)
+    before = kept(first)
+    assert before == monitor._study_monitor(connect(db_path), first, n_boot=50, seed=None)
+    study_lifecycle.delete(db, first, by="lead", confirm="again")
+    second = new_study(11)
+    instances = [i["instance_id"] for i in studies.items_of_study(db, second)]
+    assert kept(second) == monitor._study_monitor(connect(db_path), second, n_boot=50, seed=None)
+    assert [i["instance_id"] for i in studies.items_of_study(studies.share_reads(connect(db_path), across_runs=True),
+                                                              second)] == instances

@@ -105,6 +105,7 @@ def read_ahead_studies(target=None) -> list[int]:
     from storage.db import connect
 
     start = time.perf_counter()
+    logging.getLogger("ifjudge").info("reading the newest open studies ahead")
     try:
         conn = connect(target)
         try:

@@ -188,8 +188,10 @@ def _replicate_weights(group_strata: np.ndarray, n_boot: int, batch: int, seed: 
     """The groups' Rao-Wu weights of each batch of ``batch`` replicates (:func:`rao_wu_weights`
     drawn from ``numpy.random.default_rng(seed)`` in turn): a function of the groups' strata, the
     sizes and the seed alone, so kept for the next call with the same ones (read-only arrays)."""
-    strata = np.ascontiguousarray(group_strata)
-    key = (strata.dtype.str, strata.tobytes(), n_boot, batch, seed)
+    # the weights depend on which groups share a stratum, strata taken in sorted order: their codes say it
+    # (an object array's own bytes would be its values' addresses)
+    strata = np.unique(np.asarray(group_strata), return_inverse=True)[1].astype(np.int64).ravel()
+    key = (strata.tobytes(), n_boot, batch, seed)
     with _weights_lock:
         if key in _weights:
             _weights.move_to_end(key)
