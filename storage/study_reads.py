@@ -88,6 +88,13 @@ _NEW_LABELS = (f"SELECT l.id, {_COLUMNS}, i.study_id, i.is_check FROM labels l C
 _TOTALS = "SELECT COUNT(*), COALESCE(SUM(id), 0), COALESCE(MAX(id), 0) FROM labels"
 
 
+# the open studies, newest first, each with the labels of its items' id range (index labels_item_user): what
+# reading it costs, an upper bound of its current labels (other studies' items may lie in the range)
+_NEWEST_OPEN = ("SELECT s.id, (SELECT COUNT(*) FROM labels l WHERE l.item_id BETWEEN"
+                " (SELECT MIN(id) FROM items WHERE study_id = s.id AND is_check = 0) AND"
+                " (SELECT MAX(id) FROM items WHERE study_id = s.id AND is_check = 0))"
+                " FROM studies s WHERE s.closed_at IS NULL ORDER BY s.id DESC LIMIT ?")
+
 #: the tables a study's shared values are read from, with the column that grows with each new row
 VERSIONED = (("items", "id"), ("instances", "rowid"), ("queries", "rowid"), ("study_backups", "id"), ("labels", "id"),
              ("adjudications", "id"), ("users", "id"), ("assignments", "rowid"), ("qrels", "rowid"))
@@ -264,17 +271,26 @@ def _place(db: Database) -> tuple | None:
     return (target, st.st_dev, st.st_ino)
 
 
+def newest_open_studies(db: Database, limit: int) -> list[tuple[int, int]]:
+    """(study id, labels of its items' id range) of the ``limit`` newest open (not closed) studies,
+    newest first: the studies a server reads ahead, and an upper bound of what each costs."""
+    return [(sid, n) for sid, n in db.execute(_NEWEST_OPEN, [limit]).fetchall()]
+
+
+_AT = {table: 2 * k for k, (table, _) in enumerate(VERSIONED)}  # where each table's (rows, highest) is in a version
+
+
 def _items_part(version: tuple) -> tuple:
     """The part of a version the item reads depend on: items, instances and queries, and the deleted
-    studies' backups (the first four tables of VERSIONED)."""
-    return version[:8]
+    studies' backups (the tables of VERSIONED before the labels)."""
+    return version[:_AT["labels"]]
 
 
 def _deletions(version: tuple) -> tuple:
     """The part of a version that grows with each deleted study (its backup): a deletion frees ids
     that SQLite gives out again (a study created after it may get the deleted one's study, item and
     label ids, and equal row counts), so nothing kept of the study survives it."""
-    return version[6:8]
+    return version[_AT["study_backups"]:_AT["study_backups"] + 2]
 
 
 def _kept_study(db: Database, study_id: int, shared: dict) -> _Kept | None:

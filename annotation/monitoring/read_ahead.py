@@ -19,12 +19,6 @@ from storage.db import Database
 #: start on the project's machine): a study that would pass it is left to its first Monitor run
 LABEL_BUDGET = 1_000_000
 
-# the labels of the study's items' id range: what reading the study costs (an upper bound: other studies'
-# items may lie in the range), through the index labels_item_user
-_RANGE_COUNT = ("SELECT COUNT(*) FROM labels WHERE item_id BETWEEN (SELECT MIN(id) FROM items WHERE study_id = ?)"
-                " AND (SELECT MAX(id) FROM items WHERE study_id = ?)")
-
-
 def read_ahead(db: Database, *, limit: int = study_reads.KEEP, budget: int = LABEL_BUDGET) -> list[int]:
     """Read the rows of the ``limit`` newest open (not closed) studies into the process's kept
     reads, newest first, leaving out a study whose labels would pass ``budget`` labels in all;
@@ -38,9 +32,7 @@ def read_ahead(db: Database, *, limit: int = study_reads.KEEP, budget: int = LAB
     from annotation.monitoring.monitor import item_group_columns
 
     ids = []
-    newest = db.execute("SELECT id FROM studies WHERE closed_at IS NULL ORDER BY id DESC LIMIT ?", [limit]).fetchall()
-    for (sid,) in newest:
-        n = db.execute(_RANGE_COUNT, [sid, sid]).fetchone()[0]
+    for sid, n in study_reads.newest_open_studies(db, limit):
         if n <= budget:
             ids.append(sid)
             budget -= n
